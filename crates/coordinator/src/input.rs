@@ -1,0 +1,1 @@
+//! Reading seed input.

@@ -1,0 +1,3 @@
+//! crawler-seed, crawler-reap and crawler-report.
+
+pub mod input;

@@ -1,0 +1,158 @@
+//! What a check found: the verdict vocabulary shared by the checker, the queue and the report.
+//!
+//! A dead URL is data, not an error: every check ends in a [`Finding`].
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The outcome of a site's last check, after retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The final response was 2xx.
+    Alive,
+    /// 404, 410, or another 4xx that says the page is gone.
+    Dead,
+    /// The site refuses the crawler (401, 403, 407, 451, 429 after retries, bot walls).
+    Blocked,
+    /// No HTTP answer at all: DNS, refused, reset, timeout, TLS.
+    Unreachable,
+    /// An answer that is not a verdict: 5xx or 408 after retries, redirect loops, bad HTTP.
+    Error,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Alive,
+        Verdict::Dead,
+        Verdict::Blocked,
+        Verdict::Unreachable,
+        Verdict::Error,
+    ];
+
+    /// The name stored in the database and printed in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Alive => "alive",
+            Verdict::Dead => "dead",
+            Verdict::Blocked => "blocked",
+            Verdict::Unreachable => "unreachable",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// Why a check got no usable HTTP answer; `None` in a [`Finding`] when the server answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The name does not resolve.
+    Dns,
+    /// Refused, reset, or the network is unreachable.
+    Connect,
+    /// No answer in time (connect or headers).
+    Timeout,
+    /// Certificate or handshake failure.
+    Tls,
+    /// A redirect loop, or more hops than the limit.
+    Redirects,
+    /// Not HTTP, a malformed response, or a `Location` that is not a URL.
+    Protocol,
+    /// The address was refused by `--public-only`.
+    AddressDenied,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 7] = [
+        ErrorKind::Dns,
+        ErrorKind::Connect,
+        ErrorKind::Timeout,
+        ErrorKind::Tls,
+        ErrorKind::Redirects,
+        ErrorKind::Protocol,
+        ErrorKind::AddressDenied,
+    ];
+
+    /// The name stored in the database and printed in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Dns => "dns",
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Redirects => "redirects",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::AddressDenied => "address_denied",
+        }
+    }
+}
+
+/// A name read back from the database that this version does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {name:?}")]
+pub struct UnknownName {
+    pub what: &'static str,
+    pub name: String,
+}
+
+macro_rules! named {
+    ($ty:ident, $what:literal) => {
+        impl FromStr for $ty {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
+                Self::ALL.into_iter().find(|v| v.as_str() == s).ok_or_else(|| UnknownName {
+                    what: $what,
+                    name: s.to_owned(),
+                })
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+named!(Verdict, "verdict");
+named!(ErrorKind, "error kind");
+
+/// Everything one check of one URL found out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub verdict: Verdict,
+    /// The HTTP status of the last response, when there was one.
+    pub status: Option<u16>,
+    /// Why there was no usable answer, when there was none.
+    pub error_kind: Option<ErrorKind>,
+    /// Where the redirects ended, when the server answered.
+    pub final_url: Option<String>,
+    /// Redirect hops followed.
+    pub redirects: u32,
+    /// Time from the first request to the verdict, retries included.
+    pub latency: Duration,
+    /// HTTP attempts made by the checker (1 + in-process retries).
+    pub attempts: u32,
+    /// The failure may pass (timeout, reset, 408, 429, 5xx): the queue checks the site again
+    /// later, until its attempt limit, rather than taking this verdict as final.
+    pub transient: bool,
+    /// The server asked to be asked again no sooner than this (a `Retry-After` beyond the
+    /// checker's in-process cap): the queue makes the site due again after it.
+    pub retry_after: Option<Duration>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for v in Verdict::ALL {
+            assert_eq!(v.as_str().parse::<Verdict>(), Ok(v));
+        }
+        for k in ErrorKind::ALL {
+            assert_eq!(k.as_str().parse::<ErrorKind>(), Ok(k));
+        }
+        assert!("gone".parse::<Verdict>().is_err());
+    }
+}

@@ -1,0 +1,1 @@
+//! The checker: turns a URL into a verdict.
