@@ -1,9 +1,40 @@
 //! The shared library of crawler: the schema, the lease queue over MySQL/MariaDB and SQLite,
 //! and the configuration every binary shares.
 //!
+//! A site flows `seed` → pending → `claim` → claimed → `complete` → done (or back to pending
+//! for a retry, or by `release`/`reap`), and `recheck` makes old verdicts due again.
+//!
 //! # Layout
-//! - [`verdict`]: what a check found (`Verdict`, `ErrorKind`, `Finding`).
+//! - [`config`]: the database URL (never printed with its password) and queue settings.
+//! - [`db`]: connecting, migrations, one pool type over both backends.
+//! - `sql`: every statement that differs between MySQL and SQLite.
+//! - [`queue`]: claim (update-then-select), extend, release.
+//! - [`complete`]: bulk, fenced write-back of results, with retry backoff.
+//! - [`seed`], [`reap`], `workers`, `singleton`, [`report`]: the other operations.
+//! - [`verdict`]: what a check found.
+//! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 
+pub mod complete;
+pub mod config;
+pub mod db;
+mod error;
+pub mod queue;
+pub mod reap;
+pub mod report;
+mod retry;
+pub mod seed;
+mod singleton;
+mod sql;
 pub mod verdict;
+mod workers;
 
+pub use complete::{Completed, Outcome};
+pub use config::{DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL};
+pub use db::{Db, Dialect};
+pub use error::Error;
+pub use queue::{Batch, Queue, Site, State};
+pub use reap::Reaped;
+pub use report::{Checked, StateCounts, WorkerRow};
+pub use retry::is_transient;
+pub use seed::{NewSite, Seeded};
 pub use verdict::{ErrorKind, Finding, Verdict};

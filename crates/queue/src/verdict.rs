@@ -101,10 +101,13 @@ macro_rules! named {
         impl FromStr for $ty {
             type Err = UnknownName;
             fn from_str(s: &str) -> Result<Self, UnknownName> {
-                Self::ALL.into_iter().find(|v| v.as_str() == s).ok_or_else(|| UnknownName {
-                    what: $what,
-                    name: s.to_owned(),
-                })
+                Self::ALL
+                    .into_iter()
+                    .find(|v| v.as_str() == s)
+                    .ok_or_else(|| UnknownName {
+                        what: $what,
+                        name: s.to_owned(),
+                    })
             }
         }
         impl fmt::Display for $ty {

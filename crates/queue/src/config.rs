@@ -1,0 +1,114 @@
+//! Configuration every binary shares: where the database is, and how the queue behaves.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The default database: a SQLite file in the working directory, so that a newcomer gets a full
+/// crawl with no server.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://crawler.db";
+
+/// A database URL. It may hold a password, so it never prints: `Debug` and `Display` show
+/// [`DatabaseUrl::redacted`], and only [`DatabaseUrl::expose`] gives the real text.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DatabaseUrl(String);
+
+impl DatabaseUrl {
+    pub fn new(url: impl Into<String>) -> Self {
+        DatabaseUrl(url.into())
+    }
+
+    /// The URL with its password, for connecting only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The URL without password or query, fit for logs and errors:
+    /// `mysql://crawler@db.example:3306/crawler`.
+    pub fn redacted(&self) -> String {
+        match url::Url::parse(&self.0) {
+            Ok(mut url) if url.has_host() => {
+                let _ = url.set_password(None);
+                url.set_query(None);
+                url.to_string()
+            }
+            // sqlite://file.db has no host: show the path, which is no secret.
+            Ok(url) if url.scheme() == "sqlite" => self.0.split('?').next().unwrap_or("").into(),
+            _ => "<unparsable database url>".into(),
+        }
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DatabaseUrl({})", self.redacted())
+    }
+}
+
+impl fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl FromStr for DatabaseUrl {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(DatabaseUrl(s.to_owned()))
+    }
+}
+
+/// The `--database-url` option, flattened into every binary's arguments.
+#[derive(Clone, Debug, clap::Args)]
+pub struct DatabaseArgs {
+    /// Where the queue lives: mysql://USER:PASSWORD@HOST:PORT/DATABASE (MySQL 8 or MariaDB
+    /// 10.6+) or sqlite://PATH. Default: sqlite://crawler.db in the working directory.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        hide_env_values = true,
+        default_value = DEFAULT_DATABASE_URL,
+        hide_default_value = true,
+        value_name = "URL"
+    )]
+    pub database_url: DatabaseUrl,
+}
+
+/// How the queue treats transient outcomes.
+#[derive(Clone, Debug)]
+pub struct QueueConfig {
+    /// Checks of one site, each ending in a transient failure, before its verdict is final.
+    pub max_attempts: u32,
+    /// The wait before the second check of a site whose first ended in a transient failure; it
+    /// doubles for each further one, with ±20 % jitter.
+    pub retry_delay: Duration,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig {
+            max_attempts: 3,
+            retry_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacted_url_has_no_password() {
+        let url = DatabaseUrl::new("mysql://crawler:s3cret@db.example:3306/crawler?ssl-mode=off");
+        assert_eq!(url.redacted(), "mysql://crawler@db.example:3306/crawler");
+        assert!(!format!("{url:?} {url}").contains("s3cret"));
+    }
+
+    #[test]
+    fn sqlite_url_shows_its_path() {
+        assert_eq!(
+            DatabaseUrl::new("sqlite://crawler.db").redacted(),
+            "sqlite://crawler.db"
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! Connecting to the database: one [`Db`] over MySQL/MariaDB or SQLite, chosen by the URL.
+//!
+//! sqlx's query API is the same for both backends, so the queue writes each operation once and
+//! runs it on whichever pool this is with [`with_pool!`]; only the SQL text differs (`sql.rs`).
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::{ConnectOptions, Executor};
+
+use crate::config::DatabaseUrl;
+use crate::error::Error;
+
+/// A pool of connections to the queue's database.
+#[derive(Clone, Debug)]
+pub enum Db {
+    MySql(MySqlPool),
+    Sqlite(SqlitePool),
+}
+
+/// Which SQL dialect a [`Db`] speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    MySql,
+    Sqlite,
+}
+
+/// Runs `$body` with `$pool` bound to the concrete pool of `$db`: the body is compiled once per
+/// backend, so one piece of Rust serves both.
+macro_rules! with_pool {
+    ($db:expr, $pool:ident => $body:expr) => {
+        match $db {
+            $crate::db::Db::MySql($pool) => $body,
+            $crate::db::Db::Sqlite($pool) => $body,
+        }
+    };
+}
+pub(crate) use with_pool;
+
+/// How long a caller waits for a connection before the operation fails (and is retried): short,
+/// so that a database that went away is noticed in seconds rather than hanging a worker.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// SQLite waits this long for another process's write to finish before giving up.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+static MYSQL_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/mysql");
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+
+impl Db {
+    /// Connects and applies the migrations. `max_connections` bounds the pool.
+    pub async fn connect(url: &DatabaseUrl, max_connections: u32) -> Result<Db, Error> {
+        let db = Self::connect_pool(url, max_connections)
+            .await
+            .map_err(|source| Error::Connect {
+                url: url.redacted(),
+                source,
+            })?;
+        db.migrate().await?;
+        Ok(db)
+    }
+
+    async fn connect_pool(url: &DatabaseUrl, max_connections: u32) -> Result<Db, sqlx::Error> {
+        let raw = url.expose();
+        if raw.starts_with("mysql:") || raw.starts_with("mariadb:") {
+            let raw = raw.replacen("mariadb:", "mysql:", 1);
+            let options = MySqlConnectOptions::from_str(&raw)?
+                .log_statements(tracing::log::LevelFilter::Trace);
+            let pool = MySqlPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .after_connect(|conn, _| {
+                    Box::pin(async move {
+                        // Fewer gap locks and far fewer deadlocks between concurrent claimers
+                        // than REPEATABLE READ (REFERENCE.md: solid_queue #531).
+                        conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+                            .await?;
+                        Ok(())
+                    })
+                })
+                .connect_with(options)
+                .await?;
+            Ok(Db::MySql(pool))
+        } else if raw.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(raw)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
+                .busy_timeout(SQLITE_BUSY_TIMEOUT)
+                .log_statements(tracing::log::LevelFilter::Trace);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .connect_with(options)
+                .await?;
+            Ok(Db::Sqlite(pool))
+        } else {
+            Err(sqlx::Error::Configuration(
+                "the database url must start with mysql:// or sqlite://".into(),
+            ))
+        }
+    }
+
+    /// Applies the embedded migrations; safe when several processes start at the same moment.
+    ///
+    /// On MySQL, migrators queue on a named lock. SQLite has no such lock, so two processes may
+    /// both find a migration missing; the loser's insert into `_sqlx_migrations` fails, and on
+    /// the second try it finds the migration applied (the DDL itself is idempotent).
+    pub async fn migrate(&self) -> Result<(), Error> {
+        let mut tries = 0;
+        loop {
+            let result = match self {
+                Db::MySql(pool) => migrate_mysql(pool).await,
+                Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await,
+            };
+            match result {
+                Ok(()) => return Ok(()),
+                Err(_) if tries < 3 && self.dialect() == Dialect::Sqlite => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(50 * tries)).await;
+                }
+                Err(source) => return Err(Error::Migrate(source)),
+            }
+        }
+    }
+
+    /// Which SQL dialect this database speaks.
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Db::MySql(_) => Dialect::MySql,
+            Db::Sqlite(_) => Dialect::Sqlite,
+        }
+    }
+
+    /// Closes every connection; waits for those in use to be returned.
+    pub async fn close(&self) {
+        with_pool!(self, pool => pool.close().await)
+    }
+}
+
+/// Runs the MySQL migrations under a named lock held by the migrating connection. sqlx's own
+/// lock is `GET_LOCK(<integer>, -1)` with its result ignored: MariaDB rejects integer lock names
+/// and returns at once for a negative timeout, so it serializes nothing there.
+async fn migrate_mysql(pool: &MySqlPool) -> Result<(), sqlx::migrate::MigrateError> {
+    const LOCK: &str = "CONCAT('crawler.migrate.', DATABASE())";
+    let mut conn = pool.acquire().await?;
+    let locked: Option<i64> = sqlx::query_scalar(&format!("SELECT GET_LOCK({LOCK}, 300)"))
+        .fetch_one(&mut *conn)
+        .await?;
+    if locked != Some(1) {
+        return Err(sqlx::migrate::MigrateError::Execute(sqlx::Error::Protocol(
+            "timed out waiting for another process to finish migrating".into(),
+        )));
+    }
+    let result = MYSQL_MIGRATIONS.run_direct(&mut *conn).await;
+    sqlx::query(&format!("DO RELEASE_LOCK({LOCK})"))
+        .execute(&mut *conn)
+        .await?;
+    result
+}

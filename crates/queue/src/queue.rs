@@ -1,0 +1,171 @@
+//! The lease queue: claim a batch, keep it, give it back.
+//!
+//! A claim is **update-then-select**: one autocommit `UPDATE … LIMIT n` stamps a fresh random
+//! claim token, the owner and a lease expiry on due pending rows, then one `SELECT` by that token
+//! reads the batch. Choosing and marking are one statement, so no two claimers get the same
+//! site; selecting by token (not by owner) reads exactly this claim even when the owner holds
+//! older batches. Every later write names the token: a worker that lost its lease changes nothing.
+
+use std::time::Duration;
+
+use rand::Rng;
+
+use crate::config::QueueConfig;
+use crate::db::{with_pool, Db};
+use crate::error::Error;
+use crate::retry::retry;
+use crate::sql::{placeholders, Statements};
+
+/// A site's place in the queue, as stored in `sites.state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i8)]
+pub enum State {
+    /// Waiting for `next_check_at`, then claimable.
+    Pending = 0,
+    /// Held by a worker until `expires_at`.
+    Claimed = 1,
+    /// Has its current verdict.
+    Done = 2,
+}
+
+/// One claimed site, with what the queue needs to write its result back.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct Site {
+    pub id: i64,
+    /// The claim that holds this site; every write-back is fenced by it.
+    #[sqlx(rename = "claim_token")]
+    pub token: i64,
+    pub url: String,
+    pub host: String,
+    /// Checks already made in this round that ended in a transient failure.
+    pub attempts: i32,
+    pub consecutive_failures: i32,
+}
+
+/// The sites one claim got.
+#[derive(Clone, Debug)]
+pub struct Batch {
+    pub token: i64,
+    pub sites: Vec<Site>,
+}
+
+/// The queue over one database. Cheap to clone: clones share the connection pool.
+#[derive(Clone, Debug)]
+pub struct Queue {
+    pub(crate) db: Db,
+    pub(crate) config: QueueConfig,
+}
+
+/// Milliseconds for binding a duration; saturates rather than wraps.
+pub(crate) fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+impl Queue {
+    pub fn new(db: Db, config: QueueConfig) -> Queue {
+        Queue { db, config }
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    pub(crate) fn sql(&self) -> &'static Statements {
+        Statements::get(self.db.dialect())
+    }
+
+    /// Claims up to `n` due sites for `owner`, leased for `lease`. An empty batch means nothing
+    /// is due now.
+    pub async fn claim(&self, owner: &str, n: u32, lease: Duration) -> Result<Batch, Error> {
+        // Random, so a token never repeats across processes and restarts; positive for tidiness.
+        let token = rand::rng().random_range(1..i64::MAX);
+        let sql = self.sql();
+        // A retried UPDATE whose first try did land claims more rows under the same token; the
+        // SELECT then reads them all, so nothing is left orphaned until its lease expires.
+        with_pool!(&self.db, pool => {
+            retry("claim", || {
+                sqlx::query(&sql.claim)
+                    .bind(owner)
+                    .bind(token)
+                    .bind(millis(lease))
+                    .bind(n)
+                    .execute(pool)
+            })
+            .await?;
+            let sites = retry("read batch", || {
+                sqlx::query_as::<_, Site>(&sql.select_batch).bind(token).fetch_all(pool)
+            })
+            .await?;
+            Ok(Batch { token, sites })
+        })
+    }
+
+    /// Prolongs the lease on what `token` still owns, to `lease` from now. Returns the ids of
+    /// `ids` that it no longer owns (reaped, or given to another worker): their results will be
+    /// rejected, so the caller may stop working on them.
+    pub async fn extend(
+        &self,
+        token: i64,
+        ids: &[i64],
+        lease: Duration,
+    ) -> Result<Vec<i64>, Error> {
+        let sql = self.sql();
+        let kept = with_pool!(&self.db, pool => {
+            retry("extend", || {
+                sqlx::query(&sql.extend).bind(millis(lease)).bind(token).execute(pool)
+            })
+            .await?
+            .rows_affected()
+        });
+        if kept as usize >= ids.len() {
+            return Ok(Vec::new());
+        }
+        let owned: Vec<i64> = with_pool!(&self.db, pool => {
+            retry("owned", || sqlx::query_scalar(&sql.owned).bind(token).fetch_all(pool)).await?
+        });
+        Ok(ids
+            .iter()
+            .copied()
+            .filter(|id| !owned.contains(id))
+            .collect())
+    }
+
+    /// Gives back the sites `ids` of claim `token`, due again after `delay` (zero at shutdown).
+    /// Returns how many it still owned. Attempts are not counted: the sites were not checked.
+    pub async fn release(&self, token: i64, ids: &[i64], delay: Duration) -> Result<u64, Error> {
+        let mut released = 0;
+        for chunk in ids.chunks(1000) {
+            let sql = format!(
+                "UPDATE sites SET state = 0, owner = NULL, claim_token = NULL, expires_at = NULL, \
+                 next_check_at = {} + ? WHERE claim_token = ? AND state = 1 AND id IN ({})",
+                self.now_expr(),
+                placeholders(chunk.len())
+            );
+            released += with_pool!(&self.db, pool => {
+                retry("release", || {
+                    let mut query = sqlx::query(&sql).bind(millis(delay)).bind(token);
+                    for id in chunk {
+                        query = query.bind(id);
+                    }
+                    query.execute(pool)
+                })
+                .await?
+                .rows_affected()
+            });
+        }
+        Ok(released)
+    }
+
+    /// The database's clock, in Unix milliseconds.
+    pub async fn now(&self) -> Result<i64, Error> {
+        let sql = self.sql();
+        Ok(with_pool!(&self.db, pool => {
+            retry("now", || sqlx::query_scalar::<_, i64>(&sql.now).fetch_one(pool)).await?
+        }))
+    }
+
+    /// The SQL expression for now, for statements built per call.
+    pub(crate) fn now_expr(&self) -> &'static str {
+        &self.sql().now["SELECT ".len()..]
+    }
+}

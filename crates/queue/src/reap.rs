@@ -1,0 +1,77 @@
+//! Giving back the work of dead or stalled workers, and making old verdicts due again.
+//!
+//! Each `UPDATE` rechecks the state and the expiry in its own `WHERE`, so a site completed
+//! between a look and a write is never overwritten (River #1302), and works in bounded chunks so
+//! that no statement holds locks on millions of rows.
+
+use std::time::Duration;
+
+use crate::db::with_pool;
+use crate::error::Error;
+use crate::queue::{millis, Queue};
+use crate::retry::retry;
+
+/// Rows per reaping statement.
+const REAP_CHUNK: u32 = 1000;
+
+/// What a reap gave back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reaped {
+    /// Claims whose lease had expired.
+    pub expired: u64,
+    /// Claims of workers whose heartbeat had stopped, before their lease expired.
+    pub abandoned: u64,
+    /// Done sites made due again by `recheck`.
+    pub rechecked: u64,
+}
+
+impl Queue {
+    /// Expired leases back to pending, and the claims of workers whose last heartbeat is older
+    /// than `dead_after`; then forgets those workers.
+    pub async fn reap(&self, dead_after: Duration) -> Result<Reaped, Error> {
+        let sql = self.sql();
+        let expired = self.in_chunks(&sql.reap_expired, None).await?;
+        let abandoned = self
+            .in_chunks(&sql.reap_dead, Some(millis(dead_after)))
+            .await?;
+        with_pool!(&self.db, pool => {
+            retry("forget dead workers", || {
+                sqlx::query(&sql.forget_dead_workers).bind(millis(dead_after)).execute(pool)
+            })
+            .await?;
+        });
+        Ok(Reaped {
+            expired,
+            abandoned,
+            rechecked: 0,
+        })
+    }
+
+    /// Done sites checked longer ago than `older_than` become due again (continuous monitoring).
+    pub async fn recheck(&self, older_than: Duration) -> Result<u64, Error> {
+        self.in_chunks(&self.sql().recheck, Some(millis(older_than)))
+            .await
+    }
+
+    /// Runs a limited statement until it changes fewer rows than a chunk.
+    async fn in_chunks(&self, statement: &str, arg: Option<i64>) -> Result<u64, Error> {
+        let mut total = 0;
+        loop {
+            let changed = with_pool!(&self.db, pool => {
+                retry("reap", || {
+                    let mut q = sqlx::query(statement);
+                    if let Some(arg) = arg {
+                        q = q.bind(arg);
+                    }
+                    q.bind(REAP_CHUNK).execute(pool)
+                })
+                .await?
+                .rows_affected()
+            });
+            total += changed;
+            if changed < u64::from(REAP_CHUNK) {
+                return Ok(total);
+            }
+        }
+    }
+}

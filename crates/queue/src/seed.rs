@@ -1,0 +1,120 @@
+//! Loading URLs: multi-row inserts that skip URLs already known.
+
+use sha2::{Digest, Sha256};
+
+use crate::db::with_pool;
+use crate::error::Error;
+use crate::queue::Queue;
+use crate::retry::retry;
+use crate::sql::placeholders;
+
+/// Rows per INSERT: 4 parameters each, well under SQLite's 32,766 and MySQL's 65,535.
+pub const SEED_CHUNK: usize = 1000;
+
+/// New sites start due at a moment up to this far in the past, picked by a hash of the URL.
+/// Claims take due sites oldest first, so a batch gets a mix of hosts rather than hundreds of
+/// URLs of one site in a row (lists are often sorted), which per-host politeness would slow.
+const SPREAD_MS: i64 = 1_000_000;
+
+/// A normalized URL to load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewSite {
+    pub url: String,
+    pub host: String,
+}
+
+/// What a seed did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seeded {
+    pub added: u64,
+    /// Already in the queue (or repeated in the input); their results are kept.
+    pub known: u64,
+    /// Known sites made due again (with `recheck`).
+    pub rechecked: u64,
+}
+
+impl std::ops::AddAssign for Seeded {
+    fn add_assign(&mut self, other: Seeded) {
+        self.added += other.added;
+        self.known += other.known;
+        self.rechecked += other.rechecked;
+    }
+}
+
+/// The unique key of a normalized URL: the first 16 bytes of its SHA-256. A URL may be 8 KiB,
+/// too long for a unique index; 128 bits make a collision in ten million URLs about 1e-25 likely.
+pub fn url_key(url: &str) -> [u8; 16] {
+    let digest = Sha256::digest(url.as_bytes());
+    digest[..16].try_into().expect("SHA-256 is 32 bytes")
+}
+
+impl Queue {
+    /// Adds `sites`, skipping URLs already known. With `recheck`, known sites that are done (or
+    /// waiting for a retry) become due now; claimed ones are left to their worker.
+    pub async fn seed(&self, sites: &[NewSite], recheck: bool) -> Result<Seeded, Error> {
+        let mut seeded = Seeded::default();
+        for chunk in sites.chunks(SEED_CHUNK) {
+            let keys: Vec<[u8; 16]> = chunk.iter().map(|s| url_key(&s.url)).collect();
+            let added = self.insert(chunk, &keys).await?;
+            seeded.added += added;
+            seeded.known += chunk.len() as u64 - added;
+            if recheck && added < chunk.len() as u64 {
+                seeded.rechecked += self.recheck_keys(&keys).await?;
+            }
+        }
+        Ok(seeded)
+    }
+
+    async fn insert(&self, chunk: &[NewSite], keys: &[[u8; 16]]) -> Result<u64, Error> {
+        let now = self.now_expr();
+        let row = format!("(?, ?, ?, {now} - ?, {now})");
+        let sql = format!(
+            "{} INTO sites (url, url_key, host, next_check_at, created_at) VALUES {}",
+            self.sql().insert_ignore,
+            vec![row; chunk.len()].join(", ")
+        );
+        Ok(with_pool!(&self.db, pool => {
+            retry("seed", || {
+                let mut q = sqlx::query(&sql);
+                for (site, key) in chunk.iter().zip(keys) {
+                    let spread = i64::from(u32::from_le_bytes(key[..4].try_into().unwrap())) % SPREAD_MS;
+                    q = q.bind(&site.url).bind(&key[..]).bind(&site.host).bind(spread);
+                }
+                q.execute(pool)
+            })
+            .await?
+            .rows_affected()
+        }))
+    }
+
+    async fn recheck_keys(&self, keys: &[[u8; 16]]) -> Result<u64, Error> {
+        let now = self.now_expr();
+        let sql = format!(
+            "UPDATE sites SET state = 0, attempts = 0, next_check_at = {now} \
+             WHERE url_key IN ({}) AND (state = 2 OR (state = 0 AND next_check_at > {now}))",
+            placeholders(keys.len())
+        );
+        Ok(with_pool!(&self.db, pool => {
+            retry("recheck", || {
+                let mut q = sqlx::query(&sql);
+                for key in keys {
+                    q = q.bind(&key[..]);
+                }
+                q.execute(pool)
+            })
+            .await?
+            .rows_affected()
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_key_is_stable_and_distinct() {
+        assert_eq!(url_key("https://a.example/"), url_key("https://a.example/"));
+        assert_ne!(url_key("https://a.example/"), url_key("https://b.example/"));
+    }
+}

@@ -1,0 +1,61 @@
+//! Periodic work that exactly one process does, however many run it: a lease row per job,
+//! taken with compare-and-set.
+//!
+//! `UPDATE leases SET owner = ?, expires_at = now + ttl WHERE name = ? AND (owner = ? OR
+//! expires_at <= now)` matches one row only for the holder (renewing) or when the lease has
+//! lapsed; one matched row means the caller holds it. Everyone else skips the job. A holder that
+//! stops renewing loses the lease after `ttl`, and the next contender takes it.
+
+use std::time::Duration;
+
+use crate::db::with_pool;
+use crate::error::Error;
+use crate::queue::{millis, Queue};
+use crate::retry::retry;
+
+impl Queue {
+    /// Takes or renews the lease `name` for `owner` for `ttl`. Returns whether the caller holds it
+    /// now, i.e. should run the job this time.
+    pub async fn try_lead(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, Error> {
+        let sql = self.sql();
+        let held = with_pool!(&self.db, pool => {
+            retry("lease row", || sqlx::query(&sql.lease_row).bind(name).execute(pool)).await?;
+            retry("take lease", || {
+                sqlx::query(&sql.take_lease)
+                    .bind(owner)
+                    .bind(millis(ttl))
+                    .bind(name)
+                    .bind(owner)
+                    .execute(pool)
+            })
+            .await?
+            .rows_affected()
+        });
+        Ok(held == 1)
+    }
+
+    /// Gives the lease up, so another process may take it at once (at a clean shutdown).
+    pub async fn resign(&self, name: &str, owner: &str) -> Result<(), Error> {
+        with_pool!(&self.db, pool => {
+            retry("resign", || {
+                sqlx::query("UPDATE leases SET expires_at = 0 WHERE name = ? AND owner = ?")
+                    .bind(name)
+                    .bind(owner)
+                    .execute(pool)
+            })
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// How many times the lease `name` has been taken or renewed: the number of runs of its job.
+    pub async fn lead_runs(&self, name: &str) -> Result<i64, Error> {
+        let runs = with_pool!(&self.db, pool => {
+            sqlx::query_scalar::<_, i64>("SELECT runs FROM leases WHERE name = ?")
+                .bind(name)
+                .fetch_optional(pool)
+                .await?
+        });
+        Ok(runs.unwrap_or(0))
+    }
+}

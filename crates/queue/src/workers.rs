@@ -1,0 +1,45 @@
+//! The workers table: who is working, and whether they are still alive.
+
+use crate::db::with_pool;
+use crate::error::Error;
+use crate::queue::Queue;
+use crate::retry::retry;
+
+impl Queue {
+    /// Records a worker as started now (replacing an earlier worker of the same id).
+    pub async fn register(&self, id: &str, host: &str, pid: u32) -> Result<(), Error> {
+        let sql = self.sql();
+        with_pool!(&self.db, pool => {
+            retry("register", || {
+                sqlx::query(&sql.register).bind(id).bind(host).bind(i64::from(pid)).execute(pool)
+            })
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// Says the worker is alive and has checked `checked` sites so far. Returns false when its
+    /// row is gone (a reaper took it for dead): the caller should register again.
+    pub async fn heartbeat(&self, id: &str, checked: u64) -> Result<bool, Error> {
+        let sql = format!(
+            "UPDATE workers SET heartbeat_at = {}, checked = ? WHERE id = ?",
+            self.now_expr()
+        );
+        let checked = i64::try_from(checked).unwrap_or(i64::MAX);
+        let found = with_pool!(&self.db, pool => {
+            retry("heartbeat", || sqlx::query(&sql).bind(checked).bind(id).execute(pool))
+                .await?
+                .rows_affected()
+        });
+        Ok(found > 0)
+    }
+
+    /// Removes a worker that stopped cleanly.
+    pub async fn deregister(&self, id: &str) -> Result<(), Error> {
+        with_pool!(&self.db, pool => {
+            retry("deregister", || sqlx::query("DELETE FROM workers WHERE id = ?").bind(id).execute(pool))
+                .await?;
+        });
+        Ok(())
+    }
+}
