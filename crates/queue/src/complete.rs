@@ -47,10 +47,13 @@ impl std::ops::AddAssign for Completed {
     }
 }
 
+/// One claim's outcomes: the final ones, and the retries with their delay in milliseconds.
+type Split<'a> = (Vec<&'a Outcome>, Vec<(&'a Outcome, i64)>);
+
 impl Queue {
     /// Writes `outcomes` back; they may come from several claims.
     pub async fn complete(&self, outcomes: &[Outcome]) -> Result<Completed, Error> {
-        let mut by_token: BTreeMap<i64, (Vec<&Outcome>, Vec<(&Outcome, i64)>)> = BTreeMap::new();
+        let mut by_token: BTreeMap<i64, Split> = BTreeMap::new();
         for outcome in outcomes {
             let (finals, retries) = by_token.entry(outcome.site.token).or_default();
             match self.retry_delay(outcome) {
