@@ -26,7 +26,6 @@ CREATE TABLE IF NOT EXISTS sites (
 CREATE UNIQUE INDEX IF NOT EXISTS sites_url_key ON sites (url_key);
 CREATE INDEX IF NOT EXISTS sites_due ON sites (state, next_check_at, id);
 CREATE INDEX IF NOT EXISTS sites_token ON sites (claim_token);
-CREATE INDEX IF NOT EXISTS sites_lease ON sites (state, expires_at);
 CREATE INDEX IF NOT EXISTS sites_verdict ON sites (verdict, id);
 
 CREATE TABLE IF NOT EXISTS workers (

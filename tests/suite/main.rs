@@ -1,1 +1,15 @@
-//! The suite.
+//! All integration tests, in one binary (one link, one place to look).
+//!
+//! Every database test runs twice, on SQLite and on MariaDB (`both_backends!`). The MariaDB
+//! tests use a private server the suite starts (tests/support/mariadb.rs), or the server named
+//! by `CRAWLER_TEST_MYSQL_URL`; they never skip.
+//!
+//! - `queue`: the lease queue's operations, on each backend.
+//! - `e2e`: the binaries end to end, on each backend.
+//! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
+//! - `mariadb_server`: the private test server itself.
+
+mod e2e;
+mod faults;
+mod mariadb_server;
+mod queue;

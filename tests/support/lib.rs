@@ -1,1 +1,15 @@
-//! Test support.
+//! What the tests and benchmarks share: fresh databases on every backend, the private MariaDB
+//! servers they start, a local website, and the crawler's binaries.
+//!
+//! # Layout
+//! - [`backend`]: `Backend`, `TestDb`, and `both_backends!` (one test body, run on each backend).
+//! - [`mariadb`]: private `mariadbd` servers on their own data directories and ports.
+//! - [`site`]: a local website whose paths say what they answer.
+//! - [`bins`]: the crawler's binaries, built once and run as a user would.
+
+pub mod backend;
+pub mod bins;
+pub mod mariadb;
+pub mod site;
+
+pub use backend::{Backend, TestDb};

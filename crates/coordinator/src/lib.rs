@@ -1,3 +1,49 @@
-//! crawler-seed, crawler-reap and crawler-report.
+//! crawler-seed, crawler-reap and crawler-report: load the list, recover stalled work, read
+//! the verdicts. The binaries in `src/bin` parse arguments and call into these modules.
+//!
+//! # Layout
+//! - [`input`]: reading and normalizing seed lines.
+//! - [`seed`]: streaming them into the queue.
+//! - [`reap`]: one pass, or every interval under the reaper lease.
+//! - [`report`]: checked sites in four formats, and the summary.
 
 pub mod input;
+pub mod reap;
+pub mod report;
+pub mod seed;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Queue(#[from] crawler_queue::Error),
+    #[error("cannot open {path}")]
+    Open {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read {path}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write the report")]
+    Write(#[from] std::io::Error),
+    #[error("cannot write the report")]
+    Json(#[from] serde_json::Error),
+}
+
+impl Error {
+    /// Whether the reader of our output went away (`| head`): not worth an error message.
+    pub fn is_broken_pipe(&self) -> bool {
+        use std::io::ErrorKind::BrokenPipe;
+        match self {
+            Error::Write(e) => e.kind() == BrokenPipe,
+            Error::Json(e) => e.io_error_kind() == Some(BrokenPipe),
+            _ => false,
+        }
+    }
+}
+
+pub(crate) use crawler_queue::cli::error_chain as chain;

@@ -4,6 +4,10 @@
 //! the failure may pass) sends the site back to pending, due again after a backoff, until its
 //! attempts reach the limit; then that result is final. Either way, only rows the claim still
 //! owns are written, and the count of the others comes back as `stale`.
+//!
+//! A written row keeps its claim token: clearing it would move its `sites_token` index entry,
+//! a fifth of the index writes of a site's claim and completion, for nothing, since every fence
+//! also requires `state = 1` and a token is never reused.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -113,11 +117,12 @@ impl Queue {
         // Every column reads only bound values, never another column this statement changes:
         // MySQL evaluates SET left to right with the new values, SQLite with the old ones.
         let sql = format!(
-            "UPDATE sites SET state = 2, owner = NULL, claim_token = NULL, expires_at = NULL, \
+            "UPDATE {} SET state = 2, owner = NULL, expires_at = NULL, \
              checked_at = {now}, next_check_at = {now}, verdict = {case}, http_status = {case}, \
              error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
              attempts = {case}, consecutive_failures = {case}{last_alive} \
              WHERE claim_token = ? AND state = 1 AND id IN ({})",
+            self.sql().sites_by_id,
             placeholders(chunk.len())
         );
         // Binds one `CASE id WHEN ? THEN ?` list: the value of `$value` for each outcome `$o`.
@@ -162,9 +167,10 @@ impl Queue {
         let now = self.now_expr();
         let case = case_by_id(chunk.len());
         let sql = format!(
-            "UPDATE sites SET state = 0, owner = NULL, claim_token = NULL, expires_at = NULL, \
+            "UPDATE {} SET state = 0, owner = NULL, expires_at = NULL, \
              attempts = {case}, next_check_at = {now} + {case} \
              WHERE claim_token = ? AND state = 1 AND id IN ({})",
+            self.sql().sites_by_id,
             placeholders(chunk.len())
         );
         let written = with_pool!(&self.db, pool => {

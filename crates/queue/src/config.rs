@@ -74,9 +74,23 @@ pub struct DatabaseArgs {
     pub database_url: DatabaseUrl,
 }
 
-/// How the queue treats transient outcomes.
+/// How a worker claims a batch on MySQL/MariaDB (SQLite has one writer at a time, and always
+/// uses update-then-select).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClaimMethod {
+    /// One autocommit `UPDATE … ORDER BY … LIMIT n` stamps a fresh token, then a `SELECT` by
+    /// that token reads the batch. Concurrent claimers wait for each other's row locks.
+    #[default]
+    UpdateThenSelect,
+    /// `SELECT … FOR UPDATE SKIP LOCKED`, then `UPDATE … WHERE id IN (…)`, in one
+    /// transaction: concurrent claimers skip each other's rows instead of waiting.
+    SkipLocked,
+}
+
+/// How the queue claims, and treats transient outcomes.
 #[derive(Clone, Debug)]
 pub struct QueueConfig {
+    pub claim: ClaimMethod,
     /// Checks of one site, each ending in a transient failure, before its verdict is final.
     pub max_attempts: u32,
     /// The wait before the second check of a site whose first ended in a transient failure; it
@@ -87,6 +101,7 @@ pub struct QueueConfig {
 impl Default for QueueConfig {
     fn default() -> Self {
         QueueConfig {
+            claim: ClaimMethod::default(),
             max_attempts: 3,
             retry_delay: Duration::from_secs(60),
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
-use sqlx::{ConnectOptions, Executor};
+use sqlx::{ConnectOptions, Connection, Executor};
 
 use crate::config::DatabaseUrl;
 use crate::error::Error;
@@ -68,6 +68,7 @@ impl Db {
             let raw = raw.replacen("mariadb:", "mysql:", 1);
             let options = MySqlConnectOptions::from_str(&raw)?
                 .log_statements(tracing::log::LevelFilter::Trace);
+            probe(&options).await?;
             let pool = MySqlPoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -137,6 +138,15 @@ impl Db {
     /// Closes every connection; waits for those in use to be returned.
     pub async fn close(&self) {
         with_pool!(self, pool => pool.close().await)
+    }
+}
+
+/// One connection attempt, bounded in time, before the pool: a pool that cannot connect only
+/// says it timed out, where this says why (refused, unknown host, access denied).
+async fn probe(options: &MySqlConnectOptions) -> Result<(), sqlx::Error> {
+    match tokio::time::timeout(ACQUIRE_TIMEOUT, options.connect()).await {
+        Ok(conn) => conn?.close().await,
+        Err(_) => Err(sqlx::Error::PoolTimedOut),
     }
 }
 

@@ -5,6 +5,7 @@
 //! for a retry, or by `release`/`reap`), and `recheck` makes old verdicts due again.
 //!
 //! # Layout
+//! - [`cli`]: logging, exit codes and signals for the binaries.
 //! - [`config`]: the database URL (never printed with its password) and queue settings.
 //! - [`db`]: connecting, migrations, one pool type over both backends.
 //! - `sql`: every statement that differs between MySQL and SQLite.
@@ -14,6 +15,7 @@
 //! - [`verdict`]: what a check found.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 
+pub mod cli;
 pub mod complete;
 pub mod config;
 pub mod db;
@@ -29,7 +31,7 @@ pub mod verdict;
 mod workers;
 
 pub use complete::{Completed, Outcome};
-pub use config::{DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL};
+pub use config::{ClaimMethod, DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL};
 pub use db::{Db, Dialect};
 pub use error::Error;
 pub use queue::{Batch, Queue, Site, State};

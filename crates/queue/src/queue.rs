@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use crate::config::QueueConfig;
+use sqlx::mysql::MySqlPool;
+
+use crate::config::{ClaimMethod, QueueConfig};
 use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::retry::retry;
@@ -79,6 +81,9 @@ impl Queue {
     pub async fn claim(&self, owner: &str, n: u32, lease: Duration) -> Result<Batch, Error> {
         // Random, so a token never repeats across processes and restarts; positive for tidiness.
         let token = rand::rng().random_range(1..i64::MAX);
+        if let (ClaimMethod::SkipLocked, Db::MySql(pool)) = (self.config.claim, &self.db) {
+            return self.claim_skip_locked(pool, owner, n, lease, token).await;
+        }
         let sql = self.sql();
         // A retried UPDATE whose first try did land claims more rows under the same token; the
         // SELECT then reads them all, so nothing is left orphaned until its lease expires.
@@ -98,6 +103,52 @@ impl Queue {
             .await?;
             Ok(Batch { token, sites })
         })
+    }
+
+    /// The alternative claim (`ClaimMethod::SkipLocked`): choose and lock due rows, skipping
+    /// rows other claimers hold locked, then mark them, in one transaction.
+    async fn claim_skip_locked(
+        &self,
+        pool: &MySqlPool,
+        owner: &str,
+        n: u32,
+        lease: Duration,
+        token: i64,
+    ) -> Result<Batch, Error> {
+        let now = self.now_expr();
+        let choose = format!(
+            "SELECT id, ? AS claim_token, url, host, attempts, consecutive_failures \
+             FROM sites FORCE INDEX (sites_due) WHERE state = 0 AND next_check_at <= {now} \
+             ORDER BY next_check_at, id LIMIT ? FOR UPDATE SKIP LOCKED"
+        );
+        let sites = retry("claim", || async {
+            let mut tx = pool.begin().await?;
+            let sites: Vec<Site> = sqlx::query_as(&choose)
+                .bind(token)
+                .bind(n)
+                .fetch_all(&mut *tx)
+                .await?;
+            if !sites.is_empty() {
+                let mark = format!(
+                    "UPDATE {} SET state = 1, owner = ?, claim_token = ?, expires_at = {now} + ? \
+                     WHERE id IN ({})",
+                    self.sql().sites_by_id,
+                    placeholders(sites.len())
+                );
+                let mut q = sqlx::query(&mark)
+                    .bind(owner)
+                    .bind(token)
+                    .bind(millis(lease));
+                for site in &sites {
+                    q = q.bind(site.id);
+                }
+                q.execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok(sites)
+        })
+        .await?;
+        Ok(Batch { token, sites })
     }
 
     /// Prolongs the lease on what `token` still owns, to `lease` from now. Returns the ids of
@@ -136,8 +187,9 @@ impl Queue {
         let mut released = 0;
         for chunk in ids.chunks(1000) {
             let sql = format!(
-                "UPDATE sites SET state = 0, owner = NULL, claim_token = NULL, expires_at = NULL, \
+                "UPDATE {} SET state = 0, owner = NULL, claim_token = NULL, expires_at = NULL, \
                  next_check_at = {} + ? WHERE claim_token = ? AND state = 1 AND id IN ({})",
+                self.sql().sites_by_id,
                 self.now_expr(),
                 placeholders(chunk.len())
             );

@@ -42,6 +42,10 @@ pub(crate) struct Statements {
     pub take_lease: String,
     /// `INSERT IGNORE` or `INSERT OR IGNORE`.
     pub insert_ignore: &'static str,
+    /// The table, read by primary key: for fenced writes `WHERE claim_token = ? AND state = 1
+    /// AND id IN (…)`, which MariaDB would otherwise serve from the `state = 1` part of
+    /// `sites_due`, scanning every claimed row of the fleet for each statement.
+    pub sites_by_id: &'static str,
 }
 
 impl Statements {
@@ -55,9 +59,15 @@ impl Statements {
     }
 
     fn new(dialect: Dialect) -> Statements {
-        let (now, insert_ignore) = match dialect {
-            Dialect::MySql => (MYSQL_NOW, "INSERT IGNORE"),
-            Dialect::Sqlite => (SQLITE_NOW, "INSERT OR IGNORE"),
+        // SQLite's planner picks these indexes unaided; MariaDB's has been seen not to.
+        let (now, insert_ignore, by_token, sites_by_id) = match dialect {
+            Dialect::MySql => (
+                MYSQL_NOW,
+                "INSERT IGNORE",
+                "sites FORCE INDEX (sites_token)",
+                "sites FORCE INDEX (PRIMARY)",
+            ),
+            Dialect::Sqlite => (SQLITE_NOW, "INSERT OR IGNORE", "sites", "sites"),
         };
         let sql = |text: &str| text.replace("{now}", now);
         // MySQL can UPDATE … ORDER BY … LIMIT directly; SQLite (as bundled) cannot, and picks the
@@ -79,11 +89,14 @@ impl Statements {
                 "state = 0 AND next_check_at <= {now}",
                 "next_check_at, id",
             ),
-            select_batch: "SELECT id, claim_token, url, host, attempts, consecutive_failures \
-                           FROM sites WHERE claim_token = ? AND state = 1"
-                .into(),
-            extend: sql("UPDATE sites SET expires_at = {now} + ? WHERE claim_token = ? AND state = 1"),
-            owned: "SELECT id FROM sites WHERE claim_token = ? AND state = 1".into(),
+            select_batch: format!(
+                "SELECT id, claim_token, url, host, attempts, consecutive_failures \
+                 FROM {by_token} WHERE claim_token = ? AND state = 1"
+            ),
+            extend: sql(&format!(
+                "UPDATE {by_token} SET expires_at = {{now}} + ? WHERE claim_token = ? AND state = 1"
+            )),
+            owned: format!("SELECT id FROM {by_token} WHERE claim_token = ? AND state = 1"),
             reap_expired: limited(unclaim, "state = 1 AND expires_at < {now}", "expires_at"),
             reap_dead: limited(
                 unclaim,
@@ -114,6 +127,7 @@ impl Statements {
                  WHERE name = ? AND (owner = ? OR expires_at <= {now})",
             ),
             insert_ignore,
+            sites_by_id,
         }
     }
 }

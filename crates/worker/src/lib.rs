@@ -1,3 +1,34 @@
-//! crawler-worker: claims batches of sites from the queue and checks them over HTTP.
+//! crawler-worker: claims batches of sites from the queue, checks them over HTTP, and writes
+//! the verdicts back.
+//!
+//! # Layout
+//! - [`check`]: the checker, a URL in and a [`crawler_queue::Finding`] out (usable on its own).
+//! - [`config`]: the command line and the validated [`config::WorkerConfig`].
+//! - [`run`]: a worker's life, start to stop; it runs the stages below.
+//! - `claimer`, `checking`, `writer`: claim → check → write back.
+//! - `held`: what this worker holds; `upkeep`: leases, heartbeat, reaper, progress.
+//! - `stats`: counts, the progress bar and log line.
 
 pub mod check;
+mod checking;
+mod claimer;
+pub mod config;
+mod held;
+pub mod run;
+mod stats;
+mod upkeep;
+mod writer;
+
+pub use claimer::Ended;
+pub use run::run;
+
+/// Why a worker could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Queue(#[from] crawler_queue::Error),
+    #[error(transparent)]
+    Check(#[from] check::CheckError),
+}
+
+pub(crate) use crawler_queue::cli::error_chain as chain;

@@ -1,1 +1,70 @@
-fn main() {}
+//! `crawler-reap`: parses the command line and hands off to [`crawler_coordinator::reap`].
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use crawler_coordinator::reap::{describe, reap_every, reap_once, ReapConfig};
+use crawler_queue::{cli, DatabaseArgs, Db, Queue, QueueConfig};
+
+/// Gives back the sites of expired leases and dead workers, so that others check them. One
+/// pass by default; with --every, a pass each interval by whichever copy holds the reaper
+/// lease, so any number of copies (and the workers, which reap too) is safe.
+#[derive(Debug, Parser)]
+#[command(name = "crawler-reap", version, about, long_about = None, args_override_self = true)]
+struct Args {
+    #[command(flatten)]
+    database: DatabaseArgs,
+
+    /// Keep going, a pass every DURATION (e.g. 30s), until SIGINT/SIGTERM.
+    #[arg(long, env = "CRAWLER_REAP_EVERY", value_name = "DURATION", value_parser = humantime::parse_duration)]
+    every: Option<Duration>,
+
+    /// Also make done sites checked longer ago than DURATION (e.g. 7d) due again.
+    #[arg(long, env = "CRAWLER_RECHECK_AFTER", value_name = "DURATION", value_parser = humantime::parse_duration)]
+    recheck_after: Option<Duration>,
+
+    /// A worker silent for this long is taken for dead and its claims are given back.
+    #[arg(long, env = "CRAWLER_DEAD_AFTER", default_value = "1m", value_parser = humantime::parse_duration)]
+    dead_after: Duration,
+
+    /// This process's name in the reaper lease. Default: HOST:PID.
+    #[arg(long, env = "CRAWLER_REAPER_ID")]
+    id: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    cli::init_tracing();
+    if args.every.is_some_and(|every| every.is_zero()) {
+        return cli::usage_error("--every must be above 0");
+    }
+    let config = ReapConfig {
+        id: args.id.unwrap_or_else(cli::default_id),
+        dead_after: args.dead_after,
+        recheck_after: args.recheck_after,
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
+    runtime.block_on(async {
+        let db = match Db::connect(&args.database.database_url, 2).await {
+            Ok(db) => db,
+            Err(error) => return cli::runtime_error(&error),
+        };
+        let queue = Queue::new(db, QueueConfig::default());
+        let code = match args.every {
+            Some(every) => {
+                reap_every(&queue, &config, every, cli::shutdown_signal()).await;
+                ExitCode::SUCCESS
+            }
+            None => match reap_once(&queue, &config).await {
+                Ok(reaped) => {
+                    println!("{}", describe(&reaped));
+                    ExitCode::SUCCESS
+                }
+                Err(error) => cli::runtime_error(&error),
+            },
+        };
+        queue.db().close().await;
+        code
+    })
+}

@@ -1,1 +1,101 @@
-fn main() {}
+//! `crawler-report`: parses the command line and hands off to [`crawler_coordinator::report`].
+
+use std::io::{stdout, BufWriter};
+use std::process::ExitCode;
+
+use clap::Parser;
+use crawler_coordinator::report::{write_sites, write_summary, Format};
+use crawler_queue::{cli, DatabaseArgs, Db, Queue, QueueConfig, Verdict};
+
+/// Lists checked sites by verdict, or summarizes the crawl. With no filter, prints the summary.
+#[derive(Debug, Parser)]
+#[command(name = "crawler-report", version, about, long_about = None, args_override_self = true)]
+struct Args {
+    #[command(flatten)]
+    database: DatabaseArgs,
+
+    /// Sites that are gone: 404, 410 and other 4xx.
+    #[arg(long)]
+    dead: bool,
+    /// Sites that answered 2xx.
+    #[arg(long)]
+    alive: bool,
+    /// Sites that refuse the crawler: 401, 403, 407, 451, 429, bot walls.
+    #[arg(long)]
+    blocked: bool,
+    /// Sites with no HTTP answer: DNS, refused, reset, timeout, TLS.
+    #[arg(long)]
+    unreachable: bool,
+    /// Sites that answered with an error: 5xx, 408, redirect loops, bad HTTP.
+    #[arg(long)]
+    errors: bool,
+    /// Every checked site.
+    #[arg(long)]
+    all: bool,
+
+    /// Only sites on this host (as normalized: lower case, punycode, no port).
+    #[arg(long, value_name = "HOST")]
+    host: Option<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+
+    /// Counts per verdict and state, live workers and their rates, hosts with most dead sites.
+    #[arg(long)]
+    summary: bool,
+}
+
+impl Args {
+    fn verdicts(&self) -> Vec<Verdict> {
+        let wanted = [
+            self.alive,
+            self.dead,
+            self.blocked,
+            self.unreachable,
+            self.errors,
+        ];
+        Verdict::ALL
+            .into_iter()
+            .zip(wanted)
+            .filter(|(_, w)| *w || self.all)
+            .map(|(v, _)| v)
+            .collect()
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    cli::init_tracing();
+    let verdicts = args.verdicts();
+    let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
+    runtime.block_on(async {
+        let db = match Db::connect(&args.database.database_url, 2).await {
+            Ok(db) => db,
+            Err(error) => return cli::runtime_error(&error),
+        };
+        let queue = Queue::new(db, QueueConfig::default());
+        let mut out = BufWriter::new(stdout().lock());
+        let mut result = Ok(());
+        if !verdicts.is_empty() {
+            result = write_sites(
+                &queue,
+                &verdicts,
+                args.host.as_deref(),
+                args.format,
+                &mut out,
+            )
+            .await
+            .map(drop);
+        }
+        if result.is_ok() && (args.summary || verdicts.is_empty()) {
+            result = write_summary(&queue, &mut out).await;
+        }
+        queue.db().close().await;
+        match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) if error.is_broken_pipe() => ExitCode::SUCCESS,
+            Err(error) => cli::runtime_error(&error),
+        }
+    })
+}

@@ -1,1 +1,249 @@
 //! The checker: turns a URL into a verdict.
+//!
+//! [`Checker::check`] never fails: every URL ends in a [`Finding`], a dead link being data
+//! rather than an error. One [`Checker`] is shared by all tasks of a worker, so the politeness
+//! limits, the connection pool and the DNS cache are shared too.
+//!
+//! # Layout
+//! - `mod.rs`: [`CheckConfig`], [`Checker`], the retry loop
+//! - `redirect.rs`: one attempt — HEAD then GET, redirects followed hop by hop
+//! - `client.rs`: the shared reqwest client and one request through the limits
+//! - `ratelimit.rs`: per-host concurrency, rate and 429 penalty; the global in-flight limit
+//! - `resolve.rs`: the DNS cache, which also applies the public-only filter
+//! - `address.rs`: which addresses count as public
+//! - `retry.rs`: backoff and `Retry-After`
+//! - `classify.rs`: statuses and errors into verdicts
+
+mod address;
+mod classify;
+mod client;
+mod ratelimit;
+mod redirect;
+mod resolve;
+mod retry;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use crawler_queue::{ErrorKind, Finding, Verdict};
+use url::Url;
+
+pub use self::address::is_public;
+use self::address::{any_address, AddressPolicy};
+use self::classify::{Failure, Outcome};
+use self::ratelimit::Limits;
+use self::resolve::CachingResolver;
+use self::retry::{next_step, Step};
+
+/// How the checker asks. Defaults follow lychee where it has one (see `Default`).
+#[derive(Debug, Clone)]
+pub struct CheckConfig {
+    /// Network time allowed for one attempt, redirects included (waits for limits excluded).
+    pub timeout: Duration,
+    /// Time allowed to establish a connection (DNS, TCP, TLS).
+    pub connect_timeout: Duration,
+    /// Extra attempts after a timeout, reset, 408, 429 or 5xx.
+    pub retries: u32,
+    /// Redirect hops followed before giving up with `redirects`.
+    pub max_redirects: u32,
+    /// Requests in flight to one host at most.
+    pub host_concurrency: usize,
+    /// Requests started per second per host at most (`f64::INFINITY`: no limit).
+    pub host_rate: f64,
+    /// Requests in flight over all hosts at most.
+    pub concurrency: usize,
+    /// Names the crawler to the sites, so their operators know who is asking.
+    pub user_agent: String,
+    /// Accept invalid TLS certificates.
+    pub insecure: bool,
+    /// Refuse every address that is not globally routable (see [`is_public`]).
+    pub public_only: bool,
+    /// Longest `Retry-After` waited for in-process; a longer one ends the check with
+    /// `retry_after` set, and the queue makes the URL due later.
+    pub retry_after_cap: Duration,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(20),
+            connect_timeout: Duration::from_secs(10),
+            retries: 2,
+            max_redirects: 10,
+            host_concurrency: 8,
+            host_rate: 20.0,
+            concurrency: 128,
+            user_agent: concat!(
+                "crawler/",
+                env!("CARGO_PKG_VERSION"),
+                " (+https://github.com/crawler)"
+            )
+            .to_owned(),
+            insecure: false,
+            public_only: false,
+            retry_after_cap: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Why a [`Checker`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("invalid check configuration: {0}")]
+    InvalidConfig(&'static str),
+    #[error("cannot build the http client")]
+    Client(#[source] reqwest::Error),
+}
+
+/// Checks URLs; cheap to clone, and meant to be shared by every task of a worker.
+#[derive(Clone)]
+pub struct Checker {
+    inner: Arc<Inner>,
+}
+
+/// What every clone of a [`Checker`] shares.
+pub(crate) struct Inner {
+    config: CheckConfig,
+    client: reqwest::Client,
+    limits: Limits,
+    /// Which addresses may be connected to; also inside the client's resolver.
+    allow: AddressPolicy,
+}
+
+impl Checker {
+    pub fn new(config: CheckConfig) -> Result<Checker, CheckError> {
+        let allow = if config.public_only {
+            is_public
+        } else {
+            any_address
+        };
+        Self::with_address_policy(config, allow)
+    }
+
+    /// Like [`Checker::new`], with `allow` in place of [`is_public`] when `public_only` is on.
+    /// Tests use it: every server they can start is on loopback, which is never public.
+    #[doc(hidden)]
+    pub fn with_address_policy(
+        config: CheckConfig,
+        allow: fn(IpAddr) -> bool,
+    ) -> Result<Checker, CheckError> {
+        validate(&config)?;
+        let allow = if config.public_only {
+            allow
+        } else {
+            any_address
+        };
+        let client = client::build_client(&config, CachingResolver::new(allow))
+            .map_err(CheckError::Client)?;
+        let limits = Limits::new(
+            config.host_concurrency,
+            config.host_rate,
+            config.concurrency,
+        );
+        Ok(Checker {
+            inner: Arc::new(Inner {
+                config,
+                client,
+                limits,
+                allow,
+            }),
+        })
+    }
+
+    /// Checks one URL, retries included, and says what was found.
+    pub async fn check(&self, url: &str) -> Finding {
+        let started = Instant::now();
+        let url = match self.inner.start_url(url) {
+            Ok(url) => url,
+            Err(failure) => {
+                return Outcome::failed(failure).into_finding(0, started.elapsed(), None)
+            }
+        };
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let outcome = self.inner.attempt(&url).await;
+            match next_step(&outcome, attempts, &self.inner.config) {
+                Step::Retry(wait) => tokio::time::sleep(wait).await,
+                Step::Stop { retry_after } => {
+                    return outcome.into_finding(attempts, started.elapsed(), retry_after)
+                }
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// The URL to start from, or why it cannot be asked at all (then no attempt is made).
+    fn start_url(&self, url: &str) -> Result<Url, Failure> {
+        let mut url = Url::parse(url.trim()).map_err(|_| Failure::Protocol)?;
+        url.set_fragment(None);
+        self.guard(&url)?;
+        Ok(url)
+    }
+}
+
+/// One request in about 17 minutes; below this the per-request interval stops making sense.
+const MIN_HOST_RATE: f64 = 0.001;
+
+fn validate(config: &CheckConfig) -> Result<(), CheckError> {
+    let fail = |why| Err(CheckError::InvalidConfig(why));
+    if config.timeout.is_zero() || config.connect_timeout.is_zero() {
+        return fail("timeouts must be positive");
+    }
+    if config.host_concurrency == 0 || config.concurrency == 0 {
+        return fail("concurrency limits must be at least 1");
+    }
+    if config.host_rate.is_nan() || config.host_rate < MIN_HOST_RATE {
+        return fail("the host rate must be at least 0.001 requests per second");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_configuration_is_valid() {
+        assert!(Checker::new(CheckConfig::default()).is_ok());
+    }
+
+    #[test]
+    fn a_zero_or_meaningless_rate_is_refused() {
+        for host_rate in [0.0, -1.0, f64::NAN, 1e-300] {
+            let config = CheckConfig {
+                host_rate,
+                ..CheckConfig::default()
+            };
+            assert!(matches!(
+                Checker::new(config),
+                Err(CheckError::InvalidConfig(_))
+            ));
+        }
+        let unlimited = CheckConfig {
+            host_rate: f64::INFINITY,
+            ..CheckConfig::default()
+        };
+        assert!(Checker::new(unlimited).is_ok());
+    }
+
+    #[test]
+    fn checks_can_run_on_any_task() {
+        fn assert_send<T: Send + 'static>(_: T) {}
+        let checker = Checker::new(CheckConfig::default()).unwrap();
+        assert_send(async move { checker.check("http://a.example/").await });
+    }
+
+    #[tokio::test]
+    async fn a_string_that_is_not_a_url_is_a_protocol_error_without_attempts() {
+        let checker = Checker::new(CheckConfig::default()).unwrap();
+        let finding = checker.check("not a url").await;
+        assert_eq!(finding.verdict, Verdict::Error);
+        assert_eq!(finding.error_kind, Some(ErrorKind::Protocol));
+        assert_eq!(finding.attempts, 0);
+        let finding = checker.check("ftp://a.example/file").await;
+        assert_eq!(finding.error_kind, Some(ErrorKind::Protocol));
+    }
+}

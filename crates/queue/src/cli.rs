@@ -1,0 +1,106 @@
+//! What the four binaries share: logging, exit codes, and the shutdown signal.
+//!
+//! Exit codes: 0 success, 1 a runtime error (database unreachable, unreadable input),
+//! 2 a usage error (bad option or value), 130 a second SIGINT/SIGTERM cut the shutdown short.
+
+use std::process::ExitCode;
+
+/// A runtime error: the database is unreachable, a file cannot be read.
+pub const EXIT_RUNTIME: u8 = 1;
+/// A usage error: an unknown option or a bad value (clap uses 2 as well).
+pub const EXIT_USAGE: u8 = 2;
+/// A second signal arrived during the graceful shutdown.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// HOST:PID, which names the machine and the process an operator would look for.
+pub fn default_id() -> String {
+    format!("{}:{}", hostname(), std::process::id())
+}
+
+/// This machine's name.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`); results go to stdout.
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Prints `error: …` with every cause, and returns the runtime exit code.
+pub fn runtime_error(error: &dyn std::error::Error) -> ExitCode {
+    eprintln!("error: {}", error_chain(error));
+    ExitCode::from(EXIT_RUNTIME)
+}
+
+/// An error and its causes on one line: `cannot connect to the database at …: refused`.
+/// A cause whose text its parent already printed (sqlx's errors do that) is not repeated.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Prints `error: …` for a bad option, and returns the usage exit code.
+pub fn usage_error(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// Completes at the first SIGINT or SIGTERM; a second one exits the process at once (exit
+/// 130), leaving what it held to the leases.
+pub async fn shutdown_signal() {
+    wait_for_signal().await;
+    tokio::spawn(async {
+        wait_for_signal().await;
+        eprintln!("second signal: exiting at once");
+        std::process::exit(i32::from(EXIT_INTERRUPTED));
+    });
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("install the SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer: {0}")]
+    struct Repeats(#[source] std::io::Error);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot open")]
+    struct Adds(#[source] std::io::Error);
+
+    #[test]
+    fn a_cause_already_printed_is_not_repeated() {
+        let io = || std::io::Error::other("refused");
+        assert_eq!(error_chain(&Repeats(io())), "outer: refused");
+        assert_eq!(error_chain(&Adds(io())), "cannot open: refused");
+    }
+}

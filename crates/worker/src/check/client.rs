@@ -1,0 +1,122 @@
+//! The shared HTTP client and one request through it: politeness first, then the request
+//! under what is left of the attempt's time budget.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use reqwest::header::{HeaderMap, HeaderName, LOCATION, RETRY_AFTER};
+use reqwest::{redirect::Policy, Method, Response};
+use url::Url;
+
+use super::classify::{failure_of, Failure};
+use super::resolve::CachingResolver;
+use super::retry::parse_retry_after;
+use super::{CheckConfig, Inner};
+
+/// A GET reads at most this much of the body: enough to reuse the connection after a small
+/// page, never enough to matter on an endless one.
+const BODY_PREFIX: usize = 4096;
+/// Bounds memory on HTTP/2 the way hyper's defaults already bound HTTP/1 headers.
+const MAX_HEADER_LIST: u32 = 256 * 1024;
+/// Cloudflare marks its challenge pages with this header.
+const CF_MITIGATED: HeaderName = HeaderName::from_static("cf-mitigated");
+/// Idle keep-alive connections are closed after this.
+const POOL_IDLE: Duration = Duration::from_secs(30);
+
+/// What the checker keeps of one response.
+#[derive(Debug, Clone)]
+pub(crate) struct Reply {
+    pub status: u16,
+    pub location: Option<String>,
+    pub retry_after: Option<Duration>,
+    /// Cloudflare marks its challenge pages with a `cf-mitigated` header.
+    pub cf_mitigated: bool,
+}
+
+impl Reply {
+    fn of(headers: &HeaderMap, status: u16) -> Self {
+        let location = headers
+            .get(LOCATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()));
+        let retry_after = headers.get(RETRY_AFTER).and_then(|v| v.to_str().ok());
+        Reply {
+            status,
+            location: location.map(|v| v.into_owned()),
+            retry_after: retry_after.and_then(|v| parse_retry_after(v, SystemTime::now())),
+            cf_mitigated: headers.contains_key(CF_MITIGATED),
+        }
+    }
+}
+
+/// The one client every check shares: keep-alive pool, HTTP/2 by ALPN, no automatic
+/// redirects (each hop is checked), no decompression (reqwest's gzip features are off), no
+/// proxy (a proxy would bypass the public-only filter).
+pub(crate) fn build_client(
+    config: &CheckConfig,
+    resolver: CachingResolver,
+) -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .user_agent(config.user_agent.as_str())
+        .redirect(Policy::none())
+        .connect_timeout(config.connect_timeout)
+        .danger_accept_invalid_certs(config.insecure)
+        .dns_resolver(Arc::new(resolver))
+        .no_proxy()
+        .tcp_nodelay(true)
+        .pool_idle_timeout(POOL_IDLE)
+        .http2_max_header_list_size(MAX_HEADER_LIST)
+        .build()
+}
+
+impl Inner {
+    /// One request, after the host's and the global limits; `budget` is the attempt's
+    /// remaining time and shrinks by the time spent on the network (not waiting for limits).
+    pub(crate) async fn fetch(
+        &self,
+        method: Method,
+        url: &Url,
+        budget: &mut Duration,
+    ) -> Result<Reply, Failure> {
+        let permit = self
+            .limits
+            .acquire(url.host_str().unwrap_or_default())
+            .await;
+        let started = Instant::now();
+        let result = self.send(method, url, started + *budget).await;
+        *budget = budget.saturating_sub(started.elapsed());
+        if let Ok(reply) = &result {
+            let hold = reply
+                .retry_after
+                .map(|d| d.min(self.config.retry_after_cap));
+            permit.record(reply.status, hold);
+        }
+        result
+    }
+
+    async fn send(&self, method: Method, url: &Url, deadline: Instant) -> Result<Reply, Failure> {
+        let deadline = tokio::time::Instant::from_std(deadline);
+        let request = self.client.request(method.clone(), url.clone()).send();
+        let response = match tokio::time::timeout_at(deadline, request).await {
+            Err(_elapsed) => return Err(Failure::Timeout),
+            Ok(result) => result.map_err(|e| failure_of(&e))?,
+        };
+        let reply = Reply::of(response.headers(), response.status().as_u16());
+        if method == Method::GET {
+            // The status is known; a body that fails or never ends changes nothing.
+            let _ = tokio::time::timeout_at(deadline, read_prefix(response)).await;
+        }
+        Ok(reply)
+    }
+}
+
+/// Reads up to [`BODY_PREFIX`] bytes, then drops the rest (and with it the connection, if the
+/// body was longer).
+async fn read_prefix(mut response: Response) {
+    let mut read = 0;
+    while read < BODY_PREFIX {
+        match response.chunk().await {
+            Ok(Some(chunk)) => read += chunk.len(),
+            _ => return,
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! Politeness: per host a concurrency limit, a rate and an adaptive penalty, then a global
+//! in-flight limit — taken in that order for every request.
+//!
+//! The host limits come first so that a request queued behind a slow or penalised host does
+//! not hold one of the global slots that other hosts could use.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use tokio::sync::Semaphore;
+
+/// First penalty after a 429 or 503; it doubles on each one after, like lychee.
+const PENALTY_MIN: Duration = Duration::from_millis(500);
+const PENALTY_MAX: Duration = Duration::from_secs(30);
+/// A penalty is forgotten once the host has not complained for this long.
+const PENALTY_MEMORY: Duration = Duration::from_secs(60);
+/// The host map is swept for idle hosts whenever it doubles past this size.
+const MIN_SWEEP: usize = 1024;
+
+/// The limits shared by every check of one [`super::Checker`].
+pub(crate) struct Limits {
+    hosts: Mutex<HostMap>,
+    /// Requests in flight over all hosts.
+    global: Semaphore,
+    /// `None` when the rate is unlimited.
+    quota: Option<Quota>,
+    interval: Duration,
+    host_concurrency: usize,
+    clock: DefaultClock,
+}
+
+struct HostMap {
+    map: HashMap<String, Arc<Host>>,
+    /// Sweep when the map reaches this size: amortised O(1) per request, and the map never
+    /// holds more than twice the hosts that are busy or still penalised.
+    sweep_at: usize,
+}
+
+struct Host {
+    slots: Semaphore,
+    rate: Option<DefaultDirectRateLimiter>,
+    pace: Mutex<Pace>,
+}
+
+/// The adaptive part: when a host may next be asked, and how far apart requests must be.
+#[derive(Debug)]
+struct Pace {
+    penalty: Duration,
+    penalized_at: Option<Instant>,
+    /// No request starts before this.
+    next: Instant,
+    last_used: Instant,
+}
+
+/// Held for the duration of one request; gives the host and global slots back when dropped.
+pub(crate) struct Permit<'a> {
+    limits: &'a Limits,
+    host: Arc<Host>,
+    /// Whether the global slot is held yet: a wait cancelled halfway gives back what it took.
+    global: bool,
+}
+
+impl Limits {
+    /// `host_rate` is in requests per second; `f64::INFINITY` means no rate limit.
+    pub(crate) fn new(host_concurrency: usize, host_rate: f64, concurrency: usize) -> Self {
+        let interval = Duration::try_from_secs_f64(1.0 / host_rate).unwrap_or_default();
+        Self {
+            hosts: Mutex::new(HostMap {
+                map: HashMap::new(),
+                sweep_at: MIN_SWEEP,
+            }),
+            global: Semaphore::new(concurrency),
+            quota: Quota::with_period(interval),
+            interval,
+            host_concurrency,
+            clock: DefaultClock::default(),
+        }
+    }
+
+    /// Waits until `host` may be asked again, then for a global slot.
+    pub(crate) async fn acquire(&self, host: &str) -> Permit<'_> {
+        let host = self.host(host);
+        // Permits are forgotten here and given back by `Permit::drop`: no Arc per semaphore.
+        host.slots
+            .acquire()
+            .await
+            .expect("host semaphore never closed")
+            .forget();
+        let mut permit = Permit {
+            limits: self,
+            host,
+            global: false,
+        };
+        permit.host.wait_for_turn(&self.clock).await;
+        self.global
+            .acquire()
+            .await
+            .expect("global semaphore never closed")
+            .forget();
+        permit.global = true;
+        permit
+    }
+
+    fn host(&self, name: &str) -> Arc<Host> {
+        let mut hosts = self.hosts.lock().expect("host map lock poisoned");
+        if let Some(host) = hosts.map.get(name) {
+            return host.clone();
+        }
+        if hosts.map.len() >= hosts.sweep_at {
+            let now = Instant::now();
+            hosts
+                .map
+                .retain(|_, h| Arc::strong_count(h) > 1 || !h.idle(now, self.interval));
+            hosts.sweep_at = (hosts.map.len() * 2).max(MIN_SWEEP);
+        }
+        let host = Arc::new(Host {
+            slots: Semaphore::new(self.host_concurrency),
+            rate: self
+                .quota
+                .map(|q| RateLimiter::direct_with_clock(q, self.clock.clone())),
+            pace: Mutex::new(Pace::new(Instant::now())),
+        });
+        hosts.map.insert(name.to_owned(), host.clone());
+        host
+    }
+
+    #[cfg(test)]
+    fn hosts_tracked(&self) -> usize {
+        self.hosts.lock().unwrap().map.len()
+    }
+}
+
+impl Host {
+    /// Waits for the rate (governor), then for the pace (the penalty and `Retry-After`).
+    async fn wait_for_turn(&self, clock: &DefaultClock) {
+        if let Some(rate) = &self.rate {
+            while let Err(not_until) = rate.check() {
+                tokio::time::sleep(not_until.wait_time_from(clock.now())).await;
+            }
+        }
+        let now = Instant::now();
+        let at = self.pace.lock().expect("pace lock poisoned").reserve(now);
+        if at > now {
+            tokio::time::sleep_until(at.into()).await;
+        }
+    }
+
+    /// Forgetting an idle host loses nothing: a fresh entry would behave the same.
+    fn idle(&self, now: Instant, interval: Duration) -> bool {
+        let pace = self.pace.lock().expect("pace lock poisoned");
+        now >= pace.next && now >= pace.last_used + interval && pace.penalty_forgotten(now)
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        self.host.slots.add_permits(1);
+        if self.global {
+            self.limits.global.add_permits(1);
+        }
+    }
+}
+
+impl Permit<'_> {
+    /// Tells the host's pace what the server answered: 429 and 503 slow the host down (at
+    /// least for `retry_after`), any other answer relaxes it.
+    pub(crate) fn record(&self, status: u16, retry_after: Option<Duration>) {
+        let mut pace = self.host.pace.lock().expect("pace lock poisoned");
+        if matches!(status, 429 | 503) {
+            pace.penalize(Instant::now(), retry_after.unwrap_or_default());
+        } else {
+            pace.relax();
+        }
+    }
+}
+
+impl Pace {
+    fn new(now: Instant) -> Self {
+        Self {
+            penalty: Duration::ZERO,
+            penalized_at: None,
+            next: now,
+            last_used: now,
+        }
+    }
+
+    fn penalty_forgotten(&self, now: Instant) -> bool {
+        match self.penalized_at {
+            Some(at) => now >= at + PENALTY_MEMORY,
+            None => true,
+        }
+    }
+
+    /// The instant the caller may start; requests are spaced `penalty` apart.
+    fn reserve(&mut self, now: Instant) -> Instant {
+        if self.penalty_forgotten(now) {
+            self.penalty = Duration::ZERO;
+            self.penalized_at = None;
+        }
+        let at = self.next.max(now);
+        self.next = at + self.penalty;
+        self.last_used = at;
+        at
+    }
+
+    fn penalize(&mut self, now: Instant, retry_after: Duration) {
+        self.penalty = (self.penalty * 2).clamp(PENALTY_MIN, PENALTY_MAX);
+        self.penalized_at = Some(now);
+        self.next = self.next.max(now + self.penalty.max(retry_after));
+    }
+
+    /// Halves the penalty, and gives back the slot reserved under the old one.
+    fn relax(&mut self) {
+        self.penalty /= 2;
+        if self.penalty < PENALTY_MIN {
+            self.penalty = Duration::ZERO;
+        }
+        self.next = self.next.min(self.last_used + self.penalty);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn penalty_doubles_from_half_a_second_up_to_thirty() {
+        let now = Instant::now();
+        let mut pace = Pace::new(now);
+        let seen: Vec<u64> = (0..8)
+            .map(|_| {
+                pace.penalize(now, Duration::ZERO);
+                pace.penalty.as_millis() as u64
+            })
+            .collect();
+        assert_eq!(seen, [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+    }
+
+    #[test]
+    fn penalty_decays_on_success_and_spaces_requests_meanwhile() {
+        let now = Instant::now();
+        let mut pace = Pace::new(now);
+        pace.penalize(now, Duration::ZERO);
+        pace.penalize(now, Duration::ZERO); // 1 s
+        let first = pace.reserve(now);
+        assert_eq!(first, now + Duration::from_secs(1));
+        assert_eq!(pace.reserve(now), first + Duration::from_secs(1));
+        pace.relax();
+        assert_eq!(pace.penalty, PENALTY_MIN);
+        pace.relax();
+        assert_eq!(pace.penalty, Duration::ZERO);
+        assert_eq!(
+            pace.reserve(now),
+            first + Duration::from_secs(1),
+            "no slot kept in reserve"
+        );
+    }
+
+    #[test]
+    fn retry_after_holds_the_host_longer_than_the_penalty() {
+        let now = Instant::now();
+        let mut pace = Pace::new(now);
+        pace.penalize(now, Duration::from_secs(5));
+        assert_eq!(pace.reserve(now), now + Duration::from_secs(5));
+    }
+
+    #[test]
+    fn penalty_is_forgotten_after_a_quiet_minute() {
+        let now = Instant::now();
+        let mut pace = Pace::new(now);
+        pace.penalize(now, Duration::ZERO);
+        let later = now + PENALTY_MEMORY;
+        assert_eq!(pace.reserve(later), later);
+        assert_eq!(pace.penalty, Duration::ZERO);
+    }
+
+    #[tokio::test]
+    async fn idle_hosts_are_dropped_so_the_map_stays_bounded() {
+        let limits = Limits::new(4, f64::INFINITY, 16);
+        for i in 0..10 * MIN_SWEEP {
+            drop(limits.acquire(&format!("host{i}.example")).await);
+        }
+        assert!(
+            limits.hosts_tracked() <= MIN_SWEEP,
+            "{}",
+            limits.hosts_tracked()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_wait_cancelled_halfway_gives_its_slots_back() {
+        let limits = Limits::new(1, f64::INFINITY, 1);
+        let held = limits.acquire("a.example").await;
+        let waiting = limits.acquire("b.example"); // gets b's slot, then waits for the global one
+        let cancelled = tokio::time::timeout(Duration::from_millis(20), waiting).await;
+        assert!(cancelled.is_err());
+        drop(held);
+        let again = tokio::time::timeout(Duration::from_secs(1), limits.acquire("b.example"));
+        assert!(
+            again.await.is_ok(),
+            "b's slot and the global slot are free again"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_busy_host_is_kept() {
+        let limits = Limits::new(4, f64::INFINITY, 16);
+        let held = limits.acquire("busy.example").await;
+        for i in 0..2 * MIN_SWEEP {
+            drop(limits.acquire(&format!("host{i}.example")).await);
+        }
+        assert!(Arc::ptr_eq(&held.host, &limits.host("busy.example")));
+    }
+}

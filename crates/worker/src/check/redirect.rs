@@ -1,0 +1,184 @@
+//! One attempt: HEAD (then GET when HEAD is not enough) on each hop, redirects followed by
+//! hand so that every hop is checked against the scheme and address rules.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use url::{Host, Url};
+
+use super::classify::{End, Failure, Outcome};
+use super::client::Reply;
+use super::Inner;
+
+/// Where a response sends the checker next.
+#[derive(Debug, PartialEq)]
+enum Hop {
+    /// Not a redirect: this response is the answer.
+    Stay,
+    To(Url),
+    /// A redirect without a usable `Location`.
+    Malformed,
+}
+
+impl Inner {
+    /// Follows `start` to its final answer within one time budget of `config.timeout`.
+    pub(crate) async fn attempt(&self, start: &Url) -> Outcome {
+        let mut budget = self.config.timeout;
+        let mut url = start.clone();
+        // The hops before `url`, to see loops; no allocation unless there is a redirect.
+        let mut seen: Vec<Url> = Vec::new();
+        loop {
+            let redirects = seen.len() as u32;
+            let reply = match self.probe(&url, &mut budget).await {
+                Ok(reply) => reply,
+                Err(failure) => {
+                    // The URL counts as final once a server has answered in this attempt.
+                    let final_url = (redirects > 0).then_some(url);
+                    let end = End::Failed {
+                        failure,
+                        status: None,
+                    };
+                    return Outcome {
+                        end,
+                        final_url,
+                        redirects,
+                    };
+                }
+            };
+            let status = Some(reply.status);
+            let failed = |failure, url| Outcome {
+                end: End::Failed { failure, status },
+                final_url: Some(url),
+                redirects,
+            };
+            match next_hop(&url, &reply) {
+                Hop::Stay => {
+                    let final_url = Some(url);
+                    return Outcome {
+                        end: End::Answered(reply),
+                        final_url,
+                        redirects,
+                    };
+                }
+                Hop::Malformed => return failed(Failure::Protocol, url),
+                Hop::To(next) if next == url || seen.contains(&next) => {
+                    return failed(Failure::Redirects, url)
+                }
+                Hop::To(_) if redirects >= self.config.max_redirects => {
+                    return failed(Failure::Redirects, url)
+                }
+                Hop::To(next) => seen.push(std::mem::replace(&mut url, next)),
+            }
+        }
+    }
+
+    /// HEAD first; GET when HEAD answers 4xx/5xx (other than 429, which a GET would only
+    /// aggravate) or loses the connection.
+    async fn probe(&self, url: &Url, budget: &mut Duration) -> Result<Reply, Failure> {
+        self.guard(url)?;
+        let head = self.fetch(Method::HEAD, url, budget).await;
+        let needs_get = match &head {
+            Ok(reply) => reply.status >= 400 && reply.status != 429,
+            Err(failure) => failure.worth_a_get(),
+        };
+        if needs_get && !budget.is_zero() {
+            return self.fetch(Method::GET, url, budget).await;
+        }
+        head
+    }
+
+    /// Refuses what must not be asked: schemes other than http(s), and under `public_only`
+    /// IP literals outside the public range (names are filtered by the resolver instead,
+    /// since literals never reach it).
+    pub(crate) fn guard(&self, url: &Url) -> Result<(), Failure> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Failure::Protocol);
+        }
+        let ip = match url.host() {
+            Some(Host::Ipv4(ip)) => ip.into(),
+            Some(Host::Ipv6(ip)) => ip.into(),
+            Some(Host::Domain(_)) => return Ok(()),
+            None => return Err(Failure::Protocol),
+        };
+        if (self.allow)(ip) {
+            Ok(())
+        } else {
+            Err(Failure::Denied)
+        }
+    }
+}
+
+fn next_hop(base: &Url, reply: &Reply) -> Hop {
+    if !matches!(reply.status, 301 | 302 | 303 | 307 | 308) {
+        return Hop::Stay;
+    }
+    let location = reply.location.as_deref().map(str::trim).unwrap_or_default();
+    if location.is_empty() {
+        return Hop::Malformed;
+    }
+    match base.join(location) {
+        Ok(mut next) => {
+            next.set_fragment(None);
+            Hop::To(next)
+        }
+        Err(_) => Hop::Malformed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redirect(status: u16, location: Option<&str>) -> Reply {
+        let location = location.map(str::to_owned);
+        Reply {
+            status,
+            location,
+            retry_after: None,
+            cf_mitigated: false,
+        }
+    }
+
+    fn hop(status: u16, location: Option<&str>) -> Hop {
+        let base = Url::parse("http://a.example/dir/page?q=1").unwrap();
+        next_hop(&base, &redirect(status, location))
+    }
+
+    fn to(s: &str) -> Hop {
+        Hop::To(Url::parse(s).unwrap())
+    }
+
+    #[test]
+    fn relative_and_absolute_locations_are_resolved_against_the_hop() {
+        assert_eq!(hop(301, Some("other")), to("http://a.example/dir/other"));
+        assert_eq!(hop(302, Some("/root")), to("http://a.example/root"));
+        assert_eq!(hop(307, Some("//b.example/x")), to("http://b.example/x"));
+        assert_eq!(
+            hop(308, Some("https://c.example/")),
+            to("https://c.example/")
+        );
+    }
+
+    #[test]
+    fn fragments_are_dropped_so_loops_are_seen() {
+        assert_eq!(
+            hop(303, Some("/dir/page?q=1#top")),
+            to("http://a.example/dir/page?q=1")
+        );
+    }
+
+    #[test]
+    fn a_redirect_without_a_usable_location_is_malformed() {
+        assert_eq!(hop(301, None), Hop::Malformed);
+        assert_eq!(hop(302, Some("  ")), Hop::Malformed);
+        assert_eq!(hop(302, Some("http://[oops")), Hop::Malformed);
+        assert_eq!(hop(302, Some("http://exa mple.com/")), Hop::Malformed);
+    }
+
+    #[test]
+    fn other_statuses_are_answers() {
+        assert_eq!(hop(200, Some("/ignored")), Hop::Stay);
+        assert_eq!(hop(304, Some("/ignored")), Hop::Stay);
+        assert_eq!(hop(300, Some("/ignored")), Hop::Stay);
+    }
+}

@@ -1,0 +1,107 @@
+//! Whether to ask again, and when: exponential backoff with jitter, or the server's
+//! `Retry-After` up to a cap.
+
+use std::time::{Duration, SystemTime};
+
+use rand::Rng;
+
+use super::classify::Outcome;
+use super::CheckConfig;
+
+/// The first backoff; it doubles with each attempt (1 s, 2 s, 4 s... as lychee).
+const BACKOFF_BASE: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// What to do after an attempt.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Step {
+    /// Wait this long, then try again.
+    Retry(Duration),
+    /// Stop here; `retry_after` when the server asked for more than the cap.
+    Stop { retry_after: Option<Duration> },
+}
+
+/// Decides after the `attempts`-th attempt. Only transient outcomes (timeouts, resets, 408,
+/// 429, 5xx) are retried; a `Retry-After` beyond the cap ends the check at once, so the queue
+/// can make the URL due after it instead of a task sleeping.
+pub(crate) fn next_step(outcome: &Outcome, attempts: u32, config: &CheckConfig) -> Step {
+    if !outcome.is_transient() {
+        return Step::Stop { retry_after: None };
+    }
+    let asked = outcome.retry_after();
+    if let Some(wait) = asked.filter(|d| *d > config.retry_after_cap) {
+        return Step::Stop {
+            retry_after: Some(wait),
+        };
+    }
+    if attempts > config.retries {
+        return Step::Stop { retry_after: None };
+    }
+    Step::Retry(asked.unwrap_or_else(|| backoff(attempts)))
+}
+
+/// The wait after the `attempt`-th failure: half fixed, half random ("equal jitter"), so a
+/// crowd of checks failing together does not come back together.
+pub(crate) fn backoff(attempt: u32) -> Duration {
+    let exp = BACKOFF_BASE.saturating_mul(1 << attempt.saturating_sub(1).min(16));
+    let full = exp.min(BACKOFF_MAX);
+    full / 2 + full.mul_f64(rand::rng().random_range(0.0..0.5))
+}
+
+/// Parses `Retry-After`: delay-seconds or an HTTP date (a date in the past means now).
+pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        // Too many digits to fit is still "a very long time".
+        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_in_seconds_is_parsed() {
+        let now = SystemTime::now();
+        assert_eq!(
+            parse_retry_after("120", now),
+            Some(Duration::from_secs(120))
+        );
+        assert_eq!(parse_retry_after(" 0 ", now), Some(Duration::ZERO));
+        let huge = parse_retry_after("99999999999999999999999", now).unwrap();
+        assert!(huge > Duration::from_secs(1 << 40));
+    }
+
+    #[test]
+    fn retry_after_as_an_http_date_counts_from_now() {
+        let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
+        let later = "Sun, 06 Nov 1994 08:50:07 GMT";
+        assert_eq!(parse_retry_after(later, now), Some(Duration::from_secs(30)));
+        let past = "Sun, 06 Nov 1994 08:00:00 GMT";
+        assert_eq!(parse_retry_after(past, now), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn garbage_retry_after_is_ignored() {
+        let now = SystemTime::now();
+        for bad in ["", "soon", "-5", "1.5", "12 s"] {
+            assert_eq!(parse_retry_after(bad, now), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter_and_is_capped() {
+        for attempt in 1..=3 {
+            let full = BACKOFF_BASE * (1 << (attempt - 1));
+            let wait = backoff(attempt);
+            assert!(
+                wait >= full / 2 && wait <= full,
+                "attempt {attempt}: {wait:?}"
+            );
+        }
+        assert!(backoff(40) <= BACKOFF_MAX);
+    }
+}

@@ -1,0 +1,84 @@
+//! Claiming: keeps the checkers fed, one batch ahead, until stopped or (with `--drain`) until
+//! the whole queue has a verdict.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crawler_queue::Site;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::run::{pause, Ctx};
+
+/// How long to wait before claiming again when nothing is due.
+const IDLE: Duration = Duration::from_millis(500);
+
+/// Why claiming ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    Stopped,
+    /// Nothing is pending or claimed anywhere: the crawl is complete.
+    Drained,
+}
+
+/// Claims a batch whenever the channel to the checkers has room for one (it holds two), so the
+/// next batch is ready before the current one is done and the checkers never wait on the
+/// database.
+pub async fn claim_loop(
+    ctx: Arc<Ctx>,
+    sites: mpsc::Sender<Site>,
+    stop: CancellationToken,
+) -> Ended {
+    let n = ctx.config.batch_size;
+    let mut failures = 0;
+    loop {
+        let permits = tokio::select! {
+            _ = stop.cancelled() => return Ended::Stopped,
+            permits = sites.reserve_many(n as usize) => match permits {
+                Ok(permits) => permits,
+                Err(_) => return Ended::Stopped,
+            },
+        };
+        match ctx.queue.claim(&ctx.config.id, n, ctx.config.lease).await {
+            Ok(batch) if !batch.sites.is_empty() => {
+                failures = 0;
+                tracing::debug!(
+                    token = batch.token,
+                    sites = batch.sites.len(),
+                    "claimed a batch"
+                );
+                ctx.held.add(&batch);
+                for (site, permit) in batch.sites.into_iter().zip(permits) {
+                    permit.send(site);
+                }
+                continue;
+            }
+            Ok(_) => {
+                drop(permits);
+                if ctx.config.drain && ctx.held.is_empty() && is_drained(&ctx).await {
+                    return Ended::Drained;
+                }
+                if pause(IDLE, &stop).await {
+                    return Ended::Stopped;
+                }
+            }
+            Err(error) => {
+                failures += 1;
+                tracing::warn!(error = %crate::chain(&error), "cannot claim; will try again");
+                if pause(crate::run::backoff(failures), &stop).await {
+                    return Ended::Stopped;
+                }
+            }
+        }
+    }
+}
+
+async fn is_drained(ctx: &Ctx) -> bool {
+    match ctx.queue.has_unfinished().await {
+        Ok(unfinished) => !unfinished,
+        Err(error) => {
+            tracing::warn!(error = %crate::chain(&error), "cannot count unfinished sites");
+            false
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The worker's options (`crawler-worker --help`) and the validated configuration built from them.
+
+use std::time::Duration;
+
+use crawler_queue::{ClaimMethod, DatabaseArgs, QueueConfig};
+
+use crate::check::CheckConfig;
+
+/// Claims batches of sites from the queue and checks them over HTTP, until stopped.
+#[derive(Debug, clap::Parser)]
+#[command(name = "crawler-worker", version, about, long_about = None, args_override_self = true)]
+pub struct Args {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+
+    /// This worker's name in the queue. Default: HOST:PID.
+    #[arg(long, env = "CRAWLER_WORKER_ID")]
+    pub id: Option<String>,
+
+    /// Checks in flight at once, over all hosts.
+    #[arg(long, env = "CRAWLER_CONCURRENCY", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub concurrency: u32,
+
+    /// Sites per claim. The next batch is claimed while this one is checked.
+    #[arg(long, env = "CRAWLER_BATCH_SIZE", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub batch_size: u32,
+
+    /// How long a claim is held without news from this worker; extended every third of it
+    /// while the worker works. A worker killed mid-batch delays its sites by at most this.
+    #[arg(long, env = "CRAWLER_LEASE", default_value = "2m", value_parser = humantime::parse_duration)]
+    pub lease: Duration,
+
+    /// Time given to checks in flight to finish after SIGINT/SIGTERM; the rest is given back.
+    #[arg(long, env = "CRAWLER_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub grace: Duration,
+
+    /// How to claim on MySQL/MariaDB: update-then-select (one UPDATE … LIMIT, then a SELECT by
+    /// claim token), or skip-locked (SELECT … FOR UPDATE SKIP LOCKED, then UPDATE, in one
+    /// transaction). SQLite always uses update-then-select.
+    #[arg(long, env = "CRAWLER_CLAIM", value_enum, default_value_t = ClaimMethod::UpdateThenSelect)]
+    pub claim: ClaimMethod,
+
+    /// Exit 0 once every site in the queue has a verdict, instead of waiting for more.
+    #[arg(long, env = "CRAWLER_DRAIN")]
+    pub drain: bool,
+
+    /// How often the worker says it is alive.
+    #[arg(long, env = "CRAWLER_HEARTBEAT", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub heartbeat: Duration,
+
+    /// A worker silent for this long is taken for dead and its claims are given back, even
+    /// before their lease expires.
+    #[arg(long, env = "CRAWLER_DEAD_AFTER", default_value = "1m", value_parser = humantime::parse_duration)]
+    pub dead_after: Duration,
+
+    /// How often the fleet reaps expired and abandoned claims; whichever process holds the
+    /// reaper's lease does it, one per interval however many run.
+    #[arg(long, env = "CRAWLER_REAP_EVERY", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub reap_every: Duration,
+
+    /// Checks of a site ending in a transient failure (timeout, reset, 408, 429, 5xx) before
+    /// that failure is its verdict.
+    #[arg(long, env = "CRAWLER_ATTEMPTS", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub attempts: u32,
+
+    /// Wait before checking again a site whose check failed transiently; doubles each time.
+    #[arg(long, env = "CRAWLER_RETRY_DELAY", default_value = "1m", value_parser = humantime::parse_duration)]
+    pub retry_delay: Duration,
+
+    /// Time allowed for one HTTP attempt, redirects included.
+    #[arg(long, env = "CRAWLER_TIMEOUT", default_value = "20s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+
+    /// Time allowed to connect (DNS, TCP, TLS).
+    #[arg(long, env = "CRAWLER_CONNECT_TIMEOUT", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub connect_timeout: Duration,
+
+    /// In-process retries after a timeout, reset, 408, 429 or 5xx (never after DNS failures or
+    /// refusals), with exponential backoff and jitter.
+    #[arg(long, env = "CRAWLER_RETRIES", default_value_t = 2)]
+    pub retries: u32,
+
+    /// Redirect hops followed before the verdict is error/redirects.
+    #[arg(long, env = "CRAWLER_MAX_REDIRECTS", default_value_t = 10)]
+    pub max_redirects: u32,
+
+    /// Requests in flight to one host at most.
+    #[arg(long, env = "CRAWLER_HOST_CONCURRENCY", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    pub host_concurrency: u32,
+
+    /// Requests per second to one host at most; slowed further while a host answers 429/503.
+    #[arg(long, env = "CRAWLER_HOST_RATE", default_value_t = 20.0)]
+    pub host_rate: f64,
+
+    /// Longest Retry-After waited for in-process; a longer one gives the site back to the
+    /// queue, due after that time.
+    #[arg(long, env = "CRAWLER_MAX_RETRY_AFTER", default_value = "1m", value_parser = humantime::parse_duration)]
+    pub max_retry_after: Duration,
+
+    /// The User-Agent header. Default: crawler/VERSION (+https://github.com/crawler).
+    #[arg(long, env = "CRAWLER_USER_AGENT")]
+    pub user_agent: Option<String>,
+
+    /// Accept invalid TLS certificates.
+    #[arg(long, env = "CRAWLER_INSECURE")]
+    pub insecure: bool,
+
+    /// Refuse loopback, private, link-local (cloud metadata), multicast and unspecified
+    /// addresses, on every redirect hop: for lists of untrusted URLs.
+    #[arg(long, env = "CRAWLER_PUBLIC_ONLY")]
+    pub public_only: bool,
+}
+
+/// Everything a worker runs with, validated.
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    pub id: String,
+    pub batch_size: u32,
+    pub lease: Duration,
+    pub grace: Duration,
+    pub drain: bool,
+    pub heartbeat: Duration,
+    pub dead_after: Duration,
+    pub reap_every: Duration,
+    pub queue: QueueConfig,
+    pub check: CheckConfig,
+}
+
+impl Args {
+    /// Checks the options against each other and builds the configuration.
+    pub fn into_config(self) -> Result<(crawler_queue::DatabaseUrl, WorkerConfig), String> {
+        if self.lease < Duration::from_secs(1) {
+            return Err("--lease must be at least 1s".into());
+        }
+        if self.host_rate.is_nan() || self.host_rate <= 0.0 {
+            return Err("--host-rate must be above 0".into());
+        }
+        let mut check = CheckConfig {
+            timeout: self.timeout,
+            connect_timeout: self.connect_timeout,
+            retries: self.retries,
+            max_redirects: self.max_redirects,
+            host_concurrency: self.host_concurrency as usize,
+            host_rate: self.host_rate,
+            concurrency: self.concurrency as usize,
+            insecure: self.insecure,
+            public_only: self.public_only,
+            retry_after_cap: self.max_retry_after,
+            ..CheckConfig::default()
+        };
+        if let Some(agent) = self.user_agent {
+            check.user_agent = agent;
+        }
+        let config = WorkerConfig {
+            id: self.id.unwrap_or_else(crawler_queue::cli::default_id),
+            batch_size: self.batch_size,
+            lease: self.lease,
+            grace: self.grace,
+            drain: self.drain,
+            heartbeat: self.heartbeat,
+            dead_after: self.dead_after,
+            reap_every: self.reap_every,
+            queue: QueueConfig {
+                claim: self.claim,
+                max_attempts: self.attempts,
+                retry_delay: self.retry_delay,
+            },
+            check,
+        };
+        Ok((self.database.database_url, config))
+    }
+}

@@ -1,0 +1,151 @@
+//! A worker from start to stop: connect, register, run the stages, and on a signal (or once
+//! the queue is drained) finish in-flight checks, write back, give back the rest, deregister.
+//!
+//! ```text
+//! claimer ──sites──▶ checking ──outcomes──▶ writer
+//!    ▲                                         │
+//!    └──────────── held (claimed, not written) ┘   upkeep: extend leases, heartbeat, reap
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crawler_queue::{DatabaseUrl, Db, Queue};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::check::Checker;
+use crate::claimer::{claim_loop, Ended};
+use crate::config::WorkerConfig;
+use crate::held::Held;
+use crate::stats::Stats;
+use crate::upkeep::{self, every, REAPER};
+use crate::Error;
+
+/// Everything the stages share.
+pub struct Ctx {
+    pub queue: Queue,
+    pub config: WorkerConfig,
+    pub checker: Checker,
+    pub held: Held,
+    pub stats: Stats,
+}
+
+/// Connections: claimer, writer, lease keeper, heartbeat and reaper, progress, and a spare.
+const POOL_SIZE: u32 = 8;
+
+/// Runs a worker until `shutdown` completes (or, with `drain`, the queue is empty).
+pub async fn run(
+    url: &DatabaseUrl,
+    config: WorkerConfig,
+    shutdown: impl Future<Output = ()>,
+) -> Result<Ended, Error> {
+    let queue = Queue::new(Db::connect(url, POOL_SIZE).await?, config.queue.clone());
+    let checker = Checker::new(config.check.clone())?;
+    queue
+        .register(
+            &config.id,
+            &crawler_queue::cli::hostname(),
+            std::process::id(),
+        )
+        .await?;
+    tracing::info!(id = %config.id, database = %url, "worker started");
+    let ctx = Arc::new(Ctx {
+        queue,
+        config,
+        checker,
+        held: Held::default(),
+        stats: Stats::default(),
+    });
+
+    let stop = CancellationToken::new(); // stop claiming and checking
+    let done = CancellationToken::new(); // stop the upkeep, once everything is written or given back
+    let upkeep = spawn_upkeep(&ctx, &stop, &done);
+    let (site_tx, site_rx) = mpsc::channel(2 * ctx.config.batch_size as usize);
+    let (outcome_tx, outcome_rx) = mpsc::unbounded_channel();
+    let mut claimer = tokio::spawn(claim_loop(ctx.clone(), site_tx, stop.clone()));
+    let checking = tokio::spawn(crate::checking::check_loop(
+        ctx.clone(),
+        site_rx,
+        outcome_tx,
+        stop.clone(),
+    ));
+    let writer = tokio::spawn(crate::writer::write_loop(ctx.clone(), outcome_rx));
+
+    let ended = tokio::select! {
+        ended = &mut claimer => ended,
+        _ = shutdown => {
+            tracing::info!(grace = ?ctx.config.grace, "stopping: finishing the checks in flight");
+            stop.cancel();
+            claimer.await
+        }
+    }
+    .unwrap_or(Ended::Stopped);
+    stop.cancel();
+    let _ = checking.await;
+    let _ = writer.await;
+    give_back(&ctx).await;
+    done.cancel();
+    for task in upkeep {
+        let _ = task.await;
+    }
+    let _ = ctx.queue.resign(REAPER, &ctx.config.id).await;
+    let _ = ctx.queue.deregister(&ctx.config.id).await;
+    tracing::info!(?ended, "worker stopped: {}", ctx.stats.line());
+    ctx.queue.db().close().await;
+    Ok(ended)
+}
+
+fn spawn_upkeep(
+    ctx: &Arc<Ctx>,
+    stop: &CancellationToken,
+    done: &CancellationToken,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let c = ctx.clone();
+    let leases = every(ctx.config.lease / 3, done.clone(), move || {
+        let c = c.clone();
+        async move { upkeep::extend_leases(&c).await }
+    });
+    let c = ctx.clone();
+    let heartbeat = every(ctx.config.heartbeat, done.clone(), move || {
+        let c = c.clone();
+        async move { upkeep::heartbeat(&c).await }
+    });
+    let c = ctx.clone();
+    let reaper = every(ctx.config.reap_every, stop.clone(), move || {
+        let c = c.clone();
+        async move { upkeep::reap(&c).await }
+    });
+    vec![
+        tokio::spawn(leases),
+        tokio::spawn(heartbeat),
+        tokio::spawn(reaper),
+        tokio::spawn(upkeep::progress(ctx.clone(), done.clone())),
+    ]
+}
+
+/// Gives back every site still held (not started, or cut off by the grace period), due at once.
+async fn give_back(ctx: &Ctx) {
+    for (token, ids) in ctx.held.snapshot() {
+        match ctx.queue.release(token, &ids, Duration::ZERO).await {
+            Ok(n) => tracing::info!(sites = n, "gave back unfinished sites"),
+            Err(error) => {
+                tracing::warn!(error = %crate::chain(&error), sites = ids.len(), "cannot give back sites; their lease will expire")
+            }
+        }
+    }
+}
+
+/// Waits `d`, or less if `stop` is cancelled; returns whether it was.
+pub async fn pause(d: Duration, stop: &CancellationToken) -> bool {
+    tokio::select! {
+        _ = stop.cancelled() => true,
+        _ = tokio::time::sleep(d) => false,
+    }
+}
+
+/// The wait after `failures` failures in a row: 100 ms doubling to 5 s.
+pub fn backoff(failures: u32) -> Duration {
+    Duration::from_millis(100 << failures.min(6)).min(Duration::from_secs(5))
+}

@@ -1,0 +1,111 @@
+//! The worker's background duties: extending its leases, saying it is alive, reaping for the
+//! fleet when it holds the reaper's lease, and showing progress.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::run::Ctx;
+use crate::stats::Progress;
+
+/// The singleton lease under which reaping runs, shared with `crawler-reap`.
+pub const REAPER: &str = "reap";
+
+/// Runs `job` every `period` until `stop`. A job that overruns delays the next tick.
+pub async fn every<F, Fut>(period: Duration, stop: CancellationToken, mut job: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let mut tick = tokio::time::interval(period);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => job().await,
+        }
+    }
+}
+
+/// Extends the lease of every claim still held, and forgets sites another worker now has.
+pub async fn extend_leases(ctx: &Ctx) {
+    for (token, ids) in ctx.held.snapshot() {
+        match ctx.queue.extend(token, &ids, ctx.config.lease).await {
+            Ok(lost) if lost.is_empty() => {}
+            Ok(lost) => {
+                tracing::warn!(
+                    token,
+                    sites = lost.len(),
+                    "lost the lease on sites (reaped while this worker was away)"
+                );
+                for id in lost {
+                    ctx.held.remove(token, id);
+                }
+            }
+            Err(error) => {
+                tracing::warn!(error = %crate::chain(&error), "cannot extend a lease; will try again")
+            }
+        }
+    }
+}
+
+pub async fn heartbeat(ctx: &Ctx) {
+    let id = &ctx.config.id;
+    match ctx.queue.heartbeat(id, ctx.stats.checked()).await {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::warn!("this worker was taken for dead; registering again");
+            if let Err(error) = ctx
+                .queue
+                .register(id, &crawler_queue::cli::hostname(), std::process::id())
+                .await
+            {
+                tracing::warn!(error = %crate::chain(&error), "cannot register again");
+            }
+        }
+        Err(error) => tracing::warn!(error = %crate::chain(&error), "cannot send a heartbeat"),
+    }
+}
+
+/// Reaps for the whole fleet if this worker holds (or takes) the reaper's lease.
+pub async fn reap(ctx: &Ctx) {
+    let ttl = ctx.config.reap_every * 2;
+    match ctx.queue.try_lead(REAPER, &ctx.config.id, ttl).await {
+        Ok(true) => match ctx.queue.reap(ctx.config.dead_after).await {
+            Ok(r) if r.expired + r.abandoned > 0 => {
+                tracing::info!(
+                    expired = r.expired,
+                    abandoned = r.abandoned,
+                    "gave back sites of stalled workers"
+                );
+            }
+            Ok(_) => {}
+            Err(error) => tracing::warn!(error = %crate::chain(&error), "cannot reap"),
+        },
+        Ok(false) => {}
+        Err(error) => {
+            tracing::warn!(error = %crate::chain(&error), "cannot take the reaper's lease")
+        }
+    }
+}
+
+pub async fn progress(ctx: Arc<Ctx>, stop: CancellationToken) {
+    let mut progress = Progress::new(Duration::from_secs(10));
+    let mut remaining = None;
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    for ticks in 0u64.. {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        // Counting the queue scans the table: only for a person watching, every 5 s.
+        if progress.on_terminal() && ticks % 20 == 0 {
+            if let Ok(c) = ctx.queue.state_counts().await {
+                remaining = Some(c.pending + c.claimed);
+            }
+        }
+        progress.update(&ctx.stats, remaining);
+    }
+}

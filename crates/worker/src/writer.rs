@@ -1,0 +1,79 @@
+//! Writing back: results are gathered and stored in bulk, every 100 ms or 500 results, fenced
+//! by their claim. While the database is away they wait in memory and are written when it
+//! returns; results whose lease was lost meanwhile are dropped by the fence and counted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crawler_queue::Outcome;
+use tokio::sync::mpsc;
+
+use crate::run::Ctx;
+
+const FLUSH_EVERY: Duration = Duration::from_millis(100);
+const FLUSH_AT: usize = 500;
+/// How long results are retried at shutdown before the worker exits without them (their
+/// leases then expire and the sites are checked again: a delay, not a loss).
+const LAST_WRITE_FOR: Duration = Duration::from_secs(60);
+
+pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::UnboundedReceiver<Outcome>) {
+    let mut pending = Vec::new();
+    let mut tick = tokio::time::interval(FLUSH_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failures = 0;
+    loop {
+        tokio::select! {
+            outcome = outcomes.recv() => match outcome {
+                Some(outcome) => {
+                    pending.push(outcome);
+                    if pending.len() < FLUSH_AT {
+                        continue;
+                    }
+                }
+                None => break,
+            },
+            _ = tick.tick() => if pending.is_empty() { continue },
+        }
+        if flush(&ctx, &mut pending).await {
+            failures = 0;
+        } else {
+            failures += 1;
+            tokio::time::sleep(crate::run::backoff(failures)).await;
+        }
+    }
+    let deadline = tokio::time::Instant::now() + LAST_WRITE_FOR;
+    while !pending.is_empty() && !flush(&ctx, &mut pending).await {
+        if tokio::time::Instant::now() >= deadline {
+            tracing::error!(
+                results = pending.len(),
+                "cannot write the last results; their sites will be checked again"
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// Writes `pending` back; on success empties it and returns true.
+async fn flush(ctx: &Ctx, pending: &mut Vec<Outcome>) -> bool {
+    match ctx.queue.complete(pending).await {
+        Ok(completed) => {
+            if completed.stale > 0 {
+                tracing::warn!(
+                    results = completed.stale,
+                    "dropped results whose lease was lost (another worker has the sites)"
+                );
+            }
+            ctx.stats
+                .record(completed, pending.iter().map(|o| o.finding.verdict));
+            for o in pending.drain(..) {
+                ctx.held.remove(o.site.token, o.site.id);
+            }
+            true
+        }
+        Err(error) => {
+            tracing::warn!(error = %crate::chain(&error), results = pending.len(), "cannot write results; keeping them to try again");
+            false
+        }
+    }
+}

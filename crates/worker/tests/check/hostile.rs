@@ -1,0 +1,150 @@
+//! Servers that misbehave on purpose: each check must end within the timeout, read a bounded
+//! amount, and not panic.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crawler_worker::check::{Checker, ErrorKind, Finding, Verdict};
+use flate2::{write::GzEncoder, Compression};
+use hyper::Method;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use crate::helpers::*;
+
+async fn check(url: &str) -> (Finding, Duration) {
+    let started = Instant::now();
+    let finding = Checker::new(config()).unwrap().check(url).await;
+    (finding, started.elapsed())
+}
+
+/// A raw server answering HEAD with 405 (so the checker GETs), and GET with `head` then
+/// `chunk` repeated until the client goes away; counts the bytes it managed to send.
+async fn spawn_endless(head: &'static [u8], chunk: Vec<u8>) -> (String, Arc<AtomicUsize>) {
+    let sent = Arc::new(AtomicUsize::new(0));
+    let (chunk, counter) = (Arc::new(chunk), sent.clone());
+    let addr = spawn_raw(move |mut stream: TcpStream| {
+        let (chunk, sent) = (chunk.clone(), counter.clone());
+        async move {
+            if read_head(&mut stream).await.as_deref() == Some("HEAD") {
+                let _ = stream
+                    .write_all(b"HTTP/1.1 405 No\r\ncontent-length: 0\r\n\r\n")
+                    .await;
+                read_head(&mut stream).await;
+            }
+            let _ = stream.write_all(head).await;
+            while stream.write_all(&chunk).await.is_ok() {
+                sent.fetch_add(chunk.len(), Ordering::Relaxed);
+            }
+        }
+    })
+    .await;
+    (format!("http://{addr}/"), sent)
+}
+
+#[tokio::test]
+async fn an_endless_body_is_cut_after_a_prefix() {
+    let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n";
+    let (url, sent) = spawn_endless(head, vec![b'x'; 64 * 1024]).await;
+    let (finding, took) = check(&url).await;
+    assert_eq!(finding.verdict, Verdict::Alive, "{finding:?}");
+    assert_eq!(finding.status, Some(200));
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let sent = sent.load(Ordering::Relaxed);
+    assert!(
+        sent < 64 << 20,
+        "the server got {sent} bytes out: the body was not dropped"
+    );
+}
+
+#[tokio::test]
+async fn a_gzip_bomb_is_never_inflated() {
+    // Gzip members may be concatenated: each inflates to 1 MiB of zeros from about 1 KiB.
+    let mut member = GzEncoder::new(Vec::new(), Compression::best());
+    member.write_all(&vec![0u8; 1 << 20]).unwrap();
+    let head = b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-type: text/html\r\n\r\n";
+    let (url, _) = spawn_endless(head, member.finish().unwrap()).await;
+    let (finding, took) = check(&url).await;
+    assert_eq!(finding.verdict, Verdict::Alive, "{finding:?}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+}
+
+#[tokio::test]
+async fn no_request_asks_for_compression() {
+    let site =
+        spawn_site(|hit| respond(if hit.method == Method::HEAD { 405 } else { 200 }, &[])).await;
+    let (finding, _) = check(&site.url("/")).await;
+    assert_eq!(finding.verdict, Verdict::Alive);
+    let hits = site.hits();
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| h.accept_encoding.is_none()), "{hits:?}");
+}
+
+#[tokio::test]
+async fn head_refused_with_405_is_asked_again_with_get() {
+    let site =
+        spawn_site(|hit| respond(if hit.method == Method::HEAD { 405 } else { 200 }, &[])).await;
+    let (finding, _) = check(&site.url("/page")).await;
+    assert_eq!(
+        (finding.verdict, finding.status),
+        (Verdict::Alive, Some(200))
+    );
+    assert_eq!(finding.attempts, 1);
+    assert_eq!(site.methods(), [Method::HEAD, Method::GET]);
+}
+
+/// A raw server that answers every request with `reply`.
+async fn spawn_replying(reply: Vec<u8>) -> String {
+    let reply = Arc::new(reply);
+    let addr = spawn_raw(move |mut stream: TcpStream| {
+        let reply = reply.clone();
+        async move {
+            read_head(&mut stream).await;
+            let _ = stream.write_all(&reply).await;
+        }
+    })
+    .await;
+    format!("http://{addr}/")
+}
+
+#[tokio::test]
+async fn tens_of_thousands_of_headers_are_a_protocol_error() {
+    let mut reply = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for i in 0..50_000 {
+        reply.extend_from_slice(format!("x-header-{i}: value\r\n").as_bytes());
+    }
+    reply.extend_from_slice(b"content-length: 0\r\n\r\n");
+    let (finding, took) = check(&spawn_replying(reply).await).await;
+    assert_eq!(finding.verdict, Verdict::Error, "{finding:?}");
+    assert_eq!(finding.error_kind, Some(ErrorKind::Protocol));
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+#[tokio::test]
+async fn an_endless_header_is_a_protocol_error() {
+    let (url, _) = spawn_endless(b"HTTP/1.1 200 OK\r\nx-long: ", vec![b'a'; 64 * 1024]).await;
+    let (finding, took) = check(&url).await;
+    assert_eq!(finding.verdict, Verdict::Error, "{finding:?}");
+    assert_eq!(finding.error_kind, Some(ErrorKind::Protocol));
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+#[tokio::test]
+async fn a_location_that_is_not_a_url_is_a_protocol_error() {
+    let site = spawn_site(|_| respond(301, &[("location", "http://[oops")])).await;
+    let (finding, _) = check(&site.url("/")).await;
+    assert_eq!(finding.verdict, Verdict::Error, "{finding:?}");
+    assert_eq!(finding.error_kind, Some(ErrorKind::Protocol));
+    assert_eq!((finding.status, finding.redirects), (Some(301), 0));
+}
+
+#[tokio::test]
+async fn a_redirect_without_location_is_a_protocol_error() {
+    let site = spawn_site(|_| respond(302, &[])).await;
+    let (finding, _) = check(&site.url("/")).await;
+    assert_eq!(finding.error_kind, Some(ErrorKind::Protocol), "{finding:?}");
+    assert_eq!(finding.status, Some(302));
+}

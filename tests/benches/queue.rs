@@ -1,0 +1,191 @@
+//! The queue alone, with the HTTP check stubbed out: claim+complete throughput, claim latency as
+//! the table grows, and the seeding rate. Prints figures; asserts nothing about speed.
+//!
+//! `cargo bench -p crawler-tests --bench queue` (both backends), or with `-- sqlite` / `-- mariadb`.
+//! `QUEUE_BENCH_ROWS` sets the large table (default 1,000,000). The private MariaDB server is
+//! sized for writes ([`SERVER_FLAGS`]); `CRAWLER_TEST_MYSQL_URL` names another server instead.
+
+/// A redo log and buffer pool for a write-heavy run, as a production server would have; the
+/// rest as the test servers (`tests/support/mariadb/command.rs`): READ COMMITTED per session,
+/// `innodb_flush_log_at_trx_commit=2`, no binlog.
+const SERVER_FLAGS: &str = "--innodb-log-file-size=512M --innodb-buffer-pool-size=2G";
+
+use std::time::{Duration, Instant};
+
+use crawler_queue::{ClaimMethod, Finding, NewSite, Outcome, Queue, QueueConfig, Verdict};
+use crawler_tests::Backend;
+
+const LEASE: Duration = Duration::from_secs(600);
+const BATCH: u32 = 500;
+
+fn sites(from: usize, n: usize) -> Vec<NewSite> {
+    (from..from + n)
+        .map(|i| NewSite {
+            url: format!("https://h{}.example/page/{i}", i % 1000),
+            host: format!("h{}.example", i % 1000),
+        })
+        .collect()
+}
+
+fn alive() -> Finding {
+    Finding {
+        verdict: Verdict::Alive,
+        status: Some(200),
+        error_kind: None,
+        final_url: None,
+        redirects: 0,
+        latency: Duration::from_millis(20),
+        attempts: 1,
+        transient: false,
+        retry_after: None,
+    }
+}
+
+/// Seeds `n` sites in chunks of 1,000 from `writers` concurrent tasks; returns URLs/s.
+async fn seed(queue: &Queue, n: usize, writers: usize) -> f64 {
+    let started = Instant::now();
+    let per = n.div_ceil(writers);
+    let tasks: Vec<_> = (0..writers)
+        .map(|w| {
+            let queue = queue.clone();
+            tokio::spawn(async move {
+                let end = ((w + 1) * per).min(n);
+                for from in (w * per..end).step_by(10_000) {
+                    queue
+                        .seed(&sites(from, 10_000.min(end - from)), false)
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    n as f64 / started.elapsed().as_secs_f64()
+}
+
+/// `claimers` tasks claim and complete until nothing is due; returns sites/s and the mean
+/// time a batch spends in claim and in complete.
+async fn drain(queue: &Queue, claimers: usize) -> (f64, Duration, Duration) {
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..claimers)
+        .map(|c| {
+            let queue = queue.clone();
+            tokio::spawn(async move {
+                let (mut n, mut batches, mut claiming, mut completing) =
+                    (0u64, 0u32, Duration::ZERO, Duration::ZERO);
+                loop {
+                    let t = Instant::now();
+                    let batch = queue
+                        .claim(&format!("bench{c}"), BATCH, LEASE)
+                        .await
+                        .unwrap();
+                    claiming += t.elapsed();
+                    if batch.sites.is_empty() {
+                        return (n, batches, claiming, completing);
+                    }
+                    let outcomes: Vec<_> = batch
+                        .sites
+                        .into_iter()
+                        .map(|site| Outcome {
+                            site,
+                            finding: alive(),
+                        })
+                        .collect();
+                    let t = Instant::now();
+                    n += queue.complete(&outcomes).await.unwrap().done;
+                    completing += t.elapsed();
+                    batches += 1;
+                }
+            })
+        })
+        .collect();
+    let (mut total, mut batches, mut claiming, mut completing) =
+        (0, 0, Duration::ZERO, Duration::ZERO);
+    for t in tasks {
+        let (n, b, c, w) = t.await.unwrap();
+        (total, batches, claiming, completing) =
+            (total + n, batches + b, claiming + c, completing + w);
+    }
+    let rate = total as f64 / started.elapsed().as_secs_f64();
+    (rate, claiming / batches.max(1), completing / batches.max(1))
+}
+
+/// Claim latency (p50, p99) of `samples` claims of 100 sites. Each batch is given back at once
+/// (due again), so the table keeps its size and its count of due rows while it is measured.
+async fn claim_latency(queue: &Queue, samples: usize) -> (Duration, Duration) {
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let started = Instant::now();
+        let batch = queue.claim("latency", 100, LEASE).await.unwrap();
+        times.push(started.elapsed());
+        assert_eq!(batch.sites.len(), 100, "the table ran out of due sites");
+        let ids: Vec<i64> = batch.sites.iter().map(|s| s.id).collect();
+        queue
+            .release(batch.token, &ids, Duration::ZERO)
+            .await
+            .unwrap();
+    }
+    times.sort();
+    (times[samples / 2], times[samples * 99 / 100])
+}
+
+async fn bench(backend: Backend, big: usize) {
+    println!("\n== {backend:?} ==");
+    let methods: &[ClaimMethod] = match backend {
+        Backend::MariaDb => &[ClaimMethod::UpdateThenSelect, ClaimMethod::SkipLocked],
+        Backend::Sqlite => &[ClaimMethod::UpdateThenSelect],
+    };
+    for &method in methods {
+        for claimers in [1, 4, 16] {
+            let db = backend.fresh().await;
+            let queue = db
+                .queue_with(QueueConfig {
+                    claim: method,
+                    ..Default::default()
+                })
+                .await;
+            seed(&queue, 100_000, 2).await;
+            let (rate, claim, complete) = drain(&queue, claimers).await;
+            println!(
+                "{method:?}: claim+complete, {claimers:>2} claimers, batches of {BATCH}: {rate:>7.0} sites/s  \
+                 (per batch: claim {claim:.1?}, complete {complete:.1?})"
+            );
+        }
+    }
+    for rows in [10_000, big] {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let rate = seed(&queue, rows, 2).await;
+        if rows == big {
+            println!("seeding {rows} URLs (dedupe, 2 writers):       {rate:>9.0} URLs/s");
+        }
+        let (p50, p99) = claim_latency(&queue, 300).await;
+        println!("claim of 100 with {rows:>8} rows: p50 {p50:>8.2?}  p99 {p99:>8.2?}");
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    if std::env::var_os("CRAWLER_TEST_MARIADB_FLAGS").is_none() {
+        std::env::set_var("CRAWLER_TEST_MARIADB_FLAGS", SERVER_FLAGS);
+    }
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let big = std::env::var("QUEUE_BENCH_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    println!(
+        "queue benchmark: {} cores; HTTP check stubbed out",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    for backend in [Backend::MariaDb, Backend::Sqlite] {
+        if only
+            .as_deref()
+            .is_none_or(|o| format!("{backend:?}").eq_ignore_ascii_case(o))
+        {
+            bench(backend, big).await;
+        }
+    }
+}

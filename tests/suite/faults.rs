@@ -1,0 +1,235 @@
+//! Faults: kills, a stopped process, a database restart, connections killed by the server. A
+//! fault may delay work, never lose it: every seeded site ends with exactly one verdict.
+//!
+//! Each test owns a private MariaDB server (so it may stop it) and a local site of slow pages
+//! (300 ms each), so that the fault lands mid-crawl.
+
+use std::time::{Duration, Instant};
+
+use crawler_queue::{DatabaseUrl, Db, Queue, QueueConfig};
+use crawler_tests::mariadb::MariaDb;
+use crawler_tests::site::{spawn_site, Page};
+use crawler_tests::{Backend, TestDb};
+
+use crate::e2e::{assert_report_matches, reported, seed, spawn_worker, unfinished, url_file, wait};
+
+/// Short leases and intervals, so that recovery happens within seconds.
+const QUICK: &[&str] = &[
+    "--lease",
+    "3s",
+    "--heartbeat",
+    "300ms",
+    "--dead-after",
+    "1500ms",
+    "--reap-every",
+    "300ms",
+    "--concurrency",
+    "20",
+];
+
+async fn private_db(server: &MariaDb) -> (TestDb, Queue) {
+    let url = server.create_database().await;
+    let db = TestDb::external(DatabaseUrl::new(url), Backend::MariaDb);
+    let queue = Queue::new(
+        Db::connect(&db.url, 2).await.unwrap(),
+        QueueConfig::default(),
+    );
+    (db, queue)
+}
+
+async fn wait_for_progress(db: &TestDb, at_least: usize) {
+    let started = Instant::now();
+    while reported(db).len() < at_least {
+        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn wait_all(workers: Vec<std::process::Child>) {
+    tokio::task::spawn_blocking(move || {
+        for mut w in workers {
+            assert!(
+                wait(&mut w, Duration::from_secs(120)).success(),
+                "a worker failed"
+            );
+        }
+    })
+    .await
+    .unwrap();
+}
+
+async fn ids_held_by(queue: &Queue, owner: &str) -> Vec<i64> {
+    let Db::MySql(pool) = queue.db() else {
+        unreachable!()
+    };
+    sqlx::query_scalar("SELECT id FROM sites WHERE owner = ? AND state = 1")
+        .bind(owner)
+        .fetch_all(pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_worker_delays_its_sites_until_its_heartbeat_stops_and_loses_none() {
+    let server = MariaDb::start();
+    let (db, queue) = private_db(&server).await;
+    let site = spawn_site().await;
+    let (file, expected) = url_file(&site, 900, &[Page::Slow, Page::Alive, Page::Dead]);
+    seed(&db, file.path());
+    let mut workers: Vec<_> = (0..3)
+        .map(|i| spawn_worker(&db, &format!("w{i}"), &[&["--drain"], QUICK].concat()))
+        .collect();
+    wait_for_progress(&db, 100).await;
+    unsafe { libc::kill(workers[0].id() as i32, libc::SIGKILL) };
+    let killed_at = queue.now().await.unwrap();
+    let orphaned = ids_held_by(&queue, "w0").await;
+    assert!(!orphaned.is_empty(), "the killed worker held sites");
+    let _ = workers.remove(0).wait();
+    wait_all(workers).await;
+    assert_report_matches(&db, &expected);
+    assert_eq!(unfinished(&db), (0, 0));
+    // Checked again only once the heartbeat (300 ms) had been silent for --dead-after (1.5 s).
+    let Db::MySql(pool) = queue.db() else {
+        unreachable!()
+    };
+    for id in orphaned {
+        let checked_at: i64 = sqlx::query_scalar("SELECT checked_at FROM sites WHERE id = ?")
+            .bind(id)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+        assert!(
+            checked_at >= killed_at + 1500 - 300 - 100,
+            "site {id} rechecked {} ms after the kill",
+            checked_at - killed_at
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_survive_a_database_restart_mid_crawl() {
+    let mut server = MariaDb::start();
+    let (db, _queue) = private_db(&server).await;
+    let site = spawn_site().await;
+    let (file, expected) = url_file(&site, 900, &[Page::Slow, Page::Alive, Page::Gone]);
+    seed(&db, file.path());
+    let quick = [&["--drain", "--lease", "1m"][..], &QUICK[2..]].concat();
+    let workers: Vec<_> = (0..3)
+        .map(|i| spawn_worker(&db, &format!("w{i}"), &quick))
+        .collect();
+    wait_for_progress(&db, 100).await;
+    server.stop();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    server.restart();
+    wait_all(workers).await;
+    assert_report_matches(&db, &expected);
+    assert_eq!(unfinished(&db), (0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_survive_their_connections_being_killed() {
+    let server = MariaDb::start();
+    let (db, _queue) = private_db(&server).await;
+    let site = spawn_site().await;
+    let (file, expected) = url_file(&site, 900, &[Page::Slow, Page::Alive, Page::Blocked]);
+    seed(&db, file.path());
+    let workers: Vec<_> = (0..3)
+        .map(|i| spawn_worker(&db, &format!("w{i}"), &[&["--drain"], QUICK].concat()))
+        .collect();
+    for _ in 0..3 {
+        wait_for_progress(&db, 100).await;
+        server.kill_connections().await;
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+    wait_all(workers).await;
+    assert_report_matches(&db, &expected);
+    assert_eq!(unfinished(&db), (0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_stopped_past_its_lease_has_its_late_results_rejected() {
+    let server = MariaDb::start();
+    let (db, queue) = private_db(&server).await;
+    let site = spawn_site().await;
+    let (file, expected) = url_file(&site, 600, &[Page::Slow]);
+    seed(&db, file.path());
+    let paused = crawler_tests::bins::command("crawler-worker", db.url.expose())
+        .args(["--id", "paused"])
+        .args(crate::e2e::FAST)
+        .args(QUICK)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_progress(&db, 40).await;
+    unsafe { libc::kill(paused.id() as i32, libc::SIGSTOP) };
+    let held = ids_held_by(&queue, "paused").await;
+    assert!(!held.is_empty());
+    let mut other = spawn_worker(&db, "other", &[&["--drain"], QUICK].concat());
+    assert!(
+        tokio::task::spawn_blocking(move || wait(&mut other, Duration::from_secs(120)))
+            .await
+            .unwrap()
+            .success()
+    );
+    let before_resume = queue.now().await.unwrap();
+    unsafe { libc::kill(paused.id() as i32, libc::SIGCONT) };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    unsafe { libc::kill(paused.id() as i32, libc::SIGTERM) };
+    let out = tokio::task::spawn_blocking(move || paused.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains("dropped results whose lease was lost"),
+        "the late results were counted: {log}"
+    );
+    assert_report_matches(&db, &expected);
+    let Db::MySql(pool) = queue.db() else {
+        unreachable!()
+    };
+    let last: i64 = sqlx::query_scalar("SELECT MAX(checked_at) FROM sites")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert!(
+        last < before_resume,
+        "nothing was written after the stopped worker resumed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_reapers_and_three_workers_reap_once_per_interval() {
+    let server = MariaDb::start();
+    let (db, queue) = private_db(&server).await;
+    let site = spawn_site().await;
+    let (file, _) = url_file(&site, 3000, &[Page::Slow]);
+    seed(&db, file.path());
+    let every = ["--reap-every", "1s", "--concurrency", "10"];
+    let mut workers: Vec<_> = (0..3)
+        .map(|i| spawn_worker(&db, &format!("w{i}"), &every))
+        .collect();
+    let mut reapers: Vec<_> = (0..2)
+        .map(|i| {
+            crawler_tests::bins::command("crawler-reap", db.url.expose())
+                .args(["--every", "1s", "--id", &format!("r{i}")])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = queue.lead_runs("reap").await.unwrap();
+    let started = Instant::now();
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let runs = queue.lead_runs("reap").await.unwrap() - before;
+    let seconds = started.elapsed().as_secs_f64();
+    for child in workers.iter_mut().chain(reapers.iter_mut()) {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert!(
+        (runs as f64 - seconds).abs() <= 2.5,
+        "{runs} reaps in {seconds:.1}s by 5 contenders at 1/s"
+    );
+}

@@ -1,0 +1,412 @@
+//! The lease queue, against every backend: claims, leases, write-backs, reaping, singletons.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use crawler_queue::{ClaimMethod, Finding, NewSite, Outcome, Queue, QueueConfig, Site, Verdict};
+use crawler_tests::{both_backends, Backend};
+
+const LONG: Duration = Duration::from_secs(600);
+
+fn sites(n: usize) -> Vec<NewSite> {
+    (0..n)
+        .map(|i| NewSite {
+            url: format!("https://h{}.example/{i}", i % 97),
+            host: format!("h{}.example", i % 97),
+        })
+        .collect()
+}
+
+fn finding(verdict: Verdict, transient: bool) -> Finding {
+    Finding {
+        verdict,
+        status: Some(if verdict == Verdict::Alive { 200 } else { 503 }),
+        error_kind: None,
+        final_url: Some("https://final.example/".into()),
+        redirects: 0,
+        latency: Duration::from_millis(12),
+        attempts: 1,
+        transient,
+        retry_after: None,
+    }
+}
+
+fn outcomes(sites: &[Site], verdict: Verdict, transient: bool) -> Vec<Outcome> {
+    sites
+        .iter()
+        .map(|s| Outcome {
+            site: s.clone(),
+            finding: finding(verdict, transient),
+        })
+        .collect()
+}
+
+async fn seeded(backend: Backend, n: usize, config: QueueConfig) -> (crawler_tests::TestDb, Queue) {
+    let db = backend.fresh().await;
+    let queue = db.queue_with(config).await;
+    let seeded = queue.seed(&sites(n), false).await.unwrap();
+    assert_eq!(seeded.added, n as u64);
+    (db, queue)
+}
+
+/// Claims everything due for `owner`, one batch at a time, completing each as alive.
+async fn claim_all(queue: Queue, owner: String, n: u32) -> Vec<i64> {
+    let mut ids = Vec::new();
+    loop {
+        let batch = queue.claim(&owner, n, LONG).await.expect("claim");
+        if batch.sites.is_empty() {
+            return ids;
+        }
+        ids.extend(batch.sites.iter().map(|s| s.id));
+        let done = queue
+            .complete(&outcomes(&batch.sites, Verdict::Alive, false))
+            .await
+            .unwrap();
+        assert_eq!(done.done, batch.sites.len() as u64);
+    }
+}
+
+/// 16 concurrent claimers over 20,000 sites: every site claimed exactly once, no error.
+async fn sixteen_claimers(backend: Backend, claim: ClaimMethod) {
+    let (_db, queue) = seeded(
+        backend,
+        20_000,
+        QueueConfig {
+            claim,
+            ..Default::default()
+        },
+    )
+    .await;
+    let claimers: Vec<_> = (0..16)
+        .map(|i| tokio::spawn(claim_all(queue.clone(), format!("w{i}"), 100)))
+        .collect();
+    let mut seen = HashSet::new();
+    for claimer in claimers {
+        for id in claimer.await.unwrap() {
+            assert!(seen.insert(id), "site {id} was claimed twice");
+        }
+    }
+    assert_eq!(seen.len(), 20_000);
+    let counts = queue.state_counts().await.unwrap();
+    assert_eq!(
+        (counts.pending, counts.claimed, counts.done),
+        (0, 0, 20_000)
+    );
+}
+
+both_backends!(
+    async fn sixteen_claimers_get_every_site_exactly_once(backend: Backend) {
+        sixteen_claimers(backend, ClaimMethod::UpdateThenSelect).await
+    }
+);
+
+both_backends!(
+    async fn sixteen_skip_locked_claimers_get_every_site_exactly_once(backend: Backend) {
+        sixteen_claimers(backend, ClaimMethod::SkipLocked).await
+    }
+);
+
+both_backends!(
+    async fn expired_lease_is_reaped_and_the_late_result_is_rejected(backend: Backend) {
+        let (_db, queue) = seeded(backend, 10, QueueConfig::default()).await;
+        let first = queue
+            .claim("slow", 10, Duration::from_millis(200))
+            .await
+            .unwrap();
+        assert_eq!(first.sites.len(), 10);
+        assert!(queue
+            .claim("fast", 10, LONG)
+            .await
+            .unwrap()
+            .sites
+            .is_empty());
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(queue.reap(LONG).await.unwrap().expired, 10);
+        let second = queue.claim("fast", 10, LONG).await.unwrap();
+        assert_eq!(second.sites.len(), 10);
+        let late = queue
+            .complete(&outcomes(&first.sites, Verdict::Dead, false))
+            .await
+            .unwrap();
+        assert_eq!((late.done, late.stale), (0, 10));
+        let lost = queue
+            .extend(first.token, &ids(&first.sites), LONG)
+            .await
+            .unwrap();
+        assert_eq!(lost.len(), 10, "the slow worker learns it lost every site");
+        let good = queue
+            .complete(&outcomes(&second.sites, Verdict::Alive, false))
+            .await
+            .unwrap();
+        assert_eq!(good.done, 10);
+        let counts = queue.verdict_counts().await.unwrap();
+        assert_eq!(
+            counts,
+            vec![(Verdict::Alive, 10)],
+            "the late result overwrote nothing"
+        );
+    }
+);
+
+fn ids(sites: &[Site]) -> Vec<i64> {
+    sites.iter().map(|s| s.id).collect()
+}
+
+both_backends!(
+    async fn extending_a_lease_keeps_the_batch(backend: Backend) {
+        let (_db, queue) = seeded(backend, 5, QueueConfig::default()).await;
+        let batch = queue
+            .claim("w", 5, Duration::from_millis(300))
+            .await
+            .unwrap();
+        let lost = queue
+            .extend(batch.token, &ids(&batch.sites), LONG)
+            .await
+            .unwrap();
+        assert!(lost.is_empty());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(queue.reap(LONG).await.unwrap().expired, 0);
+        let done = queue
+            .complete(&outcomes(&batch.sites, Verdict::Alive, false))
+            .await
+            .unwrap();
+        assert_eq!(done.done, 5);
+    }
+);
+
+both_backends!(
+    async fn released_sites_come_back_after_the_delay(backend: Backend) {
+        let (_db, queue) = seeded(backend, 6, QueueConfig::default()).await;
+        let batch = queue.claim("w", 6, LONG).await.unwrap();
+        let (now, later) = batch.sites.split_at(3);
+        assert_eq!(
+            queue
+                .release(batch.token, &ids(later), Duration::from_millis(800))
+                .await
+                .unwrap(),
+            3
+        );
+        assert_eq!(
+            queue
+                .release(batch.token, &ids(now), Duration::ZERO)
+                .await
+                .unwrap(),
+            3
+        );
+        let again = queue.claim("w", 6, LONG).await.unwrap();
+        assert_eq!(
+            ids(&again.sites).into_iter().collect::<HashSet<_>>(),
+            ids(now).into_iter().collect()
+        );
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        assert_eq!(queue.claim("w", 6, LONG).await.unwrap().sites.len(), 3);
+    }
+);
+
+both_backends!(
+    async fn a_dead_workers_claims_are_released_before_its_lease_expires(backend: Backend) {
+        let (_db, queue) = seeded(backend, 8, QueueConfig::default()).await;
+        queue.register("dead", "host", 1).await.unwrap();
+        queue.register("alive", "host", 2).await.unwrap();
+        let held = queue.claim("dead", 4, LONG).await.unwrap();
+        let kept = queue.claim("alive", 4, LONG).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(queue.heartbeat("alive", 4).await.unwrap());
+        let reaped = queue.reap(Duration::from_millis(300)).await.unwrap();
+        assert_eq!((reaped.expired, reaped.abandoned), (0, 4));
+        assert!(
+            !queue.heartbeat("dead", 0).await.unwrap(),
+            "the dead worker was forgotten"
+        );
+        let workers = queue.workers().await.unwrap();
+        assert_eq!(
+            workers.iter().map(|w| w.id.as_str()).collect::<Vec<_>>(),
+            ["alive"]
+        );
+        let stale = queue
+            .complete(&outcomes(&held.sites, Verdict::Alive, false))
+            .await
+            .unwrap();
+        assert_eq!(stale.stale, 4);
+        assert_eq!(
+            queue
+                .complete(&outcomes(&kept.sites, Verdict::Alive, false))
+                .await
+                .unwrap()
+                .done,
+            4
+        );
+        assert_eq!(queue.claim("alive", 8, LONG).await.unwrap().sites.len(), 4);
+    }
+);
+
+both_backends!(
+    async fn a_transient_result_comes_back_later_until_the_attempt_limit(backend: Backend) {
+        let config = QueueConfig {
+            max_attempts: 3,
+            retry_delay: Duration::from_millis(300),
+            ..Default::default()
+        };
+        let (_db, queue) = seeded(backend, 1, config).await;
+        for attempt in 1..=3 {
+            let batch = queue.claim("w", 1, LONG).await.unwrap();
+            assert_eq!(batch.sites.len(), 1, "attempt {attempt} finds the site due");
+            assert_eq!(batch.sites[0].attempts, attempt - 1);
+            let result = queue
+                .complete(&outcomes(&batch.sites, Verdict::Error, true))
+                .await
+                .unwrap();
+            if attempt < 3 {
+                assert_eq!(result.retrying, 1);
+                assert!(
+                    queue.claim("w", 1, LONG).await.unwrap().sites.is_empty(),
+                    "not due yet"
+                );
+                tokio::time::sleep(Duration::from_millis(
+                    300 * 2u64.pow(attempt as u32 - 1) * 6 / 5 + 100,
+                ))
+                .await;
+            } else {
+                assert_eq!(result.done, 1, "the third transient failure is final");
+            }
+        }
+        let page = queue
+            .checked_page(Verdict::Error, None, 0, 10)
+            .await
+            .unwrap();
+        assert_eq!(
+            (page.len(), page[0].attempts, page[0].status),
+            (1, 3, Some(503))
+        );
+    }
+);
+
+both_backends!(
+    async fn retry_after_beyond_the_cap_makes_the_site_due_after_it(backend: Backend) {
+        let config = QueueConfig {
+            max_attempts: 3,
+            retry_delay: Duration::from_millis(10),
+            ..Default::default()
+        };
+        let (_db, queue) = seeded(backend, 1, config).await;
+        let batch = queue.claim("w", 1, LONG).await.unwrap();
+        let mut outcome = outcomes(&batch.sites, Verdict::Blocked, true);
+        outcome[0].finding.retry_after = Some(Duration::from_millis(1200));
+        assert_eq!(queue.complete(&outcome).await.unwrap().retrying, 1);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(queue.claim("w", 1, LONG).await.unwrap().sites.is_empty());
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        assert_eq!(queue.claim("w", 1, LONG).await.unwrap().sites.len(), 1);
+    }
+);
+
+both_backends!(
+    async fn a_claim_reads_only_its_own_batch(backend: Backend) {
+        let (_db, queue) = seeded(backend, 10, QueueConfig::default()).await;
+        let first = queue.claim("w", 4, LONG).await.unwrap();
+        let second = queue.claim("w", 4, LONG).await.unwrap();
+        assert_eq!((first.sites.len(), second.sites.len()), (4, 4));
+        let overlap: HashSet<_> = ids(&first.sites).into_iter().collect();
+        assert!(second.sites.iter().all(|s| !overlap.contains(&s.id)));
+        assert_ne!(first.token, second.token);
+    }
+);
+
+both_backends!(
+    async fn reseeding_counts_known_urls_and_keeps_their_results(backend: Backend) {
+        let (_db, queue) = seeded(backend, 50, QueueConfig::default()).await;
+        let batch = queue.claim("w", 50, LONG).await.unwrap();
+        queue
+            .complete(&outcomes(&batch.sites, Verdict::Dead, false))
+            .await
+            .unwrap();
+        let mut again = sites(60);
+        again.push(again[0].clone());
+        let seeded = queue.seed(&again, false).await.unwrap();
+        assert_eq!((seeded.added, seeded.known, seeded.rechecked), (10, 51, 0));
+        assert_eq!(
+            queue.verdict_counts().await.unwrap(),
+            vec![(Verdict::Dead, 50)]
+        );
+        let rechecked = queue.seed(&sites(60), true).await.unwrap();
+        assert_eq!(
+            (rechecked.added, rechecked.known, rechecked.rechecked),
+            (0, 60, 50)
+        );
+        assert_eq!(queue.claim("w", 100, LONG).await.unwrap().sites.len(), 60);
+    }
+);
+
+both_backends!(
+    async fn old_verdicts_become_due_again_on_recheck(backend: Backend) {
+        let (_db, queue) = seeded(backend, 5, QueueConfig::default()).await;
+        let batch = queue.claim("w", 5, LONG).await.unwrap();
+        queue
+            .complete(&outcomes(&batch.sites, Verdict::Alive, false))
+            .await
+            .unwrap();
+        assert_eq!(queue.recheck(Duration::from_secs(60)).await.unwrap(), 0);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(queue.recheck(Duration::from_millis(200)).await.unwrap(), 5);
+        let again = queue.claim("w", 5, LONG).await.unwrap();
+        assert_eq!(again.sites.len(), 5);
+        assert!(again.sites.iter().all(|s| s.attempts == 0));
+    }
+);
+
+both_backends!(
+    async fn one_of_five_contenders_holds_the_singleton_until_it_stops(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let ttl = Duration::from_millis(600);
+        let try_all = |queue: Queue, skip: Option<usize>| async move {
+            let mut winners = Vec::new();
+            for i in (0..5).filter(|i| Some(*i) != skip) {
+                if queue.try_lead("reap", &format!("p{i}"), ttl).await.unwrap() {
+                    winners.push(i);
+                }
+            }
+            winners
+        };
+        let first = try_all(queue.clone(), None).await;
+        assert_eq!(first.len(), 1, "exactly one contender wins: {first:?}");
+        let holder = first[0];
+        for _ in 0..3 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            assert_eq!(
+                try_all(queue.clone(), None).await,
+                vec![holder],
+                "the holder renews, nobody else wins"
+            );
+        }
+        // The holder stops renewing: nobody wins until its lease lapses, then exactly one does.
+        assert!(try_all(queue.clone(), Some(holder)).await.is_empty());
+        tokio::time::sleep(ttl + Duration::from_millis(100)).await;
+        let next = try_all(queue.clone(), Some(holder)).await;
+        assert_eq!(next.len(), 1, "one new holder: {next:?}");
+        assert_ne!(next[0], holder);
+        assert_eq!(queue.lead_runs("reap").await.unwrap(), 5);
+    }
+);
+
+both_backends!(
+    async fn migrations_apply_twice_and_from_four_connections_at_once(backend: Backend) {
+        let db = backend.fresh().await;
+        let connects: Vec<_> = (0..4)
+            .map(|_| {
+                let url = db.url.clone();
+                tokio::spawn(async move { crawler_queue::Db::connect(&url, 2).await })
+            })
+            .collect();
+        for connect in connects {
+            connect.await.unwrap().expect("concurrent migration");
+        }
+        let queue = db.queue().await;
+        queue
+            .db()
+            .migrate()
+            .await
+            .expect("migrating again is a no-op");
+        assert_eq!(queue.seed(&sites(3), false).await.unwrap().added, 3);
+    }
+);

@@ -1,0 +1,70 @@
+//! The crawler's binaries, built once per test process and run as a user would.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// The path of binary `name` (crawler-seed, crawler-worker, …), built on first use. `cargo
+/// test` builds only the binaries of packages with integration tests, so the suite builds the
+/// rest itself, into the same target directory and profile as the test binary.
+pub fn bin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let profile_dir = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .expect("target/PROFILE/deps")
+            .to_path_buf();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.args([
+            "build",
+            "--quiet",
+            "-p",
+            "crawler-worker",
+            "-p",
+            "crawler-coordinator",
+            "--bins",
+        ]);
+        if profile_dir.ends_with("release") {
+            build.arg("--release");
+        }
+        let target_dir = profile_dir.parent().expect("target dir");
+        let status = build
+            .env("CARGO_TARGET_DIR", target_dir)
+            .status()
+            .expect("run cargo build");
+        assert!(
+            status.success(),
+            "cargo build of the crawler binaries failed"
+        );
+        profile_dir
+    });
+    dir.join(name)
+}
+
+/// A command for binary `name` against `database_url`, quiet unless `TEST_LOG` is set.
+pub fn command(name: &str, database_url: &str) -> Command {
+    let mut cmd = Command::new(bin(name));
+    cmd.env("DATABASE_URL", database_url)
+        .env(
+            "RUST_LOG",
+            std::env::var("TEST_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `cmd` to its end, capturing its output.
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("run a crawler binary")
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
