@@ -367,3 +367,35 @@ fn help_names_every_default_and_environment_variable_but_no_password() {
         "{worker}"
     );
 }
+
+#[test]
+fn bad_option_values_are_usage_errors_that_name_the_option() {
+    for (name, args, words) in [
+        ("crawler-worker", &["--host-rate", "0"][..], "--host-rate"),
+        ("crawler-worker", &["--lease", "10ms"][..], "--lease"),
+        ("crawler-worker", &["--batch-size", "0"][..], "--batch-size"),
+        ("crawler-worker", &["--lease", "soon"][..], "--lease"),
+        ("crawler-reap", &["--every", "0s"][..], "--every"),
+        ("crawler-report", &["--format", "xml"][..], "--format"),
+        (
+            "crawler-seed",
+            &["--no-such-option"][..],
+            "--no-such-option",
+        ),
+    ] {
+        let out = run(Command::new(crawler_tests::bins::bin(name))
+            .args(args)
+            .env("DATABASE_URL", "sqlite:///nonexistent/x.db"));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{name} {args:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains(words),
+            "{name} {args:?}: {}",
+            stderr(&out)
+        );
+    }
+}

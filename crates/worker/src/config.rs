@@ -132,8 +132,8 @@ impl Args {
         if self.lease < Duration::from_secs(1) {
             return Err("--lease must be at least 1s".into());
         }
-        if self.host_rate.is_nan() || self.host_rate <= 0.0 {
-            return Err("--host-rate must be above 0".into());
+        if self.host_rate.is_nan() || self.host_rate < 0.001 {
+            return Err("--host-rate must be at least 0.001 (one request per 1000 s)".into());
         }
         let mut check = CheckConfig {
             timeout: self.timeout,
