@@ -15,6 +15,10 @@ CREATE TABLE IF NOT EXISTS sites (
     claim_token          BIGINT       NULL,
     expires_at           BIGINT       NULL,
     next_check_at        BIGINT       NOT NULL,
+    -- Checks in this round that ended in a transient failure (for the retry limit); a recheck
+    -- starts a new round.
+    tries                INT          NOT NULL DEFAULT 0,
+    -- Checks the current verdict took.
     attempts             INT          NOT NULL DEFAULT 0,
     verdict              VARCHAR(16)  NULL,
     http_status          INT          NULL,

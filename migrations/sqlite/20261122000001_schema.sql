@@ -11,6 +11,7 @@ CREATE TABLE IF NOT EXISTS sites (
     claim_token          INTEGER,
     expires_at           INTEGER,
     next_check_at        INTEGER NOT NULL,
+    tries                INTEGER NOT NULL DEFAULT 0,
     attempts             INTEGER NOT NULL DEFAULT 0,
     verdict              TEXT,
     http_status          INTEGER,

@@ -251,7 +251,7 @@ both_backends!(
         for attempt in 1..=3 {
             let batch = queue.claim("w", 1, LONG).await.unwrap();
             assert_eq!(batch.sites.len(), 1, "attempt {attempt} finds the site due");
-            assert_eq!(batch.sites[0].attempts, attempt - 1);
+            assert_eq!(batch.sites[0].tries, attempt - 1);
             let result = queue
                 .complete(&outcomes(&batch.sites, Verdict::Error, true))
                 .await
@@ -350,7 +350,15 @@ both_backends!(
         assert_eq!(queue.recheck(Duration::from_millis(200)).await.unwrap(), 5);
         let again = queue.claim("w", 5, LONG).await.unwrap();
         assert_eq!(again.sites.len(), 5);
-        assert!(again.sites.iter().all(|s| s.attempts == 0));
+        assert!(again.sites.iter().all(|s| s.tries == 0));
+        let page = queue
+            .checked_page(Verdict::Alive, None, 0, 10)
+            .await
+            .unwrap();
+        assert!(
+            page.iter().all(|s| s.attempts == 1),
+            "the old verdict keeps its attempt count until rechecked"
+        );
     }
 );
 

@@ -84,7 +84,7 @@ impl Queue {
     /// When the site should be checked again, or `None` if this result is final.
     fn retry_delay(&self, outcome: &Outcome) -> Option<Duration> {
         let finding = &outcome.finding;
-        let attempts = outcome.site.attempts.max(0) as u32 + 1;
+        let attempts = outcome.site.tries.max(0) as u32 + 1;
         if !(finding.transient || finding.retry_after.is_some())
             || attempts >= self.config.max_attempts
         {
@@ -120,7 +120,7 @@ impl Queue {
             "UPDATE {} SET state = 2, owner = NULL, expires_at = NULL, \
              checked_at = {now}, next_check_at = {now}, verdict = {case}, http_status = {case}, \
              error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
-             attempts = {case}, consecutive_failures = {case}{last_alive} \
+             tries = 0, attempts = {case}, consecutive_failures = {case}{last_alive} \
              WHERE claim_token = ? AND state = 1 AND id IN ({})",
             self.sql().sites_by_id,
             placeholders(chunk.len())
@@ -142,7 +142,7 @@ impl Queue {
                 column!(q, o => o.finding.final_url.as_deref());
                 column!(q, o => o.finding.redirects as i32);
                 column!(q, o => millis(o.finding.latency).min(i32::MAX.into()) as i32);
-                column!(q, o => o.site.attempts + 1);
+                column!(q, o => o.site.tries + 1);
                 column!(q, o => if o.finding.verdict == Verdict::Alive {
                     0
                 } else {
@@ -168,7 +168,7 @@ impl Queue {
         let case = case_by_id(chunk.len());
         let sql = format!(
             "UPDATE {} SET state = 0, owner = NULL, expires_at = NULL, \
-             attempts = {case}, next_check_at = {now} + {case} \
+             tries = {case}, next_check_at = {now} + {case} \
              WHERE claim_token = ? AND state = 1 AND id IN ({})",
             self.sql().sites_by_id,
             placeholders(chunk.len())
@@ -177,7 +177,7 @@ impl Queue {
             retry("complete", || {
                 let mut q = sqlx::query(&sql);
                 for (o, _) in chunk {
-                    q = q.bind(o.site.id).bind(o.site.attempts + 1);
+                    q = q.bind(o.site.id).bind(o.site.tries + 1);
                 }
                 for (o, delay) in chunk {
                     q = q.bind(o.site.id).bind(delay);

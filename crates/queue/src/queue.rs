@@ -40,7 +40,7 @@ pub struct Site {
     pub url: String,
     pub host: String,
     /// Checks already made in this round that ended in a transient failure.
-    pub attempts: i32,
+    pub tries: i32,
     pub consecutive_failures: i32,
 }
 
@@ -117,7 +117,7 @@ impl Queue {
     ) -> Result<Batch, Error> {
         let now = self.now_expr();
         let choose = format!(
-            "SELECT id, ? AS claim_token, url, host, attempts, consecutive_failures \
+            "SELECT id, ? AS claim_token, url, host, tries, consecutive_failures \
              FROM sites FORCE INDEX (sites_due) WHERE state = 0 AND next_check_at <= {now} \
              ORDER BY next_check_at, id LIMIT ? FOR UPDATE SKIP LOCKED"
         );

@@ -90,7 +90,7 @@ impl Queue {
     async fn recheck_keys(&self, keys: &[[u8; 16]]) -> Result<u64, Error> {
         let now = self.now_expr();
         let sql = format!(
-            "UPDATE sites SET state = 0, attempts = 0, next_check_at = {now} \
+            "UPDATE sites SET state = 0, tries = 0, next_check_at = {now} \
              WHERE url_key IN ({}) AND (state = 2 OR (state = 0 AND next_check_at > {now}))",
             placeholders(keys.len())
         );

@@ -90,7 +90,7 @@ impl Statements {
                 "next_check_at, id",
             ),
             select_batch: format!(
-                "SELECT id, claim_token, url, host, attempts, consecutive_failures \
+                "SELECT id, claim_token, url, host, tries, consecutive_failures \
                  FROM {by_token} WHERE claim_token = ? AND state = 1"
             ),
             extend: sql(&format!(
@@ -105,7 +105,7 @@ impl Statements {
             ),
             forget_dead_workers: sql("DELETE FROM workers WHERE heartbeat_at < {now} - ?"),
             recheck: limited(
-                "state = 0, attempts = 0, next_check_at = {now}",
+                "state = 0, tries = 0, next_check_at = {now}",
                 "state = 2 AND next_check_at <= {now} - ?",
                 "next_check_at",
             ),

@@ -58,7 +58,7 @@ mod tests {
             token: 7,
             url: String::new(),
             host: String::new(),
-            attempts: 0,
+            tries: 0,
             consecutive_failures: 0,
         }
     }
