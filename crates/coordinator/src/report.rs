@@ -199,6 +199,6 @@ mod tests {
 
     #[test]
     fn milliseconds_print_as_rfc3339_utc() {
-        assert_eq!(rfc3339(1_795_000_000_123), "2026-11-18T07:46:40.123Z");
+        assert_eq!(rfc3339(1_795_000_000_123), "2026-11-18T11:06:40.123Z");
     }
 }
