@@ -1,16 +1,22 @@
 //! Seeding: streams URLs from files or stdin into the queue in bounded memory.
 //!
 //! A blocking thread reads and normalizes lines (reporting bad ones as `FILE:LINE: reason`) and
-//! hands chunks of valid URLs over a small channel to the inserter, so reading overlaps the
-//! database round trips and at most a few chunks are ever in memory, whatever the input's size.
+//! hands chunks of valid URLs over a small channel to two concurrent inserters, so reading
+//! overlaps the database round trips and at most a few chunks are ever in memory, whatever the
+//! input's size.
 
 use crawler_queue::seed::SEED_CHUNK;
 use crawler_queue::{NewSite, Queue, Seeded};
+use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::sync::mpsc;
 
 use crate::input::{self, Lines};
 use crate::Error;
+
+/// Chunks inserted at once: the database works on one insert (index updates, the unique
+/// check) while the next one travels.
+const INSERTERS: usize = 2;
 
 /// What a whole seed did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,8 +36,12 @@ pub async fn seed(queue: &Queue, sources: &[String], recheck: bool) -> Result<Se
             let (source, bar) = (source.clone(), bar.clone());
             tokio::task::spawn_blocking(move || read(&source, &bar, chunks_tx))
         };
-        while let Some(chunk) = chunks.recv().await {
-            summary.seeded += queue.seed(&chunk, recheck).await?;
+        let chunks = futures::stream::poll_fn(|cx| chunks.poll_recv(cx));
+        let mut inserts = chunks
+            .map(|chunk| async move { queue.seed(&chunk, recheck).await })
+            .buffer_unordered(INSERTERS);
+        while let Some(seeded) = inserts.next().await {
+            summary.seeded += seeded?;
             bar.set_message(message(&summary));
         }
         summary.rejected += reader.await.expect("the reader thread panicked")?;

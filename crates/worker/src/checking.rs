@@ -13,7 +13,7 @@ use crate::run::Ctx;
 pub async fn check_loop(
     ctx: Arc<Ctx>,
     mut sites: mpsc::Receiver<Site>,
-    outcomes: mpsc::UnboundedSender<Outcome>,
+    outcomes: mpsc::Sender<Outcome>,
     stop: CancellationToken,
 ) {
     let limit = ctx.config.check.concurrency;
@@ -22,7 +22,7 @@ pub async fn check_loop(
         tokio::select! {
             biased;
             _ = stop.cancelled() => break,
-            Some(done) = running.join_next(), if !running.is_empty() => forward(done, &outcomes),
+            Some(done) = running.join_next(), if !running.is_empty() => forward(done, &outcomes).await,
             site = sites.recv(), if running.len() < limit => match site {
                 Some(site) => {
                     let checker = ctx.checker.clone();
@@ -41,7 +41,7 @@ pub async fn check_loop(
     tokio::pin!(grace);
     while !running.is_empty() {
         tokio::select! {
-            Some(done) = running.join_next() => forward(done, &outcomes),
+            Some(done) = running.join_next() => forward(done, &outcomes).await,
             _ = &mut grace => {
                 tracing::info!(sites = running.len(), "grace period over; giving back checks in flight");
                 running.abort_all();
@@ -51,13 +51,12 @@ pub async fn check_loop(
     }
 }
 
-fn forward(
-    done: Result<Outcome, tokio::task::JoinError>,
-    outcomes: &mpsc::UnboundedSender<Outcome>,
-) {
+/// Hands an outcome to the writer, waiting while the writer is behind: that wait stops this
+/// loop taking sites, which stops the claimer claiming, so a slow database bounds memory.
+async fn forward(done: Result<Outcome, tokio::task::JoinError>, outcomes: &mpsc::Sender<Outcome>) {
     match done {
         Ok(outcome) => {
-            let _ = outcomes.send(outcome);
+            let _ = outcomes.send(outcome).await;
         }
         // A panicking check loses no site: it stays held and is given back (or its lease expires).
         Err(error) if error.is_panic() => tracing::error!("a check panicked: {error}"),

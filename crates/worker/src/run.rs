@@ -63,7 +63,8 @@ pub async fn run(
     let done = CancellationToken::new(); // stop the upkeep, once everything is written or given back
     let upkeep = spawn_upkeep(&ctx, &stop, &done);
     let (site_tx, site_rx) = mpsc::channel(2 * ctx.config.batch_size as usize);
-    let (outcome_tx, outcome_rx) = mpsc::unbounded_channel();
+    // Bounded: a writer that falls behind holds up the checks, and so the claims (see checking.rs).
+    let (outcome_tx, outcome_rx) = mpsc::channel(2 * crate::writer::FLUSH_AT);
     let mut claimer = tokio::spawn(claim_loop(ctx.clone(), site_tx, stop.clone()));
     let checking = tokio::spawn(crate::checking::check_loop(
         ctx.clone(),

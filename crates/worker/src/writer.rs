@@ -11,12 +11,12 @@ use tokio::sync::mpsc;
 use crate::run::Ctx;
 
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
-const FLUSH_AT: usize = 500;
+pub const FLUSH_AT: usize = 500;
 /// How long results are retried at shutdown before the worker exits without them (their
 /// leases then expire and the sites are checked again: a delay, not a loss).
 const LAST_WRITE_FOR: Duration = Duration::from_secs(60);
 
-pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::UnboundedReceiver<Outcome>) {
+pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::Receiver<Outcome>) {
     let mut pending = Vec::new();
     let mut tick = tokio::time::interval(FLUSH_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
