@@ -399,3 +399,32 @@ fn bad_option_values_are_usage_errors_that_name_the_option() {
         );
     }
 }
+
+#[test]
+fn the_worker_raises_a_low_open_files_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("crawler.db").display());
+    let mut cmd = command("crawler-worker", &url);
+    cmd.arg("--drain").env("RUST_LOG", "info");
+    // SAFETY: setrlimit between fork and exec touches only the child.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            let limit = libc::rlimit {
+                rlim_cur: 256,
+                rlim_max: 4096,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("raised the open-files limit from 256 to 4096"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -41,6 +41,7 @@ pub async fn run(
     config: WorkerConfig,
     shutdown: impl Future<Output = ()>,
 ) -> Result<Ended, Error> {
+    raise_open_files_limit();
     let queue = Queue::new(Db::connect(url, POOL_SIZE).await?, config.queue.clone());
     let checker = Checker::new(config.check.clone())?;
     queue
@@ -134,6 +135,28 @@ async fn give_back(ctx: &Ctx) {
             Err(error) => {
                 tracing::warn!(error = %crate::chain(&error), sites = ids.len(), "cannot give back sites; their lease will expire")
             }
+        }
+    }
+}
+
+/// Raises the soft limit on open files to the hard limit. Every check holds a socket, and the
+/// connection pool keeps idle ones to recently seen hosts; at a common default soft limit of
+/// 1,024, connects would fail with EMFILE and live sites would be reported unreachable.
+fn raise_open_files_limit() {
+    // SAFETY: getrlimit/setrlimit on a local, zero-initialized struct.
+    unsafe {
+        let mut limit = std::mem::zeroed::<libc::rlimit>();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 || limit.rlim_cur >= limit.rlim_max
+        {
+            return;
+        }
+        let before = limit.rlim_cur;
+        limit.rlim_cur = limit.rlim_max;
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+            tracing::info!(
+                "raised the open-files limit from {before} to {}",
+                limit.rlim_max
+            );
         }
     }
 }
