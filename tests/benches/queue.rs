@@ -13,6 +13,7 @@ const SERVER_FLAGS: &str = "--innodb-log-file-size=512M --innodb-buffer-pool-siz
 use std::time::{Duration, Instant};
 
 use crawler_queue::{ClaimMethod, Finding, NewSite, Outcome, Queue, QueueConfig, Verdict};
+use crawler_tests::bench::claim_latency;
 use crawler_tests::Backend;
 
 const LEASE: Duration = Duration::from_secs(600);
@@ -110,25 +111,6 @@ async fn drain(queue: &Queue, claimers: usize) -> (f64, Duration, Duration) {
     }
     let rate = total as f64 / started.elapsed().as_secs_f64();
     (rate, claiming / batches.max(1), completing / batches.max(1))
-}
-
-/// Claim latency (p50, p99) of `samples` claims of 100 sites. Each batch is given back at once
-/// (due again), so the table keeps its size and its count of due rows while it is measured.
-async fn claim_latency(queue: &Queue, samples: usize) -> (Duration, Duration) {
-    let mut times = Vec::with_capacity(samples);
-    for _ in 0..samples {
-        let started = Instant::now();
-        let batch = queue.claim("latency", 100, LEASE).await.unwrap();
-        times.push(started.elapsed());
-        assert_eq!(batch.sites.len(), 100, "the table ran out of due sites");
-        let ids: Vec<i64> = batch.sites.iter().map(|s| s.id).collect();
-        queue
-            .release(batch.token, &ids, Duration::ZERO)
-            .await
-            .unwrap();
-    }
-    times.sort();
-    (times[samples / 2], times[samples * 99 / 100])
 }
 
 async fn bench(backend: Backend, big: usize) {

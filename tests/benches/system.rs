@@ -29,11 +29,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crawler_tests::bench::{host, raise_fd_limit, HOSTS};
 use crawler_tests::mariadb::MariaDb;
 use tempfile::TempDir;
 
 /// Hosts the URLs are spread over: 127.0.1.1 to 127.0.4.250, one port.
-const HOSTS: usize = 1000;
 /// Checks in flight, the same for the worker and the bare loop.
 const CONCURRENCY: usize = 128;
 /// The list of the main comparison, and the long one for memory flatness.
@@ -282,23 +282,6 @@ fn flag(name: &str, default: bool) -> bool {
     }
 }
 
-/// The i-th of the [`HOSTS`] loopback addresses: 127.0.1.1 to 127.0.4.250.
-fn host(i: usize) -> String {
-    format!("127.0.{}.{}", 1 + i / 250, 1 + i % 250)
-}
-
-/// Lets a process hold thousands of sockets (one listener per host, pooled connections).
-fn raise_fd_limit() {
-    // SAFETY: plain libc calls on a local struct.
-    unsafe {
-        let mut limit = std::mem::zeroed::<libc::rlimit>();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-            limit.rlim_cur = limit.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        }
-    }
-}
-
 mod list {
     //! The URL list: URL i is on host i % 1000; its page kind comes from a hash of i, so kinds
     //! are independent of hosts and evenly spread along the list.
@@ -369,15 +352,13 @@ mod server {
 
     use std::io::Write;
 
-    use tokio::net::TcpListener;
-
-    use super::{host, raise_fd_limit, HOSTS};
+    use super::raise_fd_limit;
 
     pub fn run() {
         raise_fd_limit();
         let runtime = tokio::runtime::Runtime::new().expect("server runtime");
         runtime.block_on(async {
-            let listeners = bind_all().await;
+            let listeners = crawler_tests::bench::bind_all().await;
             let port = listeners[0].local_addr().unwrap().port();
             println!("READY {port}");
             std::io::stdout().flush().unwrap();
@@ -386,25 +367,6 @@ mod server {
             }
             std::future::pending::<()>().await;
         });
-    }
-
-    /// Binds every host on one port; tries another port if one of them is taken.
-    async fn bind_all() -> Vec<TcpListener> {
-        'port: for _ in 0..10 {
-            let first = TcpListener::bind((host(0), 0))
-                .await
-                .expect("bind 127.0.1.1");
-            let port = first.local_addr().unwrap().port();
-            let mut listeners = vec![first];
-            for i in 1..HOSTS {
-                match TcpListener::bind((host(i), port)).await {
-                    Ok(listener) => listeners.push(listener),
-                    Err(_) => continue 'port,
-                }
-            }
-            return listeners;
-        }
-        panic!("no port free on all {HOSTS} loopback addresses");
     }
 }
 
@@ -1041,7 +1003,6 @@ mod scale {
     use super::{list, Bench};
 
     const SAMPLES: usize = 300;
-    const LEASE: Duration = Duration::from_secs(600);
     /// Rows per UPDATE when marking sites dead: one statement over 10M rows would build a huge
     /// undo log.
     const MARK_CHUNK: i64 = 500_000;
@@ -1116,20 +1077,8 @@ mod scale {
             .await
             .expect("connect");
         let queue = Queue::new(db, QueueConfig::default());
-        let mut times = Vec::with_capacity(SAMPLES);
-        for _ in 0..SAMPLES {
-            let started = Instant::now();
-            let batch = queue.claim("latency", 100, LEASE).await.expect("claim");
-            times.push(started.elapsed());
-            assert_eq!(batch.sites.len(), 100, "the table ran out of due sites");
-            let ids: Vec<i64> = batch.sites.iter().map(|s| s.id).collect();
-            queue
-                .release(batch.token, &ids, Duration::ZERO)
-                .await
-                .expect("give back");
-        }
+        let latency = crawler_tests::bench::claim_latency(&queue, SAMPLES).await;
         queue.db().close().await;
-        times.sort();
-        (times[SAMPLES / 2], times[SAMPLES * 99 / 100])
+        latency
     }
 }

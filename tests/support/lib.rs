@@ -5,9 +5,11 @@
 //! - [`backend`]: `Backend`, `TestDb`, and `both_backends!` (one test body, run on each backend).
 //! - [`mariadb`]: private `mariadbd` servers on their own data directories and ports.
 //! - [`site`]: a local website whose paths say what they answer.
+//! - [`bench`]: what the benchmarks share (loopback hosts, claim latency).
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
 
 pub mod backend;
+pub mod bench;
 pub mod bins;
 pub mod mariadb;
 pub mod site;

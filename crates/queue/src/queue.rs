@@ -218,6 +218,6 @@ impl Queue {
 
     /// The SQL expression for now, for statements built per call.
     pub(crate) fn now_expr(&self) -> &'static str {
-        &self.sql().now["SELECT ".len()..]
+        self.sql().now_expr
     }
 }

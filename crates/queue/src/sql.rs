@@ -17,6 +17,9 @@ const SQLITE_NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS IN
 
 /// The fixed statements of one dialect.
 pub(crate) struct Statements {
+    /// The expression for now, for statements built per call.
+    pub now_expr: &'static str,
+    /// Reads the database's clock.
     pub now: String,
     /// Binds: owner, token, lease ms, n. Stamps a claim on up to n due pending rows.
     pub claim: String,
@@ -83,6 +86,7 @@ impl Statements {
         };
         let unclaim = "state = 0, owner = NULL, claim_token = NULL, expires_at = NULL";
         Statements {
+            now_expr: now,
             now: format!("SELECT {now}"),
             claim: limited(
                 "state = 1, owner = ?, claim_token = ?, expires_at = {now} + ?",

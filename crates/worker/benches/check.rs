@@ -15,8 +15,9 @@ mod server;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
+use crawler_tests::bench::{host, raise_fd_limit, HOSTS};
+
 /// Hosts the URLs are spread over.
-const HOSTS: usize = 1000;
 /// Global in-flight limit, the same for the checker and the bare loop (lychee's default).
 const CONCURRENCY: usize = 128;
 const ROLE: &str = "CHECK_BENCH_ROLE";
@@ -135,21 +136,4 @@ fn spawn_child(role: &str, envs: &[(&str, &str)]) -> Child {
         .stdout(Stdio::piped())
         .spawn()
         .expect("re-exec the bench")
-}
-
-/// The i-th of the [`HOSTS`] loopback addresses: 127.0.1.1 to 127.0.4.250.
-fn host(i: usize) -> String {
-    format!("127.0.{}.{}", 1 + i / 250, 1 + i % 250)
-}
-
-/// Lets a process hold thousands of sockets (one listener per host, pooled connections).
-fn raise_fd_limit() {
-    // SAFETY: plain libc calls on a local struct.
-    unsafe {
-        let mut limit = std::mem::zeroed::<libc::rlimit>();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-            limit.rlim_cur = limit.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        }
-    }
 }

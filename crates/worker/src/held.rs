@@ -38,10 +38,6 @@ impl Held {
             .collect()
     }
 
-    pub fn len(&self) -> usize {
-        self.0.lock().unwrap().values().map(HashSet::len).sum()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.0.lock().unwrap().is_empty()
     }

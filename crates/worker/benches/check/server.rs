@@ -10,7 +10,7 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-use super::{host, raise_fd_limit, HOSTS};
+use crawler_tests::bench::{bind_all, raise_fd_limit};
 
 pub fn run() {
     raise_fd_limit();
@@ -25,25 +25,6 @@ pub fn run() {
         }
         std::future::pending::<()>().await;
     });
-}
-
-/// Binds every host on one port; tries another port if one of them is taken.
-async fn bind_all() -> Vec<TcpListener> {
-    'port: for _ in 0..10 {
-        let first = TcpListener::bind((host(0), 0))
-            .await
-            .expect("bind 127.0.1.1");
-        let port = first.local_addr().unwrap().port();
-        let mut listeners = vec![first];
-        for i in 1..HOSTS {
-            match TcpListener::bind((host(i), port)).await {
-                Ok(listener) => listeners.push(listener),
-                Err(_) => continue 'port,
-            }
-        }
-        return listeners;
-    }
-    panic!("no port free on all {HOSTS} loopback addresses");
 }
 
 async fn serve(listener: TcpListener) {

@@ -1,0 +1,68 @@
+//! What the benchmarks share: a thousand loopback hosts served on one port, and the claim
+//! latency measurement.
+
+use std::time::{Duration, Instant};
+
+use crawler_queue::Queue;
+use tokio::net::TcpListener;
+
+/// Loopback hosts a benchmark spreads its URLs over.
+pub const HOSTS: usize = 1000;
+
+/// The i-th of the [`HOSTS`] loopback addresses: 127.0.1.1 to 127.0.4.250.
+pub fn host(i: usize) -> String {
+    format!("127.0.{}.{}", 1 + i / 250, 1 + i % 250)
+}
+
+/// Lets a process hold thousands of sockets (one listener per host, pooled connections).
+pub fn raise_fd_limit() {
+    // SAFETY: plain libc calls on a local struct.
+    unsafe {
+        let mut limit = std::mem::zeroed::<libc::rlimit>();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+/// Binds every one of the [`HOSTS`] on one port; tries another port if one of them is taken.
+pub async fn bind_all() -> Vec<TcpListener> {
+    'port: for _ in 0..10 {
+        let first = TcpListener::bind((host(0), 0))
+            .await
+            .expect("bind 127.0.1.1");
+        let port = first.local_addr().unwrap().port();
+        let mut listeners = vec![first];
+        for i in 1..HOSTS {
+            match TcpListener::bind((host(i), port)).await {
+                Ok(listener) => listeners.push(listener),
+                Err(_) => continue 'port,
+            }
+        }
+        return listeners;
+    }
+    panic!("no port free on all {HOSTS} loopback addresses");
+}
+
+/// Claim latency (p50, p99) of `samples` claims of 100 sites. Each batch is given back at once
+/// (due again), so the table keeps its size and its count of due rows while it is measured.
+pub async fn claim_latency(queue: &Queue, samples: usize) -> (Duration, Duration) {
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let started = Instant::now();
+        let batch = queue
+            .claim("latency", 100, Duration::from_secs(600))
+            .await
+            .expect("claim");
+        times.push(started.elapsed());
+        assert_eq!(batch.sites.len(), 100, "the table ran out of due sites");
+        let ids: Vec<i64> = batch.sites.iter().map(|s| s.id).collect();
+        queue
+            .release(batch.token, &ids, Duration::ZERO)
+            .await
+            .expect("give back");
+    }
+    times.sort();
+    (times[samples / 2], times[samples * 99 / 100])
+}
