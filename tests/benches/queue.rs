@@ -13,7 +13,7 @@ const SERVER_FLAGS: &str = "--innodb-log-file-size=512M --innodb-buffer-pool-siz
 use std::time::{Duration, Instant};
 
 use crawler_queue::{ClaimMethod, Finding, NewSite, Outcome, Queue, QueueConfig, Verdict};
-use crawler_tests::bench::claim_latency;
+use crawler_tests::bench::{claim_latency, machine_cpu};
 use crawler_tests::Backend;
 
 const LEASE: Duration = Duration::from_secs(600);
@@ -66,10 +66,12 @@ async fn seed(queue: &Queue, n: usize, writers: usize) -> f64 {
     n as f64 / started.elapsed().as_secs_f64()
 }
 
-/// `claimers` tasks claim and complete until nothing is due; returns sites/s and the mean
-/// time a batch spends in claim and in complete.
-async fn drain(queue: &Queue, claimers: usize) -> (f64, Duration, Duration) {
+/// `claimers` tasks claim and complete until nothing is due; returns sites/s, the whole
+/// machine's CPU time per site in microseconds, and the mean time a batch spends in claim and
+/// in complete.
+async fn drain(queue: &Queue, claimers: usize) -> (f64, f64, Duration, Duration) {
     let started = Instant::now();
+    let busy = machine_cpu().0;
     let tasks: Vec<_> = (0..claimers)
         .map(|c| {
             let queue = queue.clone();
@@ -110,17 +112,23 @@ async fn drain(queue: &Queue, claimers: usize) -> (f64, Duration, Duration) {
             (total + n, batches + b, claiming + c, completing + w);
     }
     let rate = total as f64 / started.elapsed().as_secs_f64();
-    (rate, claiming / batches.max(1), completing / batches.max(1))
+    let cpu = (machine_cpu().0 - busy) * 1e6 / total.max(1) as f64;
+    (
+        rate,
+        cpu,
+        claiming / batches.max(1),
+        completing / batches.max(1),
+    )
 }
 
-async fn bench(backend: Backend, big: usize) {
+async fn bench(backend: Backend, big: usize, claimer_counts: &[usize]) {
     println!("\n== {backend:?} ==");
     let methods: &[ClaimMethod] = match backend {
         Backend::MariaDb => &[ClaimMethod::UpdateThenSelect, ClaimMethod::SkipLocked],
         Backend::Sqlite => &[ClaimMethod::UpdateThenSelect],
     };
     for &method in methods {
-        for claimers in [1, 4, 16] {
+        for &claimers in claimer_counts {
             let db = backend.fresh().await;
             let queue = db
                 .queue_with(QueueConfig {
@@ -129,12 +137,15 @@ async fn bench(backend: Backend, big: usize) {
                 })
                 .await;
             seed(&queue, 100_000, 2).await;
-            let (rate, claim, complete) = drain(&queue, claimers).await;
+            let (rate, cpu, claim, complete) = drain(&queue, claimers).await;
             println!(
                 "{method:?}: claim+complete, {claimers:>2} claimers, batches of {BATCH}: {rate:>7.0} sites/s  \
-                 (per batch: claim {claim:.1?}, complete {complete:.1?})"
+                 (machine CPU {cpu:.0} us/site; per batch: claim {claim:.1?}, complete {complete:.1?})"
             );
         }
+    }
+    if big == 0 {
+        return;
     }
     for rows in [10_000, big] {
         let db = backend.fresh().await;
@@ -158,6 +169,15 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
+    let claimers: Vec<usize> = std::env::var("QUEUE_BENCH_CLAIMERS")
+        .unwrap_or_else(|_| "1,4,16".into())
+        .split(',')
+        .map(|n| {
+            n.trim()
+                .parse()
+                .expect("QUEUE_BENCH_CLAIMERS: a comma-separated list of counts")
+        })
+        .collect();
     println!(
         "queue benchmark: {} cores; HTTP check stubbed out",
         std::thread::available_parallelism().map_or(0, |n| n.get())
@@ -167,7 +187,7 @@ async fn main() {
             .as_deref()
             .is_none_or(|o| format!("{backend:?}").eq_ignore_ascii_case(o))
         {
-            bench(backend, big).await;
+            bench(backend, big, &claimers).await;
         }
     }
 }

@@ -672,6 +672,11 @@ mod proc {
         super::field(&status, "VmRSS:").map_or(0, |kb| kb as u64)
     }
 
+    /// Open file descriptors of a live process (sockets included; 0 if it is gone).
+    pub fn open_files(pid: u32) -> usize {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |dir| dir.count())
+    }
+
     /// User + system CPU seconds a live process has used so far (0 if it is gone).
     pub fn cpu_of(pid: u32) -> f64 {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -685,20 +690,6 @@ mod proc {
                 .unwrap_or(0.0)
         };
         (ticks(11) + ticks(12)) / clock_ticks()
-    }
-
-    /// (busy, total) CPU seconds of the whole machine so far, from /proc/stat.
-    pub fn machine_cpu() -> (f64, f64) {
-        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-        let line = stat.lines().next().unwrap_or("");
-        let values: Vec<f64> = line
-            .split_whitespace()
-            .skip(1)
-            .map(|v| v.parse().unwrap_or(0.0))
-            .collect();
-        let total: f64 = values.iter().take(8).sum();
-        let idle = values.get(3).copied().unwrap_or(0.0) + values.get(4).copied().unwrap_or(0.0);
-        ((total - idle) / clock_ticks(), total / clock_ticks())
     }
 
     fn clock_ticks() -> f64 {
@@ -721,8 +712,9 @@ mod crawl {
 
     use super::bare::limit;
     use super::list::Expected;
-    use super::proc::{cpu_of, machine_cpu, rss_kb, Measured, Running};
+    use super::proc::{cpu_of, open_files, rss_kb, Measured, Running};
     use super::{Bench, CONCURRENCY};
+    use crawler_tests::bench::machine_cpu;
 
     pub struct Crawl {
         pub backend: &'static str,
@@ -827,7 +819,7 @@ mod crawl {
         let mut timeline = Vec::new();
         let worker = worker.finish_sampling(limit(n), every, |t| {
             let claimed = bench.runtime.block_on(claimed_rows(&probe));
-            timeline.push((t, rss_kb(pid), claimed));
+            timeline.push((t, rss_kb(pid), open_files(pid), claimed));
         });
         bench.runtime.block_on(probe.close());
         let after = (cpu_of(bench.server_pid), cpu_of(db_pid), machine_cpu());
@@ -922,19 +914,19 @@ mod crawl {
         count.unwrap_or(-1)
     }
 
-    fn print_timeline(timeline: &[(Duration, u64, i64)]) {
+    fn print_timeline(timeline: &[(Duration, u64, usize, i64)]) {
         let points: Vec<String> = timeline
             .iter()
-            .map(|(t, kb, claimed)| {
+            .map(|(t, kb, files, claimed)| {
                 format!(
-                    "{:.0}s {:.0}MB/{claimed}",
+                    "{:.0}s {:.0}MB/{files}/{claimed}",
                     t.as_secs_f64(),
                     *kb as f64 / 1024.0
                 )
             })
             .collect();
         println!(
-            "  worker RSS / claimed rows over time: {}",
+            "  worker RSS / open files / claimed rows over time: {}",
             points.join(", ")
         );
     }

@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crawler_queue::{ClaimMethod, Finding, NewSite, Outcome, Queue, QueueConfig, Site, Verdict};
+use crawler_queue::{
+    ClaimMethod, Db, Finding, NewSite, Outcome, Queue, QueueConfig, Site, Verdict,
+};
 use crawler_tests::{both_backends, Backend};
 
 const LONG: Duration = Duration::from_secs(600);
@@ -151,6 +153,61 @@ both_backends!(
 fn ids(sites: &[Site]) -> Vec<i64> {
     sites.iter().map(|s| s.id).collect()
 }
+
+both_backends!(
+    async fn each_site_gets_its_own_result_from_a_bulk_write(backend: Backend) {
+        // Five results in one statement (padded to eight rows): alive and dead, each latency
+        // its own, so a result landing on the wrong row would show.
+        let (db, queue) = seeded(backend, 5, QueueConfig::default()).await;
+        let batch = queue.claim("w", 5, LONG).await.unwrap();
+        let results: Vec<Outcome> = batch
+            .sites
+            .iter()
+            .enumerate()
+            .map(|(i, site)| {
+                let verdict = if i % 2 == 0 {
+                    Verdict::Alive
+                } else {
+                    Verdict::Dead
+                };
+                let mut finding = finding(verdict, false);
+                finding.latency = Duration::from_millis(100 + i as u64);
+                Outcome {
+                    site: site.clone(),
+                    finding,
+                }
+            })
+            .collect();
+        let written = queue.complete(&results).await.unwrap();
+        assert_eq!((written.done, written.stale), (5, 0));
+
+        let sql = "SELECT id, verdict, latency_ms, \
+                   CASE WHEN last_alive_at IS NULL THEN 0 ELSE 1 END, consecutive_failures \
+                   FROM sites WHERE state = 2 ORDER BY id";
+        let raw = Db::connect(&db.url, 1).await.unwrap();
+        let mut rows: Vec<(i64, String, i64, i64, i64)> = match &raw {
+            Db::MySql(pool) => sqlx::query_as(sql).fetch_all(pool).await,
+            Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await,
+        }
+        .unwrap();
+        let mut expected: Vec<(i64, String, i64, i64, i64)> = results
+            .iter()
+            .map(|o| {
+                let alive = o.finding.verdict == Verdict::Alive;
+                (
+                    o.site.id,
+                    o.finding.verdict.as_str().to_owned(),
+                    o.finding.latency.as_millis() as i64,
+                    i64::from(alive),
+                    i64::from(!alive),
+                )
+            })
+            .collect();
+        rows.sort();
+        expected.sort();
+        assert_eq!(rows, expected);
+    }
+);
 
 both_backends!(
     async fn extending_a_lease_keeps_the_batch(backend: Backend) {

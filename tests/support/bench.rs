@@ -1,5 +1,5 @@
-//! What the benchmarks share: a thousand loopback hosts served on one port, and the claim
-//! latency measurement.
+//! What the benchmarks share: a thousand loopback hosts served on one port, the claim latency
+//! measurement, and the machine's CPU time.
 
 use std::time::{Duration, Instant};
 
@@ -65,4 +65,20 @@ pub async fn claim_latency(queue: &Queue, samples: usize) -> (Duration, Duration
     }
     times.sort();
     (times[samples / 2], times[samples * 99 / 100])
+}
+
+/// (busy, total) CPU seconds of the whole machine so far, from /proc/stat.
+pub fn machine_cpu() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let line = stat.lines().next().unwrap_or("");
+    let values: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().unwrap_or(0.0))
+        .collect();
+    let total: f64 = values.iter().take(8).sum();
+    let idle = values.get(3).copied().unwrap_or(0.0) + values.get(4).copied().unwrap_or(0.0);
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ((total - idle) / ticks, total / ticks)
 }

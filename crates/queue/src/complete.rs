@@ -21,9 +21,22 @@ use crate::retry::retry;
 use crate::sql::{case_by_id, placeholders};
 use crate::verdict::{Finding, Verdict};
 
-/// Rows per statement: each row binds two parameters per column (under SQLite's 32,766 and
-/// MySQL's 65,535), and the CASE lists stay short enough to evaluate cheaply.
-const CHUNK: usize = 100;
+/// Rows per statement at most: each row binds two parameters per column (under SQLite's
+/// 32,766 and MySQL's 65,535), and the CASE lists stay short enough to evaluate cheaply.
+const CHUNK: usize = 128;
+
+/// The rows of a statement, padded to a power of two by repeating the last one, which
+/// changes nothing (a CASE takes the first match; an IN list matches a row once). So a
+/// statement has one of 8 shapes, not one per chunk length: each connection prepares it once
+/// and keeps it in its statement cache, where varying shapes would be prepared again and
+/// again, and would fill every connection's cache with large statements.
+fn padded<T: Copy>(chunk: &[T]) -> Vec<T> {
+    let mut rows = chunk.to_vec();
+    if let Some(&last) = chunk.last() {
+        rows.resize(chunk.len().next_power_of_two(), last);
+    }
+    rows
+}
 
 /// A site's check result, to write back.
 #[derive(Clone, Debug)]
@@ -100,27 +113,16 @@ impl Queue {
 
     async fn write_finals(&self, token: i64, chunk: &[&Outcome]) -> Result<u64, Error> {
         let now = self.now_expr();
+        let chunk = padded(chunk);
         let case = case_by_id(chunk.len());
-        let alive: Vec<i64> = chunk
-            .iter()
-            .filter(|o| o.finding.verdict == Verdict::Alive)
-            .map(|o| o.site.id)
-            .collect();
-        let last_alive = if alive.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ", last_alive_at = CASE WHEN id IN ({}) THEN {now} ELSE last_alive_at END",
-                placeholders(alive.len())
-            )
-        };
         // Every column reads only bound values, never another column this statement changes:
         // MySQL evaluates SET left to right with the new values, SQLite with the old ones.
         let sql = format!(
             "UPDATE {} SET state = 2, owner = NULL, expires_at = NULL, \
              checked_at = {now}, next_check_at = {now}, verdict = {case}, http_status = {case}, \
              error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
-             tries = 0, attempts = {case}, consecutive_failures = {case}{last_alive} \
+             tries = 0, attempts = {case}, consecutive_failures = {case}, \
+             last_alive_at = CASE WHEN {case} = 1 THEN {now} ELSE last_alive_at END \
              WHERE claim_token = ? AND state = 1 AND id IN ({})",
             self.sql().sites_by_id,
             placeholders(chunk.len())
@@ -128,7 +130,7 @@ impl Queue {
         // Binds one `CASE id WHEN ? THEN ?` list: the value of `$value` for each outcome `$o`.
         macro_rules! column {
             ($query:ident, $o:ident => $value:expr) => {
-                for $o in chunk {
+                for $o in &chunk {
                     $query = $query.bind($o.site.id).bind($value);
                 }
             };
@@ -148,11 +150,9 @@ impl Queue {
                 } else {
                     o.site.consecutive_failures + 1
                 });
-                for id in &alive {
-                    q = q.bind(id);
-                }
+                column!(q, o => i32::from(o.finding.verdict == Verdict::Alive));
                 q = q.bind(token);
-                for o in chunk {
+                for o in &chunk {
                     q = q.bind(o.site.id);
                 }
                 q.execute(pool)
@@ -165,6 +165,7 @@ impl Queue {
 
     async fn write_retries(&self, token: i64, chunk: &[(&Outcome, i64)]) -> Result<u64, Error> {
         let now = self.now_expr();
+        let chunk = padded(chunk);
         let case = case_by_id(chunk.len());
         let sql = format!(
             "UPDATE {} SET state = 0, owner = NULL, expires_at = NULL, \
@@ -176,14 +177,14 @@ impl Queue {
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
                 let mut q = sqlx::query(&sql);
-                for (o, _) in chunk {
+                for (o, _) in &chunk {
                     q = q.bind(o.site.id).bind(o.site.tries + 1);
                 }
-                for (o, delay) in chunk {
+                for (o, delay) in &chunk {
                     q = q.bind(o.site.id).bind(delay);
                 }
                 q = q.bind(token);
-                for (o, _) in chunk {
+                for (o, _) in &chunk {
                     q = q.bind(o.site.id);
                 }
                 q.execute(pool)

@@ -1,45 +1,85 @@
 //! What this worker holds: the sites it claimed and has not yet written back, by claim.
 //!
-//! The claimer adds, the writer removes once a result is stored (or found stale), the lease
-//! keeper extends what is here, and at shutdown what is left is given back.
+//! The claimer adds, the writer marks a site while its result is being written and removes
+//! it once stored (or found stale), the lease keeper extends what is here, and at shutdown
+//! what is left is given back.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use crawler_queue::Batch;
 
-/// Claim token → ids of its sites not yet written back. A std mutex: every critical section
-/// is a few hash-map operations, never held across an await.
+/// A std mutex: every critical section is a few hash-map operations, never held across an
+/// await.
 #[derive(Debug, Default)]
-pub struct Held(Mutex<HashMap<i64, HashSet<i64>>>);
+pub struct Held(Mutex<Sites>);
+
+#[derive(Debug, Default)]
+struct Sites {
+    /// Claim token → ids of its sites not yet written back.
+    by_token: HashMap<i64, HashSet<i64>>,
+    /// (token, id) of the sites whose result the writer is storing. Such a site may already
+    /// be done in the database while it is still held here: it is not lost.
+    writing: HashSet<(i64, i64)>,
+}
 
 impl Held {
     pub fn add(&self, batch: &Batch) {
         let ids = batch.sites.iter().map(|s| s.id).collect();
-        self.0.lock().unwrap().insert(batch.token, ids);
+        self.0.lock().unwrap().by_token.insert(batch.token, ids);
+    }
+
+    /// Marks sites whose result is about to be written, until [`Held::remove`].
+    pub fn writing(&self, sites: impl IntoIterator<Item = (i64, i64)>) {
+        self.0.lock().unwrap().writing.extend(sites);
     }
 
     /// Forgets one site (written back, or lost to another worker).
     pub fn remove(&self, token: i64, id: i64) {
         let mut held = self.0.lock().unwrap();
-        if let Some(ids) = held.get_mut(&token) {
+        held.writing.remove(&(token, id));
+        if let Some(ids) = held.by_token.get_mut(&token) {
             ids.remove(&id);
             if ids.is_empty() {
-                held.remove(&token);
+                held.by_token.remove(&token);
             }
         }
+    }
+
+    /// Of `ids`, which the claim `token` no longer owns in the database, forgets and returns
+    /// those really lost to another worker: not the ones written meanwhile, nor those being
+    /// written (their claim ends in the database before it ends here).
+    pub fn lose(&self, token: i64, ids: &[i64]) -> Vec<i64> {
+        let held = self.0.lock().unwrap();
+        let lost: Vec<i64> = ids
+            .iter()
+            .copied()
+            .filter(|id| {
+                !held.writing.contains(&(token, *id))
+                    && held
+                        .by_token
+                        .get(&token)
+                        .is_some_and(|ids| ids.contains(id))
+            })
+            .collect();
+        drop(held);
+        for &id in &lost {
+            self.remove(token, id);
+        }
+        lost
     }
 
     /// Each claim with the ids it still holds.
     pub fn snapshot(&self) -> Vec<(i64, Vec<i64>)> {
         let held = self.0.lock().unwrap();
-        held.iter()
+        held.by_token
+            .iter()
             .map(|(token, ids)| (*token, ids.iter().copied().collect()))
             .collect()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.lock().unwrap().is_empty()
+        self.0.lock().unwrap().by_token.is_empty()
     }
 }
 
@@ -71,5 +111,23 @@ mod tests {
         held.remove(7, 2);
         held.remove(7, 2);
         assert!(held.is_empty());
+    }
+
+    #[test]
+    fn a_site_written_or_being_written_is_not_lost() {
+        let held = Held::default();
+        held.add(&Batch {
+            token: 7,
+            sites: vec![site(1), site(2), site(3), site(4)],
+        });
+        held.writing([(7, 1)]); // its result is being stored
+        held.remove(7, 2); // stored between the snapshot and the extension
+        assert_eq!(held.lose(7, &[1, 2, 3]), vec![3]);
+        let mut left = held.snapshot().pop().unwrap().1;
+        left.sort();
+        assert_eq!(left, vec![1, 4]);
+        held.remove(7, 1);
+        assert_eq!(held.lose(7, &[1]), Vec::<i64>::new());
+        assert_eq!(held.snapshot(), vec![(7, vec![4])]);
     }
 }

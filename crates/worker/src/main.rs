@@ -6,6 +6,12 @@ use clap::Parser;
 use crawler_queue::cli;
 use crawler_worker::config::Args;
 
+/// mimalloc rather than glibc's malloc: on the system benchmark the worker's memory levels off
+/// (1M URLs within 7% of 100k, against 15% with glibc, whose heap kept growing however its
+/// arenas and thresholds were set), and the worker takes a fifth less CPU.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = Args::parse();
     cli::init_tracing();

@@ -33,15 +33,14 @@ where
 pub async fn extend_leases(ctx: &Ctx) {
     for (token, ids) in ctx.held.snapshot() {
         match ctx.queue.extend(token, &ids, ctx.config.lease).await {
-            Ok(lost) if lost.is_empty() => {}
-            Ok(lost) => {
-                tracing::warn!(
-                    token,
-                    sites = lost.len(),
-                    "lost the lease on sites (reaped while this worker was away)"
-                );
-                for id in lost {
-                    ctx.held.remove(token, id);
+            Ok(gone) => {
+                let lost = ctx.held.lose(token, &gone);
+                if !lost.is_empty() {
+                    tracing::warn!(
+                        token,
+                        sites = lost.len(),
+                        "lost the lease on sites (reaped while this worker was away)"
+                    );
                 }
             }
             Err(error) => {

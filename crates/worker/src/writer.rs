@@ -56,6 +56,8 @@ pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::Receiver<Outcome>) {
 
 /// Writes `pending` back; on success empties it and returns true.
 async fn flush(ctx: &Ctx, pending: &mut Vec<Outcome>) -> bool {
+    ctx.held
+        .writing(pending.iter().map(|o| (o.site.token, o.site.id)));
     match ctx.queue.complete(pending).await {
         Ok(completed) => {
             if completed.stale > 0 {
