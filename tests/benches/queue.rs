@@ -2,7 +2,10 @@
 //! the table grows, and the seeding rate. Prints figures; asserts nothing about speed.
 //!
 //! `cargo bench -p crawler-tests --bench queue` (both backends), or with `-- sqlite` / `-- mariadb`.
-//! `QUEUE_BENCH_ROWS` sets the large table (default 1,000,000). The private MariaDB server is
+//! `QUEUE_BENCH_CLAIMERS` lists the claimer counts (default `1,4,16`); `QUEUE_BENCH_ROWS` sets
+//! the large table (default 1,000,000; `0` skips the latency and seeding part). The throughput
+//! lines give the whole machine's CPU time per site (database, this process, all else); on a
+//! quiet machine that is where the database's cost shows. The private MariaDB server is
 //! sized for writes ([`SERVER_FLAGS`]); `CRAWLER_TEST_MYSQL_URL` names another server instead.
 
 /// A redo log and buffer pool for a write-heavy run, as a production server would have; the
