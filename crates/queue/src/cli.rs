@@ -1,9 +1,12 @@
-//! What the four binaries share: logging, exit codes, and the shutdown signal.
+//! What the four binaries share: logging, exit codes, the shutdown signal, and (for the
+//! coordinator's three) a runtime with a connected queue.
 //!
 //! Exit codes: 0 success, 1 a runtime error (database unreachable, unreadable input),
 //! 2 a usage error (bad option or value), 130 a second SIGINT/SIGTERM cut the shutdown short.
 
 use std::process::ExitCode;
+
+use crate::{DatabaseUrl, Db, Queue, QueueConfig};
 
 /// A runtime error: the database is unreachable, a file cannot be read.
 pub const EXIT_RUNTIME: u8 = 1;
@@ -35,6 +38,25 @@ pub fn init_tracing() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+}
+
+/// Runs `body` on a tokio runtime with the queue at `url` (a pool of `connections`), then
+/// closes the pool; an unreachable database is a runtime error.
+pub fn with_queue(
+    url: &DatabaseUrl,
+    connections: u32,
+    body: impl AsyncFnOnce(&Queue) -> ExitCode,
+) -> ExitCode {
+    let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
+    runtime.block_on(async {
+        let queue = match Db::connect(url, connections).await {
+            Ok(db) => Queue::new(db, QueueConfig::default()),
+            Err(error) => return runtime_error(&error),
+        };
+        let code = body(&queue).await;
+        queue.db().close().await;
+        code
+    })
 }
 
 /// Prints `error: …` with every cause, and returns the runtime exit code.

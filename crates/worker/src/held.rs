@@ -23,6 +23,18 @@ struct Sites {
     writing: HashSet<(i64, i64)>,
 }
 
+impl Sites {
+    fn remove(&mut self, token: i64, id: i64) {
+        self.writing.remove(&(token, id));
+        if let Some(ids) = self.by_token.get_mut(&token) {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.by_token.remove(&token);
+            }
+        }
+    }
+}
+
 impl Held {
     pub fn add(&self, batch: &Batch) {
         let ids = batch.sites.iter().map(|s| s.id).collect();
@@ -36,21 +48,14 @@ impl Held {
 
     /// Forgets one site (written back, or lost to another worker).
     pub fn remove(&self, token: i64, id: i64) {
-        let mut held = self.0.lock().unwrap();
-        held.writing.remove(&(token, id));
-        if let Some(ids) = held.by_token.get_mut(&token) {
-            ids.remove(&id);
-            if ids.is_empty() {
-                held.by_token.remove(&token);
-            }
-        }
+        self.0.lock().unwrap().remove(token, id);
     }
 
     /// Of `ids`, which the claim `token` no longer owns in the database, forgets and returns
     /// those really lost to another worker: not the ones written meanwhile, nor those being
     /// written (their claim ends in the database before it ends here).
     pub fn lose(&self, token: i64, ids: &[i64]) -> Vec<i64> {
-        let held = self.0.lock().unwrap();
+        let mut held = self.0.lock().unwrap();
         let lost: Vec<i64> = ids
             .iter()
             .copied()
@@ -62,9 +67,8 @@ impl Held {
                         .is_some_and(|ids| ids.contains(id))
             })
             .collect();
-        drop(held);
         for &id in &lost {
-            self.remove(token, id);
+            held.remove(token, id);
         }
         lost
     }

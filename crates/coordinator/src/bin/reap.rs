@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use crawler_coordinator::reap::{describe, reap_every, reap_once, ReapConfig};
-use crawler_queue::{cli, DatabaseArgs, Db, Queue, QueueConfig};
+use crawler_queue::{cli, DatabaseArgs};
 
 /// Gives back the sites of expired leases and dead workers, so that others check them. One
 /// pass by default; with --every, a pass each interval by whichever copy holds the reaper
@@ -44,27 +44,19 @@ fn main() -> ExitCode {
         dead_after: args.dead_after,
         recheck_after: args.recheck_after,
     };
-    let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
-    runtime.block_on(async {
-        let db = match Db::connect(&args.database.database_url, 2).await {
-            Ok(db) => db,
-            Err(error) => return cli::runtime_error(&error),
-        };
-        let queue = Queue::new(db, QueueConfig::default());
-        let code = match args.every {
+    cli::with_queue(&args.database.database_url, 2, async |queue| {
+        match args.every {
             Some(every) => {
-                reap_every(&queue, &config, every, cli::shutdown_signal()).await;
+                reap_every(queue, &config, every, cli::shutdown_signal()).await;
                 ExitCode::SUCCESS
             }
-            None => match reap_once(&queue, &config).await {
+            None => match reap_once(queue, &config).await {
                 Ok(reaped) => {
                     println!("{}", describe(&reaped));
                     ExitCode::SUCCESS
                 }
                 Err(error) => cli::runtime_error(&error),
             },
-        };
-        queue.db().close().await;
-        code
+        }
     })
 }

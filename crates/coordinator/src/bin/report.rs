@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use crawler_coordinator::report::{write_sites, write_summary, Format};
-use crawler_queue::{cli, DatabaseArgs, Db, Queue, QueueConfig, Verdict};
+use crawler_queue::{cli, DatabaseArgs, Verdict};
 
 /// Lists checked sites by verdict, or summarizes the crawl. With no filter, prints the summary.
 #[derive(Debug, Parser)]
@@ -68,18 +68,12 @@ fn main() -> ExitCode {
     let args = Args::parse();
     cli::init_tracing();
     let verdicts = args.verdicts();
-    let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
-    runtime.block_on(async {
-        let db = match Db::connect(&args.database.database_url, 2).await {
-            Ok(db) => db,
-            Err(error) => return cli::runtime_error(&error),
-        };
-        let queue = Queue::new(db, QueueConfig::default());
+    cli::with_queue(&args.database.database_url, 2, async |queue| {
         let mut out = BufWriter::new(stdout().lock());
         let mut result = Ok(());
         if !verdicts.is_empty() {
             result = write_sites(
-                &queue,
+                queue,
                 &verdicts,
                 args.host.as_deref(),
                 args.format,
@@ -89,9 +83,8 @@ fn main() -> ExitCode {
             .map(drop);
         }
         if result.is_ok() && (args.summary || verdicts.is_empty()) {
-            result = write_summary(&queue, &mut out).await;
+            result = write_summary(queue, &mut out).await;
         }
-        queue.db().close().await;
         match result {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) if error.is_broken_pipe() => ExitCode::SUCCESS,

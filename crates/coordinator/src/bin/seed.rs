@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use crawler_queue::{cli, DatabaseArgs, Db, Queue, QueueConfig};
+use crawler_queue::{cli, DatabaseArgs};
 
 /// Loads URLs, one a line, into the queue. Bad lines are reported on stderr as FILE:LINE:
 /// reason and skipped; duplicates (after normalization) are counted, not added.
@@ -30,16 +30,8 @@ fn main() -> ExitCode {
     } else {
         args.files
     };
-    let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
-    runtime.block_on(async {
-        let db = match Db::connect(&args.database.database_url, 4).await {
-            Ok(db) => db,
-            Err(error) => return cli::runtime_error(&error),
-        };
-        let queue = Queue::new(db, QueueConfig::default());
-        let result = crawler_coordinator::seed::seed(&queue, &files, args.recheck).await;
-        queue.db().close().await;
-        match result {
+    cli::with_queue(&args.database.database_url, 4, async |queue| {
+        match crawler_coordinator::seed::seed(queue, &files, args.recheck).await {
             Ok(summary) => {
                 println!("{summary}");
                 ExitCode::SUCCESS

@@ -84,19 +84,24 @@ async fn a_self_signed_certificate_is_a_tls_failure() {
     assert_eq!(finding.error_kind, Some(ErrorKind::Tls));
 }
 
-#[tokio::test]
-async fn insecure_accepts_a_self_signed_certificate() {
-    let url = spawn_self_signed().await;
+/// Checks `url` with `--insecure` and expects it alive.
+async fn assert_alive_when_insecure(url: &str) {
     let config = CheckConfig {
         insecure: true,
         ..config()
     };
-    let finding = Checker::new(config).unwrap().check(&url).await;
+    let finding = Checker::new(config).unwrap().check(url).await;
     assert_eq!(
         (finding.verdict, finding.status),
         (Verdict::Alive, Some(200)),
         "{finding:?}"
     );
+}
+
+#[tokio::test]
+async fn insecure_accepts_a_self_signed_certificate() {
+    let url = spawn_self_signed().await;
+    assert_alive_when_insecure(&url).await;
 }
 
 /// An HTTPS site that offers HTTP/2 by ALPN, and logs the version of each request.
@@ -125,15 +130,6 @@ async fn spawn_h2_site() -> (String, Arc<Mutex<Vec<Version>>>) {
 #[tokio::test]
 async fn http2_is_negotiated_by_alpn() {
     let (url, versions) = spawn_h2_site().await;
-    let config = CheckConfig {
-        insecure: true,
-        ..config()
-    };
-    let finding = Checker::new(config).unwrap().check(&url).await;
-    assert_eq!(
-        (finding.verdict, finding.status),
-        (Verdict::Alive, Some(200)),
-        "{finding:?}"
-    );
+    assert_alive_when_insecure(&url).await;
     assert_eq!(*versions.lock().unwrap(), [Version::HTTP_2]);
 }
