@@ -42,6 +42,7 @@ fn alive() -> Finding {
         attempts: 1,
         transient: false,
         retry_after: None,
+        deferred: false,
     }
 }
 

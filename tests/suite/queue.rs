@@ -30,6 +30,7 @@ fn finding(verdict: Verdict, transient: bool) -> Finding {
         attempts: 1,
         transient,
         retry_after: None,
+        deferred: false,
     }
 }
 

@@ -69,7 +69,7 @@ impl TestDb {
 /// `both_backends!(async fn name(backend: Backend) { … });`
 #[macro_export]
 macro_rules! both_backends {
-    ($(#[$meta:meta])* async fn $name:ident($backend:ident : Backend) $body:block) => {
+    ($(#[$meta:meta])* async fn $name:ident($backend:ident : Backend $(,)?) $body:block) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;

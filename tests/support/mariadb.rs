@@ -88,6 +88,15 @@ impl MariaDb {
         self.private("restart()").restart();
     }
 
+    /// Sends `signal` to the private server: SIGSTOP freezes it (connections open, queries
+    /// hang, nothing answers), SIGCONT thaws it.
+    pub fn signal(&self, signal: i32) {
+        self.server
+            .as_ref()
+            .expect("signal() needs a private server")
+            .signal(signal);
+    }
+
     /// Kills, from the server side, every connection of the url's user (`crawler`) but
     /// its own, and waits until they are gone. On the shared server that hits every test:
     /// fault tests use a server of their own.

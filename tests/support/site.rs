@@ -1,6 +1,8 @@
 //! A local website whose pages answer as their path says, so a test knows each URL's verdict:
 //! `/alive/N` 200, `/dead/N` 404, `/gone/N` 410, `/redirect/N` 301 to `/alive/N`, `/slow/N`
-//! 200 after 300 ms, `/blocked/N` 403, `/error/N` 500. Served on 127.0.0.1 only.
+//! 200 after 300 ms, `/blocked/N` 403, `/error/N` 500, and two hostile ones: `/throttled/N`
+//! 429 with an absurd `Retry-After` in seconds, `/throttled-9999/N` 429 with a `Retry-After`
+//! date in year 9999, `/busy/N` 429 with `Retry-After: 3600`. Served on loopback only.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -23,10 +25,16 @@ pub enum Page {
     Slow,
     Blocked,
     Error,
+    /// 429, `Retry-After: 100000000000000000000000` (seconds).
+    Throttled,
+    /// 429, `Retry-After: Fri, 31 Dec 9999 23:59:59 GMT`.
+    Throttled9999,
+    /// 429, `Retry-After: 3600`.
+    Busy,
 }
 
 impl Page {
-    pub const ALL: [Page; 7] = [
+    pub const ALL: [Page; 10] = [
         Page::Alive,
         Page::Dead,
         Page::Gone,
@@ -34,6 +42,9 @@ impl Page {
         Page::Slow,
         Page::Blocked,
         Page::Error,
+        Page::Throttled,
+        Page::Throttled9999,
+        Page::Busy,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +56,9 @@ impl Page {
             Page::Slow => "slow",
             Page::Blocked => "blocked",
             Page::Error => "error",
+            Page::Throttled => "throttled",
+            Page::Throttled9999 => "throttled-9999",
+            Page::Busy => "busy",
         }
     }
 
@@ -56,6 +70,7 @@ impl Page {
             Page::Gone => ("dead", 410),
             Page::Blocked => ("blocked", 403),
             Page::Error => ("error", 500),
+            Page::Throttled | Page::Throttled9999 | Page::Busy => ("blocked", 429),
         }
     }
 
@@ -77,9 +92,13 @@ impl Site {
 
 /// Starts a site on a free port of 127.0.0.1.
 pub async fn spawn_site() -> Site {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind a local port");
+    spawn_site_at("127.0.0.1").await
+}
+
+/// Starts a site on a free port of `ip`, a loopback address: sites on different addresses
+/// are different hosts to the crawler's politeness (which ignores the port).
+pub async fn spawn_site_at(ip: &str) -> Site {
+    let listener = TcpListener::bind((ip, 0)).await.expect("bind a local port");
     let addr = listener.local_addr().unwrap();
     tokio::spawn(serve(listener));
     Site { addr }
@@ -115,10 +134,19 @@ async fn respond(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, In
         }
         Some(Page::Blocked) => StatusCode::FORBIDDEN,
         Some(Page::Error) => StatusCode::INTERNAL_SERVER_ERROR,
+        Some(Page::Throttled | Page::Throttled9999 | Page::Busy) => StatusCode::TOO_MANY_REQUESTS,
     };
     let mut response = Response::builder().status(status);
-    if page == Some(Page::Redirect) {
-        response = response.header("location", format!("/alive/{n}"));
+    match page {
+        Some(Page::Redirect) => response = response.header("location", format!("/alive/{n}")),
+        Some(Page::Throttled) => {
+            response = response.header("retry-after", "100000000000000000000000")
+        }
+        Some(Page::Throttled9999) => {
+            response = response.header("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT")
+        }
+        Some(Page::Busy) => response = response.header("retry-after", "3600"),
+        _ => {}
     }
     Ok(response
         .body(Full::new(Bytes::from_static(b"crawler test site\n")))

@@ -5,21 +5,28 @@
 //! attempts reach the limit; then that result is final. Either way, only rows the claim still
 //! owns are written, and the count of the others comes back as `stale`.
 //!
+//! Delays are bounded: every one is capped at [`MAX_DELAY`] (saturating), and a site deferred
+//! past the queue's `defer_horizon` (a far `Retry-After`) gets its current result as its
+//! verdict now, with the time the server allows kept as `next_check_at`, rather than staying
+//! pending. A row the database refuses for good (say, a final URL longer than its column) is
+//! isolated by halving its statement and stored as an `unstorable` error: one hostile answer
+//! never holds up the rest of a write-back.
+//!
 //! A written row keeps its claim token: clearing it would move its `sites_token` index entry,
 //! a fifth of the index writes of a site's claim and completion, for nothing, since every fence
 //! also requires `state = 1` and a token is never reused.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use rand::Rng;
 
+use crate::config::MAX_DELAY;
 use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue, Site};
-use crate::retry::retry;
+use crate::retry::{is_transient, retry};
 use crate::sql::{case_by_id, placeholders};
-use crate::verdict::{Finding, Verdict};
+use crate::verdict::{ErrorKind, Finding, Verdict};
 
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
 /// 32,766 and MySQL's 65,535), and the CASE lists stay short enough to evaluate cheaply.
@@ -64,73 +71,165 @@ impl std::ops::AddAssign for Completed {
     }
 }
 
-/// One claim's outcomes: the final ones, and the retries with their delay in milliseconds.
-type Split<'a> = (Vec<&'a Outcome>, Vec<(&'a Outcome, i64)>);
+/// What becomes of a site after its result: the verdict now, or back to pending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    /// The result is the verdict; the site is due again no sooner than this many milliseconds
+    /// from now (zero, or what the server asked for).
+    Final { not_before: i64 },
+    /// Back to pending, due again in this many milliseconds.
+    Retry { after: i64 },
+}
+
+/// An outcome and how it is written: `delay` is the `Next`'s milliseconds.
+#[derive(Clone, Copy)]
+struct Row<'a> {
+    outcome: &'a Outcome,
+    delay: i64,
+}
+
+/// The three statement kinds a write-back uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Write {
+    /// Verdicts, due again at once (for `--recheck-after`).
+    Final,
+    /// Verdicts whose next check the server deferred.
+    Deferred,
+    /// Back to pending.
+    Retry,
+}
 
 impl Queue {
-    /// Writes `outcomes` back; they may come from several claims.
+    /// Writes `outcomes` back; they may come from several claims. A row the database refuses
+    /// for good never holds up the others: the statement is split until the row is alone, and
+    /// that site gets an `error` verdict of kind `unstorable`.
     pub async fn complete(&self, outcomes: &[Outcome]) -> Result<Completed, Error> {
-        let mut by_token: BTreeMap<i64, Split> = BTreeMap::new();
+        let mut by_token: BTreeMap<(i64, u8), (Write, Vec<Row>)> = BTreeMap::new();
         for outcome in outcomes {
-            let (finals, retries) = by_token.entry(outcome.site.token).or_default();
-            match self.retry_delay(outcome) {
-                Some(delay) => retries.push((outcome, millis(delay))),
-                None => finals.push(outcome),
-            }
+            let (write, delay) = match self.next(outcome) {
+                Next::Final { not_before: 0 } => (Write::Final, 0),
+                Next::Final { not_before } => (Write::Deferred, not_before),
+                Next::Retry { after } => (Write::Retry, after),
+            };
+            by_token
+                .entry((outcome.site.token, write as u8))
+                .or_insert_with(|| (write, Vec::new()))
+                .1
+                .push(Row { outcome, delay });
         }
         let mut completed = Completed::default();
-        for (token, (finals, retries)) in by_token {
-            for chunk in finals.chunks(CHUNK) {
-                let written = self.write_finals(token, chunk).await?;
-                completed.done += written;
-                completed.stale += chunk.len() as u64 - written;
-            }
-            for chunk in retries.chunks(CHUNK) {
-                let written = self.write_retries(token, chunk).await?;
-                completed.retrying += written;
-                completed.stale += chunk.len() as u64 - written;
+        for ((token, _), (write, rows)) in by_token {
+            for chunk in rows.chunks(CHUNK) {
+                completed += self.write_isolating(token, write, chunk).await?;
             }
         }
         Ok(completed)
     }
 
-    /// When the site should be checked again, or `None` if this result is final.
-    fn retry_delay(&self, outcome: &Outcome) -> Option<Duration> {
+    /// What becomes of the site after `outcome`. Every delay is capped at [`MAX_DELAY`]; one
+    /// past the defer horizon makes the result the verdict now, due again after that delay.
+    fn next(&self, outcome: &Outcome) -> Next {
         let finding = &outcome.finding;
+        let asked = finding.retry_after.unwrap_or_default().min(MAX_DELAY);
+        if finding.deferred {
+            return Next::Retry {
+                after: millis(asked),
+            };
+        }
         let attempts = outcome.site.tries.max(0) as u32 + 1;
         if !(finding.transient || finding.retry_after.is_some())
             || attempts >= self.config.max_attempts
         {
-            return None;
+            return Next::Final {
+                not_before: millis(asked),
+            };
         }
         let backoff = self
             .config
             .retry_delay
-            .saturating_mul(1 << (attempts - 1).min(16));
+            .saturating_mul(1 << (attempts - 1).min(16))
+            .min(MAX_DELAY);
         let jittered = backoff.mul_f64(rand::rng().random_range(0.8..1.2));
-        Some(jittered.max(finding.retry_after.unwrap_or_default()))
+        let delay = jittered.max(asked).min(MAX_DELAY);
+        if delay > self.config.defer_horizon {
+            Next::Final {
+                not_before: millis(delay),
+            }
+        } else {
+            Next::Retry {
+                after: millis(delay),
+            }
+        }
     }
 
-    async fn write_finals(&self, token: i64, chunk: &[&Outcome]) -> Result<u64, Error> {
+    /// Writes one chunk of one kind; on a permanent database error, halves it until the refused
+    /// rows are alone, and writes each of those as an `unstorable` error.
+    async fn write_isolating(
+        &self,
+        token: i64,
+        write: Write,
+        rows: &[Row<'_>],
+    ) -> Result<Completed, Error> {
+        let mut completed = Completed::default();
+        let mut parts = vec![rows];
+        while let Some(part) = parts.pop() {
+            let result = match write {
+                Write::Final | Write::Deferred => self.write_finals(token, part, write).await,
+                Write::Retry => self.write_retries(token, part).await,
+            };
+            match result {
+                Ok(written) => {
+                    if write == Write::Retry {
+                        completed.retrying += written;
+                    } else {
+                        completed.done += written;
+                    }
+                    completed.stale += part.len() as u64 - written;
+                }
+                Err(error) if is_transient(&error) => return Err(error.into()),
+                Err(_) if part.len() > 1 => {
+                    let (first, second) = part.split_at(part.len() / 2);
+                    parts.extend([second, first]);
+                }
+                Err(error) => {
+                    let site = &part[0].outcome.site;
+                    tracing::warn!(%error, url = %site.url, "the database refused a result; storing it as an unstorable error");
+                    completed += self.write_unstorable(token, part[0].outcome).await?;
+                }
+            }
+        }
+        Ok(completed)
+    }
+
+    async fn write_finals(
+        &self,
+        token: i64,
+        rows: &[Row<'_>],
+        write: Write,
+    ) -> Result<u64, sqlx::Error> {
         let now = self.now_expr();
-        let chunk = padded(chunk);
-        let case = case_by_id(chunk.len());
+        let rows = padded(rows);
+        let case = case_by_id(rows.len());
+        let next_check_at = match write {
+            Write::Deferred => format!("{now} + {case}"),
+            _ => now.to_owned(),
+        };
         // Every column reads only bound values, never another column this statement changes:
         // MySQL evaluates SET left to right with the new values, SQLite with the old ones.
         let sql = format!(
             "UPDATE {} SET state = 2, owner = NULL, expires_at = NULL, \
-             checked_at = {now}, next_check_at = {now}, verdict = {case}, http_status = {case}, \
+             checked_at = {now}, next_check_at = {next_check_at}, verdict = {case}, http_status = {case}, \
              error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
              tries = 0, attempts = {case}, consecutive_failures = {case}, \
              last_alive_at = CASE WHEN {case} = 1 THEN {now} ELSE last_alive_at END \
              WHERE claim_token = ? AND state = 1 AND id IN ({})",
             self.sql().sites_by_id,
-            placeholders(chunk.len())
+            placeholders(rows.len())
         );
         // Binds one `CASE id WHEN ? THEN ?` list: the value of `$value` for each outcome `$o`.
         macro_rules! column {
             ($query:ident, $o:ident => $value:expr) => {
-                for $o in &chunk {
+                for $o in rows.iter().map(|r| r.outcome) {
                     $query = $query.bind($o.site.id).bind($value);
                 }
             };
@@ -138,6 +237,12 @@ impl Queue {
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
                 let mut q = sqlx::query(&sql);
+                // In the order of the placeholders: next_check_at's CASE comes first.
+                if write == Write::Deferred {
+                    for row in &rows {
+                        q = q.bind(row.outcome.site.id).bind(row.delay);
+                    }
+                }
                 column!(q, o => o.finding.verdict.as_str());
                 column!(q, o => o.finding.status.map(i32::from));
                 column!(q, o => o.finding.error_kind.map(|k| k.as_str()));
@@ -152,8 +257,8 @@ impl Queue {
                 });
                 column!(q, o => i32::from(o.finding.verdict == Verdict::Alive));
                 q = q.bind(token);
-                for o in &chunk {
-                    q = q.bind(o.site.id);
+                for row in &rows {
+                    q = q.bind(row.outcome.site.id);
                 }
                 q.execute(pool)
             })
@@ -163,29 +268,31 @@ impl Queue {
         Ok(written)
     }
 
-    async fn write_retries(&self, token: i64, chunk: &[(&Outcome, i64)]) -> Result<u64, Error> {
+    async fn write_retries(&self, token: i64, rows: &[Row<'_>]) -> Result<u64, sqlx::Error> {
         let now = self.now_expr();
-        let chunk = padded(chunk);
-        let case = case_by_id(chunk.len());
+        let rows = padded(rows);
+        let case = case_by_id(rows.len());
         let sql = format!(
             "UPDATE {} SET state = 0, owner = NULL, expires_at = NULL, \
              tries = {case}, next_check_at = {now} + {case} \
              WHERE claim_token = ? AND state = 1 AND id IN ({})",
             self.sql().sites_by_id,
-            placeholders(chunk.len())
+            placeholders(rows.len())
         );
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
                 let mut q = sqlx::query(&sql);
-                for (o, _) in &chunk {
-                    q = q.bind(o.site.id).bind(o.site.tries + 1);
+                for row in &rows {
+                    // A deferred site was not checked: not a try.
+                    let tried = i32::from(!row.outcome.finding.deferred);
+                    q = q.bind(row.outcome.site.id).bind(row.outcome.site.tries + tried);
                 }
-                for (o, delay) in &chunk {
-                    q = q.bind(o.site.id).bind(delay);
+                for row in &rows {
+                    q = q.bind(row.outcome.site.id).bind(row.delay);
                 }
                 q = q.bind(token);
-                for (o, _) in &chunk {
-                    q = q.bind(o.site.id);
+                for row in &rows {
+                    q = q.bind(row.outcome.site.id);
                 }
                 q.execute(pool)
             })
@@ -193,5 +300,38 @@ impl Queue {
             .rows_affected()
         });
         Ok(written)
+    }
+
+    /// Stores an `error` verdict of kind `unstorable` in place of a result the database
+    /// refused: only bound values the schema always accepts.
+    async fn write_unstorable(&self, token: i64, outcome: &Outcome) -> Result<Completed, Error> {
+        let now = self.now_expr();
+        let sql = format!(
+            "UPDATE {} SET state = 2, owner = NULL, expires_at = NULL, \
+             checked_at = {now}, next_check_at = {now}, verdict = ?, http_status = NULL, \
+             error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
+             attempts = ?, consecutive_failures = consecutive_failures + 1 \
+             WHERE claim_token = ? AND state = 1 AND id = ?",
+            self.sql().sites_by_id,
+        );
+        let site = &outcome.site;
+        let written = with_pool!(&self.db, pool => {
+            retry("complete", || {
+                sqlx::query(&sql)
+                    .bind(Verdict::Error.as_str())
+                    .bind(ErrorKind::Unstorable.as_str())
+                    .bind(site.tries + 1)
+                    .bind(token)
+                    .bind(site.id)
+                    .execute(pool)
+            })
+            .await?
+            .rows_affected()
+        });
+        Ok(Completed {
+            done: written,
+            stale: 1 - written,
+            ..Completed::default()
+        })
     }
 }

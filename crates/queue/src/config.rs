@@ -87,6 +87,12 @@ pub enum ClaimMethod {
     SkipLocked,
 }
 
+/// The longest any delay computed from a server's answer may be: a `Retry-After` (in seconds or
+/// as an HTTP date) and the retry backoff are capped at this, with saturating arithmetic, so no
+/// answer can push a time past what the database stores. Thirty days: past that, a site is
+/// simply checked again by the next round.
+pub const MAX_DELAY: Duration = Duration::from_secs(30 * 24 * 3600);
+
 /// How the queue claims, and treats transient outcomes.
 #[derive(Clone, Debug)]
 pub struct QueueConfig {
@@ -96,6 +102,11 @@ pub struct QueueConfig {
     /// The wait before the second check of a site whose first ended in a transient failure; it
     /// doubles for each further one, with ±20 % jitter.
     pub retry_delay: Duration,
+    /// A site the server (or the backoff) defers further than this is not sent back to
+    /// pending: its current result becomes its verdict now, and the time the server allows is
+    /// kept as its `next_check_at`. So `--drain` ends once every site has a verdict, deferred
+    /// ones included, instead of waiting for a far `Retry-After`.
+    pub defer_horizon: Duration,
 }
 
 impl Default for QueueConfig {
@@ -104,6 +115,7 @@ impl Default for QueueConfig {
             claim: ClaimMethod::default(),
             max_attempts: 3,
             retry_delay: Duration::from_secs(60),
+            defer_horizon: Duration::from_secs(3600),
         }
     }
 }

@@ -31,7 +31,9 @@ pub mod verdict;
 mod workers;
 
 pub use complete::{Completed, Outcome};
-pub use config::{ClaimMethod, DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL};
+pub use config::{
+    ClaimMethod, DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL, MAX_DELAY,
+};
 pub use db::{Db, Dialect};
 pub use error::Error;
 pub use queue::{Batch, Queue, Site, State};

@@ -61,10 +61,13 @@ pub enum ErrorKind {
     Protocol,
     /// The address was refused by `--public-only`.
     AddressDenied,
+    /// The database refused to store this result (e.g. a final URL longer than its column);
+    /// the site got this verdict instead, so one hostile answer cannot block a write-back.
+    Unstorable,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 7] = [
+    pub const ALL: [ErrorKind; 8] = [
         ErrorKind::Dns,
         ErrorKind::Connect,
         ErrorKind::Timeout,
@@ -72,6 +75,7 @@ impl ErrorKind {
         ErrorKind::Redirects,
         ErrorKind::Protocol,
         ErrorKind::AddressDenied,
+        ErrorKind::Unstorable,
     ];
 
     /// The name stored in the database and printed in reports.
@@ -84,6 +88,7 @@ impl ErrorKind {
             ErrorKind::Redirects => "redirects",
             ErrorKind::Protocol => "protocol",
             ErrorKind::AddressDenied => "address_denied",
+            ErrorKind::Unstorable => "unstorable",
         }
     }
 }
@@ -142,6 +147,28 @@ pub struct Finding {
     /// The server asked to be asked again no sooner than this (a `Retry-After` beyond the
     /// checker's in-process cap): the queue makes the site due again after it.
     pub retry_after: Option<Duration>,
+    /// Not checked at all: its host could not be asked within the worker's patience (busy, or
+    /// in backoff). The queue makes the site due again after `retry_after`, and this does not
+    /// count as an attempt.
+    pub deferred: bool,
+}
+
+impl Finding {
+    /// A site not checked because its host is busy for `wait`.
+    pub fn deferred(wait: Duration) -> Finding {
+        Finding {
+            verdict: Verdict::Error,
+            status: None,
+            error_kind: None,
+            final_url: None,
+            redirects: 0,
+            latency: Duration::ZERO,
+            attempts: 0,
+            transient: true,
+            retry_after: Some(wait),
+            deferred: true,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,10 @@
-//! Checking: runs up to `--concurrency` checks at once, sends each outcome to the writer, and
-//! on stop lets those in flight finish within the grace period.
+//! Checking: starts a task per site, sends each outcome to the writer, and on stop lets those
+//! in flight finish within the grace period.
+//!
+//! `--concurrency` bounds the requests on the wire (the checker's global slots), not these
+//! tasks: a task waiting for its host holds no slot another host could use. Tasks are bounded
+//! by [`tasks_limit`], so memory is; a site whose host would keep it waiting longer than the
+//! checker's patience is not waited for but deferred (see `check/ratelimit.rs`).
 
 use std::sync::Arc;
 
@@ -16,13 +21,13 @@ pub async fn check_loop(
     outcomes: mpsc::Sender<Outcome>,
     stop: CancellationToken,
 ) {
-    let limit = ctx.config.check.concurrency;
+    let limit = tasks_limit(ctx.config.check.concurrency, ctx.config.batch_size);
     let mut running = JoinSet::new();
     loop {
         tokio::select! {
             biased;
             _ = stop.cancelled() => break,
-            Some(done) = running.join_next(), if !running.is_empty() => forward(done, &outcomes).await,
+            Some(done) = running.join_next(), if !running.is_empty() => forward(done, &outcomes, stop.cancelled()).await,
             site = sites.recv(), if running.len() < limit => match site {
                 Some(site) => {
                     let checker = ctx.checker.clone();
@@ -35,28 +40,46 @@ pub async fn check_loop(
             },
         }
     }
-    // Sites not yet started stay held and are given back; those in flight get the grace period.
+    // Sites not yet started stay held and are given back; those in flight get the grace
+    // period, handing over their outcomes included (a writer the database holds up must not
+    // hold up the shutdown).
     sites.close();
-    let grace = tokio::time::sleep(ctx.config.grace);
-    tokio::pin!(grace);
-    while !running.is_empty() {
-        tokio::select! {
-            Some(done) = running.join_next() => forward(done, &outcomes).await,
-            _ = &mut grace => {
-                tracing::info!(sites = running.len(), "grace period over; giving back checks in flight");
-                running.abort_all();
-                break;
-            }
+    let grace = tokio::time::Instant::now() + ctx.config.grace;
+    let finish = async {
+        while let Some(done) = running.join_next().await {
+            forward(done, &outcomes, std::future::pending()).await;
         }
+    };
+    if tokio::time::timeout_at(grace, finish).await.is_err() {
+        tracing::info!(
+            sites = running.len(),
+            "grace period over; giving back checks in flight"
+        );
+        running.abort_all();
     }
 }
 
+/// Tasks at once: the requests on the wire, and room for two claims' sites to wait for their
+/// hosts, so that whichever host may send next has a site ready.
+fn tasks_limit(concurrency: usize, batch_size: u32) -> usize {
+    concurrency + 2 * batch_size as usize
+}
+
 /// Hands an outcome to the writer, waiting while the writer is behind: that wait stops this
-/// loop taking sites, which stops the claimer claiming, so a slow database bounds memory.
-async fn forward(done: Result<Outcome, tokio::task::JoinError>, outcomes: &mpsc::Sender<Outcome>) {
+/// loop taking sites, which stops the claimer claiming, so a slow database bounds memory. If
+/// `until` completes first (the worker is stopping), the outcome is dropped: its site is still
+/// held, and is given back or its lease expires.
+async fn forward(
+    done: Result<Outcome, tokio::task::JoinError>,
+    outcomes: &mpsc::Sender<Outcome>,
+    until: impl std::future::Future<Output = ()>,
+) {
     match done {
         Ok(outcome) => {
-            let _ = outcomes.send(outcome).await;
+            tokio::select! {
+                _ = outcomes.send(outcome) => {}
+                _ = until => {}
+            }
         }
         // A panicking check loses no site: it stays held and is given back (or its lease expires).
         Err(error) if error.is_panic() => tracing::error!("a check panicked: {error}"),

@@ -39,7 +39,14 @@ pub async fn claim_loop(
                 Err(_) => return Ended::Stopped,
             },
         };
-        match ctx.queue.claim(&ctx.config.id, n, ctx.config.lease).await {
+        // A claim cut short by the stop may have stamped rows it never read: they wait for
+        // their lease to expire, a delay at shutdown only, where a database that hangs must
+        // not hold the worker.
+        let claimed = tokio::select! {
+            _ = stop.cancelled() => return Ended::Stopped,
+            claimed = ctx.queue.claim(&ctx.config.id, n, ctx.config.lease) => claimed,
+        };
+        match claimed {
             Ok(batch) if !batch.sites.is_empty() => {
                 failures = 0;
                 tracing::debug!(

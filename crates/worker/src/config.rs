@@ -97,6 +97,13 @@ pub struct Args {
     #[arg(long, env = "CRAWLER_MAX_RETRY_AFTER", default_value = "1m", value_parser = humantime::parse_duration)]
     pub max_retry_after: Duration,
 
+    /// A site the server defers further than this (a long Retry-After, or the retry backoff)
+    /// gets its current result (blocked for 429, error for 503) as its verdict now, with the
+    /// time the server allows kept as its next check, instead of staying pending; so --drain
+    /// ends. Every delay from a server is capped at 30 days.
+    #[arg(long, env = "CRAWLER_DEFER_HORIZON", default_value = "1h", value_parser = humantime::parse_duration)]
+    pub defer_horizon: Duration,
+
     /// The User-Agent header. Default: crawler/VERSION (+https://github.com/crawler).
     #[arg(long, env = "CRAWLER_USER_AGENT")]
     pub user_agent: Option<String>,
@@ -164,6 +171,7 @@ impl Args {
                 claim: self.claim,
                 max_attempts: self.attempts,
                 retry_delay: self.retry_delay,
+                defer_horizon: self.defer_horizon,
             },
             check,
         };

@@ -32,6 +32,11 @@ pub struct Ctx {
     pub stats: Stats,
 }
 
+/// After the grace period, how long the last write-back, the give-back and the goodbye may
+/// take before the worker exits without them, whatever the database does (refuses, or hangs).
+/// What is then still claimed comes back through its lease or the reaper.
+pub const FINAL_WRITE: Duration = Duration::from_secs(10);
+
 /// Connections: claimer, writer, lease keeper, heartbeat and reaper, progress, and a spare.
 const POOL_SIZE: u32 = 8;
 
@@ -85,15 +90,33 @@ pub async fn run(
     }
     .unwrap_or(Ended::Stopped);
     stop.cancel();
-    let _ = checking.await;
-    let _ = writer.await;
-    give_back(&ctx).await;
-    done.cancel();
-    for task in upkeep {
-        let _ = task.await;
+    let deadline = tokio::time::Instant::now() + ctx.config.grace + FINAL_WRITE;
+    let tasks = [checking.abort_handle(), writer.abort_handle()];
+    let finish = async {
+        let _ = checking.await;
+        let _ = writer.await;
+        give_back(&ctx).await;
+        done.cancel();
+        for task in upkeep {
+            let _ = task.await;
+        }
+        let _ = ctx.queue.resign(REAPER, &ctx.config.id).await;
+        let _ = ctx.queue.deregister(&ctx.config.id).await;
+    };
+    if tokio::time::timeout_at(deadline, finish).await.is_err() {
+        for task in tasks {
+            task.abort();
+        }
+        let held: usize = ctx.held.snapshot().iter().map(|(_, ids)| ids.len()).sum();
+        tracing::error!(
+            sites = held,
+            "the database did not take the last results in time; exiting without them: \
+             these sites stay claimed until their lease expires (or the reaper finds this \
+             worker silent), then they are checked again"
+        );
+        tracing::info!(?ended, "worker stopped: {}", ctx.stats.line());
+        return Ok(ended);
     }
-    let _ = ctx.queue.resign(REAPER, &ctx.config.id).await;
-    let _ = ctx.queue.deregister(&ctx.config.id).await;
     tracing::info!(?ended, "worker stopped: {}", ctx.stats.line());
     ctx.queue.db().close().await;
     Ok(ended)

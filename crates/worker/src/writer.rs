@@ -1,6 +1,9 @@
 //! Writing back: results are gathered and stored in bulk, every 100 ms or 500 results, fenced
 //! by their claim. While the database is away they wait in memory and are written when it
-//! returns; results whose lease was lost meanwhile are dropped by the fence and counted.
+//! returns; results whose lease was lost meanwhile are dropped by the fence and counted. At
+//! shutdown the writer keeps trying until the worker's last deadline (see `run.rs`), which
+//! abandons what the database would still not take: those sites stay claimed until their
+//! lease expires, a delay, not a loss.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,9 +15,6 @@ use crate::run::Ctx;
 
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
 pub const FLUSH_AT: usize = 500;
-/// How long results are retried at shutdown before the worker exits without them (their
-/// leases then expire and the sites are checked again: a delay, not a loss).
-const LAST_WRITE_FOR: Duration = Duration::from_secs(60);
 
 pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::Receiver<Outcome>) {
     let mut pending = Vec::new();
@@ -41,15 +41,7 @@ pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::Receiver<Outcome>) {
             tokio::time::sleep(crate::run::backoff(failures)).await;
         }
     }
-    let deadline = tokio::time::Instant::now() + LAST_WRITE_FOR;
     while !pending.is_empty() && !flush(&ctx, &mut pending).await {
-        if tokio::time::Instant::now() >= deadline {
-            tracing::error!(
-                results = pending.len(),
-                "cannot write the last results; their sites will be checked again"
-            );
-            return;
-        }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
@@ -66,8 +58,10 @@ async fn flush(ctx: &Ctx, pending: &mut Vec<Outcome>) -> bool {
                     "dropped results whose lease was lost (another worker has the sites)"
                 );
             }
+            // A deferred site was not checked: it has no verdict to count.
+            let verdicts = pending.iter().filter(|o| !o.finding.deferred);
             ctx.stats
-                .record(completed, pending.iter().map(|o| o.finding.verdict));
+                .record(completed, verdicts.map(|o| o.finding.verdict));
             for o in pending.drain(..) {
                 ctx.held.remove(o.site.token, o.site.id);
             }

@@ -55,6 +55,13 @@ impl Server {
         format!("mysql://crawler:{password}@127.0.0.1:{port}/{database}")
     }
 
+    /// Sends `signal` to the running server.
+    pub(super) fn signal(&self, signal: i32) {
+        let child = self.child.as_ref().expect("the server is running");
+        // SAFETY: signals our own child, which has not been reaped yet.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+    }
+
     /// Stops the server with SIGTERM, waiting for it to exit; the data stays.
     pub(super) fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {

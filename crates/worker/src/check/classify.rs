@@ -206,6 +206,7 @@ impl Outcome {
             attempts,
             transient,
             retry_after,
+            deferred: false,
         }
     }
 }

@@ -93,10 +93,12 @@ impl Inner {
         let result = self.send(method, url, started + *budget).await;
         *budget = budget.saturating_sub(started.elapsed());
         if let Ok(reply) = &result {
-            let hold = reply
-                .retry_after
-                .map(|d| d.min(self.config.retry_after_cap));
-            permit.record(reply.status, hold);
+            let hold = reply.retry_after.unwrap_or_default();
+            permit.record(
+                reply.status,
+                reply.retry_after,
+                hold.min(self.config.retry_after_cap),
+            );
         }
         result
     }

@@ -26,7 +26,9 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crawler_queue::MAX_DELAY;
 pub use crawler_queue::{ErrorKind, Finding, Verdict};
+use rand::Rng;
 use url::Url;
 
 pub use self::address::is_public;
@@ -62,6 +64,10 @@ pub struct CheckConfig {
     /// Longest `Retry-After` waited for in-process; a longer one ends the check with
     /// `retry_after` set, and the queue makes the URL due later.
     pub retry_after_cap: Duration,
+    /// Longest a check waits for its host (its queue at the host's rate, its penalty, its
+    /// `Retry-After`) before it starts; a longer wait ends it at once as deferred, and the
+    /// queue makes the site due when the host is expected free.
+    pub host_patience: Duration,
 }
 
 impl Default for CheckConfig {
@@ -83,6 +89,7 @@ impl Default for CheckConfig {
             insecure: false,
             public_only: false,
             retry_after_cap: Duration::from_secs(60),
+            host_patience: Duration::from_secs(2),
         }
     }
 }
@@ -160,6 +167,16 @@ impl Checker {
                 return Outcome::failed(failure).into_finding(0, started.elapsed(), None)
             }
         };
+        let host = url.host_str().unwrap_or_default();
+        if let Err(wait) = self
+            .inner
+            .limits
+            .admit(host, self.inner.config.host_patience)
+        {
+            // Spread the sites of a busy host over a little more than its wait.
+            let spread = wait.mul_f64(rand::rng().random_range(1.0..1.1));
+            return Finding::deferred(spread.min(MAX_DELAY));
+        }
         let mut attempts = 0;
         loop {
             attempts += 1;

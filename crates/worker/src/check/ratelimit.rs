@@ -3,8 +3,15 @@
 //!
 //! The host limits come first so that a request queued behind a slow or penalised host does
 //! not hold one of the global slots that other hosts could use.
+//!
+//! Before a check starts, [`Limits::admit`] asks whether its host could be asked within the
+//! worker's patience: a host with too many requests queued for its rate, or in backoff (a
+//! `Retry-After`, the 429/503 penalty), is not waited for; the check is deferred, and the site
+//! goes back to the queue due when the host is expected free. So a throttling host defers its
+//! own sites, never the others'.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -40,6 +47,8 @@ struct HostMap {
 }
 
 struct Host {
+    /// Requests inside [`Limits::acquire`], waiting for a slot, the rate or the pace.
+    waiting: AtomicUsize,
     slots: Semaphore,
     rate: Option<DefaultDirectRateLimiter>,
     pace: Mutex<Pace>,
@@ -52,6 +61,9 @@ struct Pace {
     penalized_at: Option<Instant>,
     /// No request starts before this.
     next: Instant,
+    /// The server asked not to be asked before this (`Retry-After`, capped at
+    /// `crawler_queue::MAX_DELAY`): checks are deferred until then, not waited for.
+    deferred_until: Option<Instant>,
     last_used: Instant,
 }
 
@@ -80,9 +92,28 @@ impl Limits {
         }
     }
 
+    /// `Err(wait)` when a request to `host` could not start within `patience`: the requests
+    /// already queued for it at its rate, its penalty and any `Retry-After` come first.
+    pub(crate) fn admit(&self, host: &str, patience: Duration) -> Result<(), Duration> {
+        let host = self.host(host);
+        let now = Instant::now();
+        let pace = host.pace.lock().expect("pace lock poisoned");
+        let until = pace.next.max(pace.deferred_until.unwrap_or(now));
+        let queued = host.waiting.load(Ordering::Relaxed) as u32;
+        let wait = until.saturating_duration_since(now)
+            + self.interval.max(pace.penalty).saturating_mul(queued);
+        if wait > patience {
+            Err(wait)
+        } else {
+            Ok(())
+        }
+    }
+
     /// Waits until `host` may be asked again, then for a global slot.
     pub(crate) async fn acquire(&self, host: &str) -> Permit<'_> {
         let host = self.host(host);
+        host.waiting.fetch_add(1, Ordering::Relaxed);
+        let _waiting = Waiting(host.clone());
         // Permits are forgotten here and given back by `Permit::drop`: no Arc per semaphore.
         host.slots
             .acquire()
@@ -117,6 +148,7 @@ impl Limits {
             hosts.sweep_at = (hosts.map.len() * 2).max(MIN_SWEEP);
         }
         let host = Arc::new(Host {
+            waiting: AtomicUsize::new(0),
             slots: Semaphore::new(self.host_concurrency),
             rate: self
                 .quota
@@ -151,7 +183,19 @@ impl Host {
     /// Forgetting an idle host loses nothing: a fresh entry would behave the same.
     fn idle(&self, now: Instant, interval: Duration) -> bool {
         let pace = self.pace.lock().expect("pace lock poisoned");
-        now >= pace.next && now >= pace.last_used + interval && pace.penalty_forgotten(now)
+        now >= pace.next
+            && now >= pace.last_used + interval
+            && pace.penalty_forgotten(now)
+            && pace.deferred_until.is_none_or(|until| now >= until)
+    }
+}
+
+/// Counts a request as waiting for its host until dropped (also when its wait is cancelled).
+struct Waiting(Arc<Host>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -165,12 +209,18 @@ impl Drop for Permit<'_> {
 }
 
 impl Permit<'_> {
-    /// Tells the host's pace what the server answered: 429 and 503 slow the host down (at
-    /// least for `retry_after`), any other answer relaxes it.
-    pub(crate) fn record(&self, status: u16, retry_after: Option<Duration>) {
+    /// Tells the host's pace what the server answered: 429 and 503 slow the host down (requests
+    /// in process wait at least `hold`, new checks are deferred for all of `retry_after`), any
+    /// other answer relaxes it.
+    pub(crate) fn record(&self, status: u16, retry_after: Option<Duration>, hold: Duration) {
         let mut pace = self.host.pace.lock().expect("pace lock poisoned");
         if matches!(status, 429 | 503) {
-            pace.penalize(Instant::now(), retry_after.unwrap_or_default());
+            let now = Instant::now();
+            pace.penalize(now, hold);
+            if let Some(asked) = retry_after {
+                let until = now + asked;
+                pace.deferred_until = Some(pace.deferred_until.map_or(until, |u| u.max(until)));
+            }
         } else {
             pace.relax();
         }
@@ -183,6 +233,7 @@ impl Pace {
             penalty: Duration::ZERO,
             penalized_at: None,
             next: now,
+            deferred_until: None,
             last_used: now,
         }
     }
@@ -303,6 +354,28 @@ mod tests {
             again.await.is_ok(),
             "b's slot and the global slot are free again"
         );
+    }
+
+    #[tokio::test]
+    async fn a_host_in_backoff_or_with_a_long_queue_is_not_admitted() {
+        let limits = Limits::new(8, 10.0, 16); // 10 requests per second
+        let patience = Duration::from_secs(1);
+        assert_eq!(limits.admit("a.example", patience), Ok(()));
+        let permit = limits.acquire("a.example").await;
+        permit.record(429, Some(Duration::from_secs(3600)), Duration::ZERO);
+        let wait = limits.admit("a.example", patience).unwrap_err();
+        assert!(wait > Duration::from_secs(3590), "{wait:?}");
+        assert_eq!(
+            limits.admit("b.example", patience),
+            Ok(()),
+            "other hosts go on"
+        );
+        // Twenty requests queued at 10/s are two seconds of waiting: more than the patience.
+        let queued = limits.host("c.example");
+        queued.waiting.store(20, Ordering::Relaxed);
+        assert!(limits.admit("c.example", patience).is_err());
+        queued.waiting.store(5, Ordering::Relaxed);
+        assert_eq!(limits.admit("c.example", patience), Ok(()));
     }
 
     #[tokio::test]

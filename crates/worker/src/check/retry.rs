@@ -3,6 +3,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use crawler_queue::MAX_DELAY;
 use rand::Rng;
 
 use super::classify::Outcome;
@@ -48,15 +49,18 @@ pub(crate) fn backoff(attempt: u32) -> Duration {
     full / 2 + full.mul_f64(rand::rng().random_range(0.0..0.5))
 }
 
-/// Parses `Retry-After`: delay-seconds or an HTTP date (a date in the past means now).
+/// Parses `Retry-After`: delay-seconds or an HTTP date (a date in the past means now), capped
+/// at [`MAX_DELAY`] so that no server can ask for a time nothing downstream can hold.
 pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
-    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+    let asked = if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
         // Too many digits to fit is still "a very long time".
-        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
-    }
-    let date = httpdate::parse_http_date(value).ok()?;
-    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+        Duration::from_secs(value.parse().unwrap_or(u64::MAX))
+    } else {
+        let date = httpdate::parse_http_date(value).ok()?;
+        date.duration_since(now).unwrap_or(Duration::ZERO)
+    };
+    Some(asked.min(MAX_DELAY))
 }
 
 #[cfg(test)]
@@ -71,8 +75,18 @@ mod tests {
             Some(Duration::from_secs(120))
         );
         assert_eq!(parse_retry_after(" 0 ", now), Some(Duration::ZERO));
-        let huge = parse_retry_after("99999999999999999999999", now).unwrap();
-        assert!(huge > Duration::from_secs(1 << 40));
+    }
+
+    #[test]
+    fn absurd_retry_after_is_capped_at_the_maximum_delay() {
+        let now = SystemTime::now();
+        for absurd in [
+            "100000000000000000000000",
+            "18446744073709551615",
+            "Fri, 31 Dec 9999 23:59:59 GMT",
+        ] {
+            assert_eq!(parse_retry_after(absurd, now), Some(MAX_DELAY), "{absurd}");
+        }
     }
 
     #[test]
