@@ -71,7 +71,9 @@ fn read(source: &str, bar: &ProgressBar, chunks: mpsc::Sender<Vec<NewSite>>) -> 
             }),
             Err(reason) => {
                 rejected += 1;
-                bar.suspend(|| eprintln!("{name}:{number}: {reason}"));
+                bar.suspend(|| {
+                    crawler_queue::cli::eprint_line(format_args!("{name}:{number}: {reason}"))
+                });
             }
         }
         if chunk.len() == SEED_CHUNK {

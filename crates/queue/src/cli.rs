@@ -3,7 +3,12 @@
 //!
 //! Exit codes: 0 success, 1 a runtime error (database unreachable, unreadable input),
 //! 2 a usage error (bad option or value), 130 a second SIGINT/SIGTERM cut the shutdown short.
+//!
+//! Nothing here panics on a closed stdout or stderr (`| head -1`): what cannot be written is
+//! dropped, and the work goes on.
 
+use std::fmt::Display;
+use std::io::Write;
 use std::process::ExitCode;
 
 use crate::{DatabaseUrl, Db, Queue, QueueConfig};
@@ -30,14 +35,27 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default `info`); results go to stdout.
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`); results go to stdout. A log line
+/// that cannot be written is dropped (by default tracing reports that with `eprintln!`, which
+/// panics when stderr is closed).
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .log_internal_errors(false)
         .init();
+}
+
+/// Prints a line of results on stdout; a closed stdout loses the line, never the work.
+pub fn print_line(line: impl Display) {
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// Prints a line on stderr; a closed stderr loses the line, never the work.
+pub fn eprint_line(line: impl Display) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Runs `body` on a tokio runtime with the queue at `url` (a pool of `connections`), then
@@ -61,7 +79,7 @@ pub fn with_queue(
 
 /// Prints `error: …` with every cause, and returns the runtime exit code.
 pub fn runtime_error(error: &dyn std::error::Error) -> ExitCode {
-    eprintln!("error: {}", error_chain(error));
+    eprint_line(format_args!("error: {}", error_chain(error)));
     ExitCode::from(EXIT_RUNTIME)
 }
 
@@ -83,7 +101,7 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
 
 /// Prints `error: …` for a bad option, and returns the usage exit code.
 pub fn usage_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    eprint_line(format_args!("error: {message}"));
     ExitCode::from(EXIT_USAGE)
 }
 
@@ -93,7 +111,7 @@ pub async fn shutdown_signal() {
     wait_for_signal().await;
     tokio::spawn(async {
         wait_for_signal().await;
-        eprintln!("second signal: exiting at once");
+        eprint_line("second signal: exiting at once");
         std::process::exit(i32::from(EXIT_INTERRUPTED));
     });
 }

@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     cli::with_queue(&args.database.database_url, 4, async |queue| {
         match crawler_coordinator::seed::seed(queue, &files, args.recheck).await {
             Ok(summary) => {
-                println!("{summary}");
+                cli::print_line(summary);
                 ExitCode::SUCCESS
             }
             Err(error) => cli::runtime_error(&error),
