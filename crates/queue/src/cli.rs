@@ -2,7 +2,8 @@
 //! coordinator's three) a runtime with a connected queue.
 //!
 //! Exit codes: 0 success, 1 a runtime error (database unreachable, unreadable input),
-//! 2 a usage error (bad option or value), 130 a second SIGINT/SIGTERM cut the shutdown short.
+//! 2 a usage error (bad option or value, a database URL that cannot work), 130 a second
+//! SIGINT/SIGTERM cut the shutdown short.
 //!
 //! Nothing here panics on a closed stdout or stderr (`| head -1`): what cannot be written is
 //! dropped, and the work goes on.
@@ -15,7 +16,8 @@ use crate::{DatabaseUrl, Db, Queue, QueueConfig};
 
 /// A runtime error: the database is unreachable, a file cannot be read.
 pub const EXIT_RUNTIME: u8 = 1;
-/// A usage error: an unknown option or a bad value (clap uses 2 as well).
+/// A usage error: an unknown option, a bad value, a database URL that cannot work (clap uses
+/// 2 as well).
 pub const EXIT_USAGE: u8 = 2;
 /// A second signal arrived during the graceful shutdown.
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -59,12 +61,16 @@ pub fn eprint_line(line: impl Display) {
 }
 
 /// Runs `body` on a tokio runtime with the queue at `url` (a pool of `connections`), then
-/// closes the pool; an unreachable database is a runtime error.
+/// closes the pool; a URL that cannot work is a usage error, an unreachable database a runtime
+/// error.
 pub fn with_queue(
     url: &DatabaseUrl,
     connections: u32,
     body: impl AsyncFnOnce(&Queue) -> ExitCode,
 ) -> ExitCode {
+    if let Err(bad) = url.dialect() {
+        return usage_error(&bad);
+    }
     let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
     runtime.block_on(async {
         let queue = match Db::connect(url, connections).await {
@@ -100,7 +106,7 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 /// Prints `error: …` for a bad option, and returns the usage exit code.
-pub fn usage_error(message: &str) -> ExitCode {
+pub fn usage_error(message: &(impl Display + ?Sized)) -> ExitCode {
     eprint_line(format_args!("error: {message}"));
     ExitCode::from(EXIT_USAGE)
 }
