@@ -2,8 +2,8 @@
 //! coordinator's three) a runtime with a connected queue.
 //!
 //! Exit codes: 0 success, 1 a runtime error (database unreachable, unreadable input),
-//! 2 a usage error (bad option or value, a database URL that cannot work), 130 a second
-//! SIGINT/SIGTERM cut the shutdown short.
+//! 2 a usage error (bad option or value, a database URL that cannot work), 3 part of the input
+//! could not be read (the rest was done), 130 a second SIGINT/SIGTERM cut the shutdown short.
 //!
 //! Nothing here panics on a closed stdout or stderr (`| head -1`): what cannot be written is
 //! dropped, and the work goes on.
@@ -14,11 +14,14 @@ use std::process::ExitCode;
 
 use crate::{DatabaseUrl, Db, Queue, QueueConfig};
 
-/// A runtime error: the database is unreachable, a file cannot be read.
+/// A runtime error: the database is unreachable, no input could be read.
 pub const EXIT_RUNTIME: u8 = 1;
 /// A usage error: an unknown option, a bad value, a database URL that cannot work (clap uses
 /// 2 as well).
 pub const EXIT_USAGE: u8 = 2;
+/// Part of the input could not be read (a missing file, a read error part-way); the rest
+/// was done, and the summary names what was not.
+pub const EXIT_PARTIAL: u8 = 3;
 /// A second signal arrived during the graceful shutdown.
 pub const EXIT_INTERRUPTED: u8 = 130;
 

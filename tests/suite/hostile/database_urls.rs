@@ -63,3 +63,26 @@ fn database_urls_that_cannot_work_are_usage_errors_without_the_password() {
         }
     }
 }
+
+#[test]
+fn a_database_url_given_to_seed_as_a_file_is_a_usage_error_without_the_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("crawler.db").display());
+    let url = format!("mysql://crawler:{PASSWORD}@127.0.0.1:1/crawl");
+    let out = run(crawler("crawler-seed", &[&url]).env("DATABASE_URL", &database));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("mysql://127.0.0.1:1/crawl") && err.contains("--database-url"),
+        "{err}"
+    );
+    assert!(
+        !err.contains(PASSWORD) && !stdout(&out).contains(PASSWORD),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("crawler.db").exists(),
+        "a usage error connects to nothing"
+    );
+}
