@@ -6,9 +6,11 @@
 //! - [`seed`]: streaming them into the queue.
 //! - [`reap`]: one pass, or every interval under the reaper lease.
 //! - [`report`]: checked sites in four formats, and the summary.
+//! - [`redact`]: URLs shown without their credentials.
 
 pub mod input;
 pub mod reap;
+pub mod redact;
 pub mod report;
 pub mod seed;
 
@@ -22,9 +24,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot read {path}")]
+    #[error("cannot read {path} after line {line}")]
     Read {
         path: String,
+        /// Lines read to their end before the error.
+        line: u64,
         #[source]
         source: std::io::Error,
     },

@@ -54,7 +54,7 @@ pub async fn reap_every(
             reap_once(queue, config).await.map(Some)
         };
         match pass.await {
-            Ok(Some(reaped)) => println!("{}", describe(&reaped)),
+            Ok(Some(reaped)) => crawler_queue::cli::print_line(describe(&reaped)),
             Ok(None) => tracing::debug!("another process holds the reaper lease"),
             Err(error) => {
                 tracing::warn!(error = %crate::chain(&error), "reap failed; will try again")

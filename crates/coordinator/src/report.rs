@@ -1,11 +1,13 @@
 //! Reporting: checked sites as text, CSV, JSON or NDJSON, streamed page by page so that millions
 //! of rows need no more memory than one page; and the summary.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use crawler_queue::{Checked, Queue, Verdict};
 use serde::Serialize;
 
+use crate::redact::strip_userinfo;
 use crate::Error;
 
 /// Rows fetched per query.
@@ -23,13 +25,14 @@ pub enum Format {
 }
 
 /// One site as the machine-readable formats print it (a contract: scripts depend on the keys).
+/// URLs are printed without credentials, whatever the database holds.
 #[derive(Serialize)]
 struct Record<'a> {
-    url: &'a str,
+    url: Cow<'a, str>,
     verdict: Verdict,
     status: Option<u16>,
     error_kind: Option<&'a str>,
-    final_url: Option<&'a str>,
+    final_url: Option<Cow<'a, str>>,
     checked_at: String,
     attempts: i32,
 }
@@ -76,11 +79,11 @@ pub async fn write_sites(
 
 fn write_one(site: &Checked, format: Format, out: &mut impl Write) -> Result<(), Error> {
     let record = Record {
-        url: &site.url,
+        url: strip_userinfo(&site.url),
         verdict: site.verdict,
         status: site.status,
         error_kind: site.error_kind.map(|k| k.as_str()),
-        final_url: site.final_url.as_deref(),
+        final_url: site.final_url.as_deref().map(strip_userinfo),
         checked_at: rfc3339(site.checked_at),
         attempts: site.attempts,
     };
@@ -104,11 +107,11 @@ fn write_one(site: &Checked, format: Format, out: &mut impl Write) -> Result<(),
         Format::Csv => {
             let status = record.status.map(|s| s.to_string()).unwrap_or_default();
             let fields = [
-                record.url,
+                &record.url,
                 record.verdict.as_str(),
                 &status,
                 record.error_kind.unwrap_or(""),
-                record.final_url.unwrap_or(""),
+                record.final_url.as_deref().unwrap_or(""),
                 &record.checked_at,
                 &record.attempts.to_string(),
             ];

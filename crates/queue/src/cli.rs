@@ -2,16 +2,26 @@
 //! coordinator's three) a runtime with a connected queue.
 //!
 //! Exit codes: 0 success, 1 a runtime error (database unreachable, unreadable input),
-//! 2 a usage error (bad option or value), 130 a second SIGINT/SIGTERM cut the shutdown short.
+//! 2 a usage error (bad option or value, a database URL that cannot work), 3 part of the input
+//! could not be read (the rest was done), 130 a second SIGINT/SIGTERM cut the shutdown short.
+//!
+//! Nothing here panics on a closed stdout or stderr (`| head -1`): what cannot be written is
+//! dropped, and the work goes on.
 
+use std::fmt::Display;
+use std::io::Write;
 use std::process::ExitCode;
 
 use crate::{DatabaseUrl, Db, Queue, QueueConfig};
 
-/// A runtime error: the database is unreachable, a file cannot be read.
+/// A runtime error: the database is unreachable, no input could be read.
 pub const EXIT_RUNTIME: u8 = 1;
-/// A usage error: an unknown option or a bad value (clap uses 2 as well).
+/// A usage error: an unknown option, a bad value, a database URL that cannot work (clap uses
+/// 2 as well).
 pub const EXIT_USAGE: u8 = 2;
+/// Part of the input could not be read (a missing file, a read error part-way); the rest
+/// was done, and the summary names what was not.
+pub const EXIT_PARTIAL: u8 = 3;
 /// A second signal arrived during the graceful shutdown.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -30,23 +40,40 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default `info`); results go to stdout.
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`); results go to stdout. A log line
+/// that cannot be written is dropped (by default tracing reports that with `eprintln!`, which
+/// panics when stderr is closed).
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .log_internal_errors(false)
         .init();
 }
 
+/// Prints a line of results on stdout; a closed stdout loses the line, never the work.
+pub fn print_line(line: impl Display) {
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// Prints a line on stderr; a closed stderr loses the line, never the work.
+pub fn eprint_line(line: impl Display) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// Runs `body` on a tokio runtime with the queue at `url` (a pool of `connections`), then
-/// closes the pool; an unreachable database is a runtime error.
+/// closes the pool; a URL that cannot work is a usage error, an unreachable database a runtime
+/// error.
 pub fn with_queue(
     url: &DatabaseUrl,
     connections: u32,
     body: impl AsyncFnOnce(&Queue) -> ExitCode,
 ) -> ExitCode {
+    if let Err(bad) = url.dialect() {
+        return usage_error(&bad);
+    }
     let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
     runtime.block_on(async {
         let queue = match Db::connect(url, connections).await {
@@ -61,7 +88,7 @@ pub fn with_queue(
 
 /// Prints `error: …` with every cause, and returns the runtime exit code.
 pub fn runtime_error(error: &dyn std::error::Error) -> ExitCode {
-    eprintln!("error: {}", error_chain(error));
+    eprint_line(format_args!("error: {}", error_chain(error)));
     ExitCode::from(EXIT_RUNTIME)
 }
 
@@ -82,8 +109,8 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 /// Prints `error: …` for a bad option, and returns the usage exit code.
-pub fn usage_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+pub fn usage_error(message: &(impl Display + ?Sized)) -> ExitCode {
+    eprint_line(format_args!("error: {message}"));
     ExitCode::from(EXIT_USAGE)
 }
 
@@ -93,7 +120,7 @@ pub async fn shutdown_signal() {
     wait_for_signal().await;
     tokio::spawn(async {
         wait_for_signal().await;
-        eprintln!("second signal: exiting at once");
+        eprint_line("second signal: exiting at once");
         std::process::exit(i32::from(EXIT_INTERRUPTED));
     });
 }

@@ -51,8 +51,10 @@ static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrat
 
 impl Db {
     /// Connects and applies the migrations. `max_connections` bounds the pool.
+    /// A URL that cannot work fails before any connection ([`DatabaseUrl::dialect`]).
     pub async fn connect(url: &DatabaseUrl, max_connections: u32) -> Result<Db, Error> {
-        let db = Self::connect_pool(url, max_connections)
+        let dialect = url.dialect()?;
+        let db = Self::connect_pool(url, dialect, max_connections)
             .await
             .map_err(|source| Error::Connect {
                 url: url.redacted(),
@@ -62,10 +64,13 @@ impl Db {
         Ok(db)
     }
 
-    async fn connect_pool(url: &DatabaseUrl, max_connections: u32) -> Result<Db, sqlx::Error> {
-        let raw = url.expose();
-        if raw.starts_with("mysql:") || raw.starts_with("mariadb:") {
-            let raw = raw.replacen("mariadb:", "mysql:", 1);
+    async fn connect_pool(
+        url: &DatabaseUrl,
+        dialect: Dialect,
+        max_connections: u32,
+    ) -> Result<Db, sqlx::Error> {
+        if dialect == Dialect::MySql {
+            let raw = format!("mysql:{}", url.after_scheme());
             let options = MySqlConnectOptions::from_str(&raw)?
                 .log_statements(tracing::log::LevelFilter::Trace);
             probe(&options).await?;
@@ -84,8 +89,9 @@ impl Db {
                 .connect_with(options)
                 .await?;
             Ok(Db::MySql(pool))
-        } else if raw.starts_with("sqlite:") {
-            let options = SqliteConnectOptions::from_str(raw)?
+        } else {
+            let raw = format!("sqlite:{}", url.after_scheme());
+            let options = SqliteConnectOptions::from_str(&raw)?
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
@@ -97,10 +103,6 @@ impl Db {
                 .connect_with(options)
                 .await?;
             Ok(Db::Sqlite(pool))
-        } else {
-            Err(sqlx::Error::Configuration(
-                "the database url must start with mysql:// or sqlite://".into(),
-            ))
         }
     }
 

@@ -1,9 +1,13 @@
 //! The queue's error type.
 
+use crate::database_url::BadDatabaseUrl;
 use crate::verdict::UnknownName;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The URL cannot work, whatever the network does: refused before connecting.
+    #[error(transparent)]
+    DatabaseUrl(#[from] BadDatabaseUrl),
     /// The first connection failed. `url` has no password.
     #[error("cannot connect to the database at {url}")]
     Connect {

@@ -7,6 +7,7 @@
 //! # Layout
 //! - [`cli`]: logging, exit codes and signals for the binaries.
 //! - [`config`]: the database URL (never printed with its password) and queue settings.
+//! - [`database_url`]: checking a database URL before connecting.
 //! - [`db`]: connecting, migrations, one pool type over both backends.
 //! - `sql`: every statement that differs between MySQL and SQLite.
 //! - [`queue`]: claim (update-then-select), extend, release.
@@ -18,6 +19,7 @@
 pub mod cli;
 pub mod complete;
 pub mod config;
+pub mod database_url;
 pub mod db;
 mod error;
 pub mod queue;
@@ -34,6 +36,7 @@ pub use complete::{Completed, Outcome};
 pub use config::{
     ClaimMethod, DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL, MAX_DELAY,
 };
+pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect};
 pub use error::Error;
 pub use queue::{Batch, Queue, Site, State};

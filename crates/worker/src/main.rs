@@ -19,6 +19,9 @@ fn main() -> ExitCode {
         Ok(parsed) => parsed,
         Err(message) => return cli::usage_error(&message),
     };
+    if let Err(bad) = url.dialect() {
+        return cli::usage_error(&bad);
+    }
     let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
     match runtime.block_on(crawler_worker::run(&url, config, cli::shutdown_signal())) {
         Ok(_) => ExitCode::SUCCESS,

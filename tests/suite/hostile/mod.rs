@@ -6,7 +6,9 @@
 //! - `lines`: invisible characters, read errors, missing files in the seed's input.
 //! - `pipes`: closed stdout/stderr never stop the work.
 //! - `flags`: bad option values and database URLs are usage errors, named, before connecting.
+//! - `database_urls`: database URLs that cannot work, and passwords that must never print.
 
+mod database_urls;
 mod flags;
 mod lines;
 mod pipes;

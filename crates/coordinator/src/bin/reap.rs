@@ -52,7 +52,7 @@ fn main() -> ExitCode {
             }
             None => match reap_once(queue, &config).await {
                 Ok(reaped) => {
-                    println!("{}", describe(&reaped));
+                    cli::print_line(describe(&reaped));
                     ExitCode::SUCCESS
                 }
                 Err(error) => cli::runtime_error(&error),

@@ -3,10 +3,13 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use crawler_coordinator::redact::strip_userinfo;
+use crawler_coordinator::seed::{is_database_url, seed, SeedSummary};
 use crawler_queue::{cli, DatabaseArgs};
 
 /// Loads URLs, one a line, into the queue. Bad lines are reported on stderr as FILE:LINE:
-/// reason and skipped; duplicates (after normalization) are counted, not added.
+/// reason and skipped; duplicates (after normalization) are counted, not added. A file that
+/// cannot be read is named and the others are seeded (exit 3).
 #[derive(Debug, Parser)]
 #[command(name = "crawler-seed", version, about, long_about = None, args_override_self = true)]
 struct Args {
@@ -30,13 +33,28 @@ fn main() -> ExitCode {
     } else {
         args.files
     };
+    if let Some(url) = files.iter().find(|file| is_database_url(file)) {
+        let url = strip_userinfo(url);
+        return cli::usage_error(&format!(
+            "{url} is a database url, not a file of urls: give it with --database-url"
+        ));
+    }
     cli::with_queue(&args.database.database_url, 4, async |queue| {
-        match crawler_coordinator::seed::seed(queue, &files, args.recheck).await {
+        match seed(queue, &files, args.recheck).await {
             Ok(summary) => {
-                println!("{summary}");
-                ExitCode::SUCCESS
+                cli::print_line(&summary);
+                exit_code(&summary)
             }
             Err(error) => cli::runtime_error(&error),
         }
     })
+}
+
+/// 0 when every source was read to its end, 3 when some was not, 1 when none could be read.
+fn exit_code(summary: &SeedSummary) -> ExitCode {
+    match (summary.unread.is_empty(), summary.read_anything()) {
+        (true, _) => ExitCode::SUCCESS,
+        (false, true) => ExitCode::from(cli::EXIT_PARTIAL),
+        (false, false) => ExitCode::from(cli::EXIT_RUNTIME),
+    }
 }

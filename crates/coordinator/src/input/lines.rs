@@ -2,7 +2,7 @@
 
 use std::io::{self, BufRead};
 
-use super::{normalize, Rejection, SeedUrl, MAX_LINE};
+use super::{invisible, normalize, Rejection, SeedUrl, MAX_LINE};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -11,7 +11,8 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 const KEPT: usize = MAX_LINE + BOM.len() + 1;
 
 /// The URLs of seed input, each with its 1-based physical line number; blank and comment lines
-/// are skipped but counted. An io error is returned once and ends the iteration.
+/// are skipped but counted, and invisible characters around a line are dropped. An io error is
+/// returned once and ends the iteration; [`Lines::number`] then tells how far it got.
 pub struct Lines<R> {
     reader: R,
     /// The current line, cut at [`KEPT`] bytes; reused so reading allocates once.
@@ -34,6 +35,11 @@ impl<R: BufRead> Lines<R> {
             number: 0,
             done: false,
         }
+    }
+
+    /// The physical lines read to their end so far.
+    pub fn number(&self) -> u64 {
+        self.number
     }
 
     /// Reads the next physical line, keeping at most [`KEPT`] bytes of it; `None` at the end.
@@ -84,7 +90,7 @@ impl<R: BufRead> Lines<R> {
             }
         }
         // Checked on bytes first, so overlong or non-UTF-8 comments are still comments.
-        if bytes.trim_ascii_start().starts_with(b"#") {
+        if invisible::trim_start(bytes).starts_with(b"#") {
             return None;
         }
         if len > MAX_LINE as u64 {
@@ -93,7 +99,9 @@ impl<R: BufRead> Lines<R> {
         let Ok(text) = std::str::from_utf8(bytes) else {
             return Some(Err(Rejection::NotUtf8));
         };
-        let text = text.trim();
+        // A BOM or zero-width space at the start of a line is no part of its URL (left there,
+        // it made the line's scheme unrecognisable, and `https://` was put before it).
+        let text = text.trim_matches(invisible::is_invisible);
         if text.is_empty() || text.starts_with('#') {
             return None;
         }
@@ -178,6 +186,21 @@ mod tests {
             [ok(1, "https://example.com/")]
         );
         assert_eq!(read(b"\xEF\xBB\xBF# seeds\r\n"), []);
+    }
+
+    #[test]
+    fn invisible_characters_around_any_line_are_dropped() {
+        let input = "a.example\n\u{feff}https://b.example/\n\u{200b}https://c.example/\u{200b}\n\
+                     \u{2060}\u{a0}http://d.example/\u{feff}\r\n\u{feff}# comment\n\u{200b}\n";
+        assert_eq!(
+            read(input.as_bytes()),
+            [
+                ok(1, "https://a.example/"),
+                ok(2, "https://b.example/"),
+                ok(3, "https://c.example/"),
+                ok(4, "http://d.example/"),
+            ]
+        );
     }
 
     #[test]
@@ -295,6 +318,7 @@ mod tests {
             lines.next().unwrap().unwrap_err().to_string(),
             "disk on fire"
         );
+        assert_eq!(lines.number(), 1, "the lines read before the error");
         assert!(lines.next().is_none());
     }
 }

@@ -1,7 +1,8 @@
 //! Reading seed input: a file (or stdin) of URLs, one a line, turned into normalized URLs.
 //!
 //! Scripts depend on this contract: blank lines and `#` comments are skipped, a line without a
-//! scheme is taken as `https://`, only http and https are accepted, and every other line comes
+//! scheme is taken as `https://`, only http and https are accepted, invisible characters around
+//! a line (whitespace, controls, a BOM, zero-width spaces) are dropped, and every other line comes
 //! back as a [`Rejection`] with its 1-based physical line number, so the caller can print
 //! `FILE:LINE: reason` and go on. Memory stays bounded whatever the input: at most one line of
 //! [`MAX_LINE`] bytes (plus a few) is held, longer lines are counted and discarded.
@@ -9,7 +10,9 @@
 //! # Layout
 //! - [`normalize`](normalize()): one line of text to a [`SeedUrl`], or why it is not one.
 //! - [`Lines`]: the iterator over a reader, with line numbers, BOM, CRLF and overlong lines.
+//! - `invisible`: the characters dropped around a line (BOM, zero-width space, controls).
 
+mod invisible;
 mod lines;
 mod normalize;
 
@@ -52,7 +55,7 @@ pub enum Rejection {
     #[error("bad host: {0}")]
     Host(String),
     /// Credentials would be stored in the database and printed in reports.
-    #[error("url contains a user name or password")]
+    #[error("url contains a user name or password: a link with credentials is not a public link to check")]
     Credentials,
     #[error("not a url: {0}")]
     Invalid(String),

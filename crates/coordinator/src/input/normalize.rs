@@ -9,11 +9,12 @@ use std::borrow::Cow;
 
 use url::{Host, ParseError, Url};
 
+use super::invisible::is_invisible;
 use super::{Rejection, SeedUrl, MAX_LINE};
 
-/// Normalizes one URL; `text` is a trimmed, non-empty, non-comment line.
+/// Normalizes one URL; `text` is a non-empty, non-comment line.
 pub fn normalize(text: &str) -> Result<SeedUrl, Rejection> {
-    let text = text.trim();
+    let text = text.trim_matches(is_invisible);
     if text.len() > MAX_LINE {
         return Err(Rejection::TooLong {
             len: text.len() as u64,
@@ -52,6 +53,14 @@ fn with_scheme(text: &str) -> Result<Cow<'_, str>, Rejection> {
         Some(scheme) if is_http(scheme) => Cow::Borrowed(text),
         Some(scheme) => return Err(Rejection::Scheme(scheme.to_ascii_lowercase())),
         None if text.starts_with("//") => Cow::Owned(format!("https:{text}")),
+        // `\u{2061}https://x` or `(https://x)`: with `https://` put before it, junk and all
+        // would become a host, and the URL `https://https//x` be stored.
+        None if !before_scheme(text).is_empty() => {
+            return Err(invalid(&format!(
+                "{:?} before \"://\" is not a scheme",
+                before_scheme(text)
+            )))
+        }
         None => Cow::Owned(format!("https://{text}")),
     };
     // WHATWG skips any number of slashes after a special scheme, so `https:///x` would be
@@ -80,6 +89,14 @@ fn scheme(text: &str) -> Option<&str> {
         return None;
     }
     Some(scheme)
+}
+
+/// What comes before a `://` that is not in a path, query or fragment, if any.
+fn before_scheme(text: &str) -> &str {
+    match text.find("://") {
+        Some(i) if !text[..i].contains(['/', '\\', '?', '#']) => &text[..i],
+        _ => "",
+    }
 }
 
 fn is_http(scheme: &str) -> bool {
@@ -237,6 +254,40 @@ mod tests {
     }
 
     #[test]
+    fn invisible_characters_around_the_url_are_dropped() {
+        assert_eq!(
+            url("\u{feff}https://a.example/\u{200b}"),
+            "https://a.example/"
+        );
+        assert_eq!(url("\u{2060}\u{a0}a.example"), "https://a.example/");
+    }
+
+    #[test]
+    fn text_glued_before_a_scheme_is_rejected_not_taken_for_a_host() {
+        for text in [
+            "\u{e000}https://a.example/",
+            "(https://a.example/)",
+            "x https://a",
+        ] {
+            assert!(
+                matches!(normalize(text), Err(Rejection::Invalid(_))),
+                "{text}: {:?}",
+                normalize(text)
+            );
+        }
+        assert_eq!(
+            normalize("\u{e000}https://a.example/")
+                .unwrap_err()
+                .to_string(),
+            "not a url: \"\\u{e000}https\" before \"://\" is not a scheme"
+        );
+        assert_eq!(
+            url("a.example/go?to=https://b.example/"),
+            "https://a.example/go?to=https://b.example/"
+        );
+    }
+
+    #[test]
     fn duplicates_normalize_equal() {
         assert_eq!(
             normalize("HTTP://Example.COM:80"),
@@ -290,7 +341,7 @@ mod tests {
             "https://exa mple.com/",
             "https://example.com/a b",
             "a.com\tb.com",
-            "a.com\0",
+            "a.com\0b.com",
         ] {
             assert!(
                 matches!(normalize(text), Err(Rejection::Invalid(_))),
