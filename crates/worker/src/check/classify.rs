@@ -63,12 +63,18 @@ impl Failure {
 pub(crate) fn verdict_of_status(status: u16, cf_mitigated: bool) -> Verdict {
     match status {
         200..=299 => Verdict::Alive,
-        400.. if cf_mitigated => Verdict::Blocked, // a Cloudflare challenge
+        _ if is_challenge(status, cf_mitigated) => Verdict::Blocked,
         401 | 403 | 407 | 429 | 451 | 999 => Verdict::Blocked,
         408 => Verdict::Error,
         400..=499 => Verdict::Dead,
         _ => Verdict::Error,
     }
+}
+
+/// A Cloudflare challenge page: 403 or 503 with `cf-mitigated`. The header on any other
+/// status says nothing of the page (a 404 behind Cloudflare is still gone).
+fn is_challenge(status: u16, cf_mitigated: bool) -> bool {
+    cf_mitigated && matches!(status, 403 | 503)
 }
 
 /// Statuses that may pass if asked again.
@@ -167,7 +173,10 @@ impl Outcome {
 
     pub(crate) fn is_transient(&self) -> bool {
         match &self.end {
-            End::Answered(reply) => is_transient_status(reply.status),
+            // A challenge answers the same however often it is asked.
+            End::Answered(reply) => {
+                is_transient_status(reply.status) && !is_challenge(reply.status, reply.cf_mitigated)
+            }
             End::Failed { failure, .. } => failure.is_transient(),
         }
     }
@@ -240,10 +249,13 @@ mod tests {
     }
 
     #[test]
-    fn a_cloudflare_challenge_is_blocked_whatever_its_status() {
+    fn a_cloudflare_challenge_blocks_only_a_403_or_a_503() {
         assert_eq!(verdict_of_status(403, true), Verdict::Blocked);
         assert_eq!(verdict_of_status(503, true), Verdict::Blocked);
         assert_eq!(verdict_of_status(200, true), Verdict::Alive);
+        assert_eq!(verdict_of_status(404, true), Verdict::Dead);
+        assert_eq!(verdict_of_status(410, true), Verdict::Dead);
+        assert_eq!(verdict_of_status(500, true), Verdict::Error);
     }
 
     #[test]

@@ -148,3 +148,26 @@ async fn a_redirect_without_location_is_a_protocol_error() {
     assert_eq!(finding.error_kind, Some(ErrorKind::Protocol), "{finding:?}");
     assert_eq!(finding.status, Some(302));
 }
+
+#[tokio::test]
+async fn a_challenge_header_blocks_only_a_403_or_a_503() {
+    let challenge = [("cf-mitigated", "challenge")];
+    let site = spawn_site(move |hit| match hit.path.as_str() {
+        "/gone" => respond(404, &challenge),
+        "/teapot" => respond(418, &challenge),
+        "/busy" => respond(503, &challenge),
+        _ => respond(403, &challenge),
+    })
+    .await;
+    for (path, verdict) in [
+        ("/gone", Verdict::Dead),
+        ("/teapot", Verdict::Dead),
+        ("/busy", Verdict::Blocked),
+        ("/wall", Verdict::Blocked),
+    ] {
+        let (finding, _) = check(&site.url(path)).await;
+        assert_eq!(finding.verdict, verdict, "{path}: {finding:?}");
+        // A challenge page answers the same however often it is asked.
+        assert!(!finding.transient, "{path}: {finding:?}");
+    }
+}
