@@ -209,7 +209,7 @@ impl Outcome {
             verdict,
             status,
             error_kind,
-            final_url: self.final_url.map(String::from),
+            final_url: self.final_url.map(without_userinfo),
             redirects: self.redirects,
             latency,
             attempts,
@@ -217,6 +217,15 @@ impl Outcome {
             retry_after,
         }
     }
+}
+
+/// The URL as stored and reported: a password in it (from the list, or planted by a redirect)
+/// must not reach the database, the reports or the logs.
+fn without_userinfo(mut url: Url) -> String {
+    // Fails only for URLs that cannot have a host (`mailto:`), which have no userinfo either.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.into()
 }
 
 #[cfg(test)]
@@ -323,5 +332,19 @@ mod tests {
         assert_eq!(finding.error_kind, Some(ErrorKind::Redirects));
         assert_eq!(finding.final_url.as_deref(), Some("http://a.example/loop"));
         assert!(!finding.transient);
+    }
+
+    #[test]
+    fn a_final_url_never_keeps_its_userinfo() {
+        let outcome = Outcome {
+            end: End::Failed {
+                failure: Failure::Timeout,
+                status: None,
+            },
+            final_url: Some(Url::parse("https://user:s3cret@a.example/x?q").unwrap()),
+            redirects: 1,
+        };
+        let finding = outcome.into_finding(1, Duration::ZERO, None);
+        assert_eq!(finding.final_url.as_deref(), Some("https://a.example/x?q"));
     }
 }
