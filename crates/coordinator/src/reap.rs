@@ -4,12 +4,18 @@
 use std::future::Future;
 use std::time::Duration;
 
+use crawler_queue::bounds::DurationRange;
 use crawler_queue::{Queue, Reaped};
 
 use crate::Error;
 
 /// The singleton lease under which reaping runs, shared with the workers.
 pub const REAPER: &str = "reap";
+
+/// The range of `--recheck-after`: shorter would recheck the whole list on every pass, and
+/// monitoring yearly or less often is still monitoring.
+pub const RECHECK_AFTER: DurationRange =
+    DurationRange::at_least(Duration::from_secs(60)).up_to_days(3650);
 
 #[derive(Clone, Debug)]
 pub struct ReapConfig {

@@ -6,6 +6,7 @@
 //!
 //! # Layout
 //! - [`cli`]: logging, exit codes and signals for the binaries.
+//! - [`bounds`]: the ranges option values must lie in (durations, ids), checked while parsing.
 //! - [`config`]: the database URL (never printed with its password) and queue settings.
 //! - [`database_url`]: checking a database URL before connecting.
 //! - [`db`]: connecting, migrations, one pool type over both backends.
@@ -16,6 +17,7 @@
 //! - [`verdict`]: what a check found.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 
+pub mod bounds;
 pub mod cli;
 pub mod complete;
 pub mod config;

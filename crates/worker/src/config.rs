@@ -2,9 +2,19 @@
 
 use std::time::Duration;
 
+use crawler_queue::bounds::{parse_id, DurationRange, DEAD_AFTER, INTERVAL};
 use crawler_queue::{ClaimMethod, DatabaseArgs, QueueConfig};
 
 use crate::check::CheckConfig;
+
+/// `--lease`: extended every third, and a claim must outlive a slow database round trip.
+const LEASE: DurationRange = DurationRange::at_least(Duration::from_secs(1));
+/// `--timeout`, `--connect-timeout`.
+const TIMEOUT: DurationRange = DurationRange::at_least(Duration::from_millis(1));
+/// `--retry-delay`: shorter would bring a failing site straight back.
+const RETRY_DELAY: DurationRange = DurationRange::at_least(Duration::from_millis(100));
+/// `--grace`, `--max-retry-after`: zero means not waiting at all.
+const WAIT: DurationRange = DurationRange::at_least(Duration::ZERO);
 
 /// Claims batches of sites from the queue and checks them over HTTP, until stopped.
 #[derive(Debug, clap::Parser)]
@@ -13,8 +23,8 @@ pub struct Args {
     #[command(flatten)]
     pub database: DatabaseArgs,
 
-    /// This worker's name in the queue. Default: HOST:PID.
-    #[arg(long, env = "CRAWLER_WORKER_ID")]
+    /// This worker's name in the queue, 1 to 255 characters. Default: HOST:PID.
+    #[arg(long, env = "CRAWLER_WORKER_ID", value_parser = parse_id)]
     pub id: Option<String>,
 
     /// Checks in flight at once, over all hosts.
@@ -27,11 +37,13 @@ pub struct Args {
 
     /// How long a claim is held without news from this worker; extended every third of it
     /// while the worker works. A worker killed mid-batch delays its sites by at most this.
-    #[arg(long, env = "CRAWLER_LEASE", default_value = "2m", value_parser = humantime::parse_duration)]
+    /// Between 1s and 30d.
+    #[arg(long, env = "CRAWLER_LEASE", default_value = "2m", value_parser = LEASE.parser())]
     pub lease: Duration,
 
     /// Time given to checks in flight to finish after SIGINT/SIGTERM; the rest is given back.
-    #[arg(long, env = "CRAWLER_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
+    /// At most 30d.
+    #[arg(long, env = "CRAWLER_GRACE", default_value = "10s", value_parser = WAIT.parser())]
     pub grace: Duration,
 
     /// How to claim on MySQL/MariaDB: update-then-select (one UPDATE … LIMIT, then a SELECT by
@@ -44,18 +56,18 @@ pub struct Args {
     #[arg(long, env = "CRAWLER_DRAIN")]
     pub drain: bool,
 
-    /// How often the worker says it is alive.
-    #[arg(long, env = "CRAWLER_HEARTBEAT", default_value = "10s", value_parser = humantime::parse_duration)]
+    /// How often the worker says it is alive. Between 100ms and 30d.
+    #[arg(long, env = "CRAWLER_HEARTBEAT", default_value = "10s", value_parser = INTERVAL.parser())]
     pub heartbeat: Duration,
 
     /// A worker silent for this long is taken for dead and its claims are given back, even
-    /// before their lease expires.
-    #[arg(long, env = "CRAWLER_DEAD_AFTER", default_value = "1m", value_parser = humantime::parse_duration)]
+    /// before their lease expires. At least twice --heartbeat, and at most 30d.
+    #[arg(long, env = "CRAWLER_DEAD_AFTER", default_value = "1m", value_parser = DEAD_AFTER.parser())]
     pub dead_after: Duration,
 
     /// How often the fleet reaps expired and abandoned claims; whichever process holds the
-    /// reaper's lease does it, one per interval however many run.
-    #[arg(long, env = "CRAWLER_REAP_EVERY", default_value = "30s", value_parser = humantime::parse_duration)]
+    /// reaper's lease does it, one per interval however many run. Between 100ms and 30d.
+    #[arg(long, env = "CRAWLER_REAP_EVERY", default_value = "30s", value_parser = INTERVAL.parser())]
     pub reap_every: Duration,
 
     /// Checks of a site ending in a transient failure (timeout, reset, 408, 429, 5xx) before
@@ -64,15 +76,16 @@ pub struct Args {
     pub attempts: u32,
 
     /// Wait before checking again a site whose check failed transiently; doubles each time.
-    #[arg(long, env = "CRAWLER_RETRY_DELAY", default_value = "1m", value_parser = humantime::parse_duration)]
+    /// Between 100ms and 30d.
+    #[arg(long, env = "CRAWLER_RETRY_DELAY", default_value = "1m", value_parser = RETRY_DELAY.parser())]
     pub retry_delay: Duration,
 
-    /// Time allowed for one HTTP attempt, redirects included.
-    #[arg(long, env = "CRAWLER_TIMEOUT", default_value = "20s", value_parser = humantime::parse_duration)]
+    /// Time allowed for one HTTP attempt, redirects included. Between 1ms and 30d.
+    #[arg(long, env = "CRAWLER_TIMEOUT", default_value = "20s", value_parser = TIMEOUT.parser())]
     pub timeout: Duration,
 
-    /// Time allowed to connect (DNS, TCP, TLS).
-    #[arg(long, env = "CRAWLER_CONNECT_TIMEOUT", default_value = "10s", value_parser = humantime::parse_duration)]
+    /// Time allowed to connect (DNS, TCP, TLS). Between 1ms and 30d.
+    #[arg(long, env = "CRAWLER_CONNECT_TIMEOUT", default_value = "10s", value_parser = TIMEOUT.parser())]
     pub connect_timeout: Duration,
 
     /// In-process retries after a timeout, reset, 408, 429 or 5xx (never after DNS failures or
@@ -93,15 +106,15 @@ pub struct Args {
     pub host_rate: f64,
 
     /// Longest Retry-After waited for in-process; a longer one gives the site back to the
-    /// queue, due after that time.
-    #[arg(long, env = "CRAWLER_MAX_RETRY_AFTER", default_value = "1m", value_parser = humantime::parse_duration)]
+    /// queue, due after that time. At most 30d.
+    #[arg(long, env = "CRAWLER_MAX_RETRY_AFTER", default_value = "1m", value_parser = WAIT.parser())]
     pub max_retry_after: Duration,
 
     /// A site the server defers further than this (a long Retry-After, or the retry backoff)
     /// gets its current result (blocked for 429, error for 503) as its verdict now, with the
     /// time the server allows kept as its next check, instead of staying pending; so --drain
-    /// ends. Every delay from a server is capped at 30 days.
-    #[arg(long, env = "CRAWLER_DEFER_HORIZON", default_value = "1h", value_parser = humantime::parse_duration)]
+    /// ends. Every delay from a server is capped at 30 days. 1s to 30d.
+    #[arg(long, env = "CRAWLER_DEFER_HORIZON", default_value = "1h", value_parser = LEASE.parser())]
     pub defer_horizon: Duration,
 
     /// The User-Agent header. Default: crawler/VERSION (+https://github.com/crawler).
@@ -136,8 +149,13 @@ pub struct WorkerConfig {
 impl Args {
     /// Checks the options against each other and builds the configuration.
     pub fn into_config(self) -> Result<(crawler_queue::DatabaseUrl, WorkerConfig), String> {
-        if self.lease < Duration::from_secs(1) {
-            return Err("--lease must be at least 1s".into());
+        if self.dead_after < self.heartbeat * 2 {
+            return Err(format!(
+                "--dead-after ({}) must be at least twice --heartbeat ({}), or live workers \
+                 would be taken for dead",
+                humantime::format_duration(self.dead_after),
+                humantime::format_duration(self.heartbeat)
+            ));
         }
         if self.host_rate.is_nan() || self.host_rate < 0.001 {
             return Err("--host-rate must be at least 0.001 (one request per 1000 s)".into());
@@ -176,5 +194,29 @@ impl Args {
             check,
         };
         Ok((self.database.database_url, config))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn config(args: &[&str]) -> Result<WorkerConfig, String> {
+        let args = Args::try_parse_from([&["crawler-worker"], args].concat()).unwrap();
+        args.into_config().map(|(_, config)| config)
+    }
+
+    #[test]
+    fn the_defaults_are_valid() {
+        assert!(config(&[]).is_ok());
+    }
+
+    #[test]
+    fn a_dead_after_within_two_heartbeats_is_refused() {
+        let error = config(&["--heartbeat", "10s", "--dead-after", "19s"]).unwrap_err();
+        assert!(error.starts_with("--dead-after (19s) must be at least twice --heartbeat (10s)"));
+        assert!(config(&["--heartbeat", "10s", "--dead-after", "20s"]).is_ok());
     }
 }

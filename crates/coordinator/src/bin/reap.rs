@@ -4,7 +4,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use crawler_coordinator::reap::{describe, reap_every, reap_once, ReapConfig};
+use crawler_coordinator::reap::{describe, reap_every, reap_once, ReapConfig, RECHECK_AFTER};
+use crawler_queue::bounds::{parse_id, DEAD_AFTER, INTERVAL};
 use crawler_queue::{cli, DatabaseArgs};
 
 /// Gives back the sites of expired leases and dead workers, so that others check them. One
@@ -16,29 +17,29 @@ struct Args {
     #[command(flatten)]
     database: DatabaseArgs,
 
-    /// Keep going, a pass every DURATION (e.g. 30s), until SIGINT/SIGTERM.
-    #[arg(long, env = "CRAWLER_REAP_EVERY", value_name = "DURATION", value_parser = humantime::parse_duration)]
+    /// Keep going, a pass every DURATION (e.g. 30s), until SIGINT/SIGTERM. Between 100ms and
+    /// 30d.
+    #[arg(long, env = "CRAWLER_REAP_EVERY", value_name = "DURATION", value_parser = INTERVAL.parser())]
     every: Option<Duration>,
 
-    /// Also make done sites checked longer ago than DURATION (e.g. 7d) due again.
-    #[arg(long, env = "CRAWLER_RECHECK_AFTER", value_name = "DURATION", value_parser = humantime::parse_duration)]
+    /// Also make done sites checked longer ago than DURATION (e.g. 7d) due again. Between 1m
+    /// and 3650d.
+    #[arg(long, env = "CRAWLER_RECHECK_AFTER", value_name = "DURATION", value_parser = RECHECK_AFTER.parser())]
     recheck_after: Option<Duration>,
 
-    /// A worker silent for this long is taken for dead and its claims are given back.
-    #[arg(long, env = "CRAWLER_DEAD_AFTER", default_value = "1m", value_parser = humantime::parse_duration)]
+    /// A worker silent for this long is taken for dead and its claims are given back. Between
+    /// 200ms and 30d; keep it at least twice the workers' --heartbeat.
+    #[arg(long, env = "CRAWLER_DEAD_AFTER", default_value = "1m", value_parser = DEAD_AFTER.parser())]
     dead_after: Duration,
 
-    /// This process's name in the reaper lease. Default: HOST:PID.
-    #[arg(long, env = "CRAWLER_REAPER_ID")]
+    /// This process's name in the reaper lease, 1 to 255 characters. Default: HOST:PID.
+    #[arg(long, env = "CRAWLER_REAPER_ID", value_parser = parse_id)]
     id: Option<String>,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
     cli::init_tracing();
-    if args.every.is_some_and(|every| every.is_zero()) {
-        return cli::usage_error("--every must be above 0");
-    }
     let config = ReapConfig {
         id: args.id.unwrap_or_else(cli::default_id),
         dead_after: args.dead_after,

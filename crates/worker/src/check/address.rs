@@ -3,7 +3,8 @@
 //! A crawler fed untrusted lists must not become a way to reach the operator's own network
 //! (cloud metadata at 169.254.169.254, admin pages on 10/8, services on loopback), so every
 //! address that is not globally routable is refused: on resolved names, on IP literals, on
-//! every redirect hop.
+//! every redirect hop. IPv6 addresses that carry an IPv4 address (mapped, NAT64, 6to4, Teredo,
+//! ISATAP) are judged by that address too.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -41,10 +42,34 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
     !special
 }
 
+/// Ranges that carry an IPv4 address reach it (or a relay acting on it), so that address is
+/// judged too; where it cannot be told from the address, the range is refused.
 fn is_public_v6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = embedded_v4(ip) {
-        return is_public_v4(v4);
+    let s = ip.segments();
+    let v4 =
+        |high: u16, low: u16| is_public_v4(Ipv4Addr::from(u32::from(high) << 16 | u32::from(low)));
+    // ISATAP (RFC 5214): interface id 0:5efe or 200:5efe and an IPv4 address, under any /64.
+    if matches!(s[4], 0 | 0x200) && s[5] == 0x5efe && !v4(s[6], s[7]) {
+        return false;
     }
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, high, low] => v4(high, low), // IPv4-mapped, ::ffff:0:0/96
+        [0x64, 0xff9b, 0, 0, 0, 0, high, low] => v4(high, low), // NAT64, 64:ff9b::/96
+        // NAT64 for local use, 64:ff9b:1::/48: where the IPv4 address sits depends on the
+        // prefix length the network chose. Not globally reachable (RFC 8215), so refused,
+        // with the unassigned rest of 64:ff9b::/32.
+        [0x64, 0xff9b, ..] => false,
+        [0x2002, high, low, ..] => v4(high, low), // 6to4, 2002::/16
+        // Teredo, 2001::/32: the server's address, then the client's inverted in the last 32 bits.
+        [0x2001, 0, server_high, server_low, _, _, high, low] => {
+            v4(server_high, server_low) && v4(!high, !low)
+        }
+        _ => is_public_native_v6(ip),
+    }
+}
+
+/// The rules for IPv6 addresses that carry no IPv4 address.
+fn is_public_native_v6(ip: Ipv6Addr) -> bool {
     let s = ip.segments();
     let special = ip.is_unspecified()
         || ip.is_loopback()
@@ -54,18 +79,10 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || (s[0] & 0xff00) == 0xff00 // multicast
         || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
         || (s[0] == 0x0100 && s[1..4] == [0, 0, 0]) // discard-only, 100::/64
-        || s[0] == 0; // remaining reserved ::/16 (IPv4-compatible and the like)
+        // The rest of ::/16: IPv4-compatible (::a.b.c.d, deprecated, which some systems
+        // still tunnel), IPv4-translated (::ffff:0:a.b.c.d) and other reserved addresses.
+        || s[0] == 0;
     !special
-}
-
-/// The IPv4 address carried inside an IPv4-mapped (`::ffff:a.b.c.d`) or NAT64
-/// (`64:ff9b::a.b.c.d`) address: connecting to one of those reaches the IPv4 address.
-fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
-    let s = ip.segments();
-    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-    let mapped = s[..5] == [0, 0, 0, 0, 0] && s[5] == 0xffff;
-    let nat64 = s[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
-    (mapped || nat64).then_some(tail)
 }
 
 #[cfg(test)]
@@ -76,22 +93,32 @@ mod tests {
         is_public(s.parse().unwrap())
     }
 
+    fn assert_public(addresses: &[&str]) {
+        for s in addresses {
+            assert!(public(s), "{s} should be public");
+        }
+    }
+
+    fn assert_refused(addresses: &[&str]) {
+        for s in addresses {
+            assert!(!public(s), "{s} should be refused");
+        }
+    }
+
     #[test]
     fn global_unicast_addresses_are_public() {
-        for s in [
+        assert_public(&[
             "8.8.8.8",
             "1.1.1.1",
             "93.184.216.34",
             "2606:4700::1111",
             "2a00:1450::1",
-        ] {
-            assert!(public(s), "{s} should be public");
-        }
+        ]);
     }
 
     #[test]
     fn private_loopback_and_link_local_v4_are_refused() {
-        let refused = [
+        assert_refused(&[
             "127.0.0.1",
             "127.8.9.10",
             "10.1.2.3",
@@ -106,28 +133,23 @@ mod tests {
             "240.0.0.1",
             "192.0.2.1",
             "198.18.0.1",
-        ];
-        for s in refused {
-            assert!(!public(s), "{s} should be refused");
-        }
+        ]);
     }
 
     #[test]
     fn neighbours_of_private_ranges_stay_public() {
-        for s in [
+        assert_public(&[
             "172.15.255.255",
             "172.32.0.1",
             "100.128.0.1",
             "11.0.0.1",
             "169.253.0.1",
-        ] {
-            assert!(public(s), "{s} should be public");
-        }
+        ]);
     }
 
     #[test]
     fn non_global_v6_addresses_are_refused() {
-        for s in [
+        assert_refused(&[
             "::1",
             "::",
             "fc00::1",
@@ -135,9 +157,7 @@ mod tests {
             "fe80::1",
             "ff02::1",
             "2001:db8::1",
-        ] {
-            assert!(!public(s), "{s} should be refused");
-        }
+        ]);
     }
 
     #[test]
@@ -146,5 +166,49 @@ mod tests {
         assert!(!public("::ffff:10.0.0.1"));
         assert!(!public("64:ff9b::192.168.0.1"));
         assert!(public("::ffff:8.8.8.8"));
+    }
+
+    #[test]
+    fn v4_inside_6to4_teredo_and_isatap_is_judged_as_v4() {
+        assert_refused(&[
+            "2002:7f00:1::1",                       // 6to4 of 127.0.0.1
+            "2002:a00:1::",                         // 6to4 of 10.0.0.1
+            "2002:a9fe:a9fe::1",                    // 6to4 of 169.254.169.254
+            "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo, client 127.0.0.1
+            "2001:0:4136:e378:8000:63bf:f5ff:fffe", // Teredo, client 10.0.0.1
+            "2001:0:a00:1:8000:63bf:f7f7:f7f7",     // Teredo, server 10.0.0.1
+            "2a00:1450:1:2:0:5efe:a00:1",           // ISATAP of 10.0.0.1
+            "2a00:1450:1:2:200:5efe:c0a8:101",      // ISATAP of 192.168.1.1
+        ]);
+        assert_public(&[
+            "2002:808:808::1",                      // 6to4 of 8.8.8.8
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7", // Teredo, client 8.8.8.8
+            "2a00:1450:1:2:200:5efe:808:808",       // ISATAP of 8.8.8.8
+        ]);
+    }
+
+    #[test]
+    fn nat64_outside_the_well_known_prefix_is_refused() {
+        // 64:ff9b:1::/48 is for local use, and where it carries the IPv4 address depends on
+        // the prefix length its network chose.
+        assert_refused(&[
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1::808:808",
+            "64:ff9b:1:7f00:1::",
+            "64:ff9b:2::808:808",
+        ]);
+        assert!(!public("64:ff9b::7f00:1"));
+        assert!(public("64:ff9b::808:808"));
+    }
+
+    #[test]
+    fn v4_compatible_and_translated_addresses_are_refused() {
+        assert_refused(&[
+            "::7f00:1",
+            "::a00:1",
+            "::808:808",
+            "::ffff:0:a00:1",
+            "::ffff:0:808:808",
+        ]);
     }
 }

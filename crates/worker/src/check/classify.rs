@@ -63,12 +63,18 @@ impl Failure {
 pub(crate) fn verdict_of_status(status: u16, cf_mitigated: bool) -> Verdict {
     match status {
         200..=299 => Verdict::Alive,
-        400.. if cf_mitigated => Verdict::Blocked, // a Cloudflare challenge
+        _ if is_challenge(status, cf_mitigated) => Verdict::Blocked,
         401 | 403 | 407 | 429 | 451 | 999 => Verdict::Blocked,
         408 => Verdict::Error,
         400..=499 => Verdict::Dead,
         _ => Verdict::Error,
     }
+}
+
+/// A Cloudflare challenge page: 403 or 503 with `cf-mitigated`. The header on any other
+/// status says nothing of the page (a 404 behind Cloudflare is still gone).
+fn is_challenge(status: u16, cf_mitigated: bool) -> bool {
+    cf_mitigated && matches!(status, 403 | 503)
 }
 
 /// Statuses that may pass if asked again.
@@ -167,7 +173,10 @@ impl Outcome {
 
     pub(crate) fn is_transient(&self) -> bool {
         match &self.end {
-            End::Answered(reply) => is_transient_status(reply.status),
+            // A challenge answers the same however often it is asked.
+            End::Answered(reply) => {
+                is_transient_status(reply.status) && !is_challenge(reply.status, reply.cf_mitigated)
+            }
             End::Failed { failure, .. } => failure.is_transient(),
         }
     }
@@ -200,7 +209,7 @@ impl Outcome {
             verdict,
             status,
             error_kind,
-            final_url: self.final_url.map(String::from),
+            final_url: self.final_url.map(without_userinfo),
             redirects: self.redirects,
             latency,
             attempts,
@@ -209,6 +218,15 @@ impl Outcome {
             deferred: false,
         }
     }
+}
+
+/// The URL as stored and reported: a password in it (from the list, or planted by a redirect)
+/// must not reach the database, the reports or the logs.
+fn without_userinfo(mut url: Url) -> String {
+    // Fails only for URLs that cannot have a host (`mailto:`), which have no userinfo either.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.into()
 }
 
 #[cfg(test)]
@@ -241,10 +259,13 @@ mod tests {
     }
 
     #[test]
-    fn a_cloudflare_challenge_is_blocked_whatever_its_status() {
+    fn a_cloudflare_challenge_blocks_only_a_403_or_a_503() {
         assert_eq!(verdict_of_status(403, true), Verdict::Blocked);
         assert_eq!(verdict_of_status(503, true), Verdict::Blocked);
         assert_eq!(verdict_of_status(200, true), Verdict::Alive);
+        assert_eq!(verdict_of_status(404, true), Verdict::Dead);
+        assert_eq!(verdict_of_status(410, true), Verdict::Dead);
+        assert_eq!(verdict_of_status(500, true), Verdict::Error);
     }
 
     #[test]
@@ -312,5 +333,19 @@ mod tests {
         assert_eq!(finding.error_kind, Some(ErrorKind::Redirects));
         assert_eq!(finding.final_url.as_deref(), Some("http://a.example/loop"));
         assert!(!finding.transient);
+    }
+
+    #[test]
+    fn a_final_url_never_keeps_its_userinfo() {
+        let outcome = Outcome {
+            end: End::Failed {
+                failure: Failure::Timeout,
+                status: None,
+            },
+            final_url: Some(Url::parse("https://user:s3cret@a.example/x?q").unwrap()),
+            redirects: 1,
+        };
+        let finding = outcome.into_finding(1, Duration::ZERO, None);
+        assert_eq!(finding.final_url.as_deref(), Some("https://a.example/x?q"));
     }
 }

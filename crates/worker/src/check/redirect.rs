@@ -1,5 +1,6 @@
 //! One attempt: HEAD (then GET when HEAD is not enough) on each hop, redirects followed by
-//! hand so that every hop is checked against the scheme and address rules.
+//! hand so that every hop is checked against the scheme and address rules, and carries no
+//! credentials a server put in its `Location`.
 
 use std::time::Duration;
 
@@ -119,10 +120,26 @@ fn next_hop(base: &Url, reply: &Reply) -> Hop {
     match base.join(location) {
         Ok(mut next) => {
             next.set_fragment(None);
+            inherit_credentials(base, &mut next);
             Hop::To(next)
         }
         Err(_) => Hop::Malformed,
     }
+}
+
+/// Credentials go only where the list sent them: the next hop keeps the userinfo of the URL
+/// it comes from while it stays on that origin (as reqwest's own redirects keep the
+/// `Authorization` header), and never takes any from a `Location`, which a server could plant
+/// to have the crawler send a password on its behalf, to a host of its choosing.
+fn inherit_credentials(base: &Url, next: &mut Url) {
+    let (username, password) = if base.origin() == next.origin() {
+        (base.username(), base.password())
+    } else {
+        ("", None)
+    };
+    // Fails only for URLs without a host, which the guard refuses anyway.
+    let _ = next.set_username(username);
+    let _ = next.set_password(password);
 }
 
 #[cfg(test)]
@@ -180,5 +197,30 @@ mod tests {
         assert_eq!(hop(200, Some("/ignored")), Hop::Stay);
         assert_eq!(hop(304, Some("/ignored")), Hop::Stay);
         assert_eq!(hop(300, Some("/ignored")), Hop::Stay);
+    }
+
+    #[test]
+    fn credentials_in_a_location_are_never_followed() {
+        assert_eq!(
+            hop(302, Some("http://user:pw@b.example/")),
+            to("http://b.example/")
+        );
+        assert_eq!(
+            hop(302, Some("http://user:pw@a.example/x")),
+            to("http://a.example/x")
+        );
+    }
+
+    #[test]
+    fn credentials_of_the_start_url_go_to_its_origin_only() {
+        let base = Url::parse("http://op:pw@a.example/dir/page").unwrap();
+        let next = |location: &str| next_hop(&base, &redirect(302, Some(location)));
+        assert_eq!(next("other"), to("http://op:pw@a.example/dir/other"));
+        assert_eq!(
+            next("http://evil:x@a.example/"),
+            to("http://op:pw@a.example/")
+        );
+        assert_eq!(next("https://a.example/"), to("https://a.example/"));
+        assert_eq!(next("//b.example/"), to("http://b.example/"));
     }
 }

@@ -39,6 +39,7 @@ pub struct Hit {
     pub at: Instant,
     pub accept_encoding: Option<String>,
     pub user_agent: Option<String>,
+    pub authorization: Option<String>,
 }
 
 /// A running hyper site and the log of what it was asked.
@@ -123,6 +124,7 @@ fn record(log: &Mutex<Vec<Hit>>, req: &Request<hyper::body::Incoming>) -> Hit {
         at: Instant::now(),
         accept_encoding: header("accept-encoding"),
         user_agent: header("user-agent"),
+        authorization: header("authorization"),
     };
     log.push(hit.clone());
     hit

@@ -148,3 +148,74 @@ async fn a_redirect_without_location_is_a_protocol_error() {
     assert_eq!(finding.error_kind, Some(ErrorKind::Protocol), "{finding:?}");
     assert_eq!(finding.status, Some(302));
 }
+
+#[tokio::test]
+async fn a_challenge_header_blocks_only_a_403_or_a_503() {
+    let challenge = [("cf-mitigated", "challenge")];
+    let site = spawn_site(move |hit| match hit.path.as_str() {
+        "/gone" => respond(404, &challenge),
+        "/teapot" => respond(418, &challenge),
+        "/busy" => respond(503, &challenge),
+        _ => respond(403, &challenge),
+    })
+    .await;
+    for (path, verdict) in [
+        ("/gone", Verdict::Dead),
+        ("/teapot", Verdict::Dead),
+        ("/busy", Verdict::Blocked),
+        ("/wall", Verdict::Blocked),
+    ] {
+        let (finding, _) = check(&site.url(path)).await;
+        assert_eq!(finding.verdict, verdict, "{path}: {finding:?}");
+        // A challenge page answers the same however often it is asked.
+        assert!(!finding.transient, "{path}: {finding:?}");
+    }
+}
+
+/// A site whose `/` redirects to `location(own address)`, and whose other pages answer 200.
+async fn spawn_redirecting_to(location: fn(&str) -> String) -> Site {
+    let own = Arc::new(std::sync::OnceLock::<String>::new());
+    let addr = own.clone();
+    let site = spawn_site(move |hit| match hit.path.as_str() {
+        "/" => respond(302, &[("location", &location(addr.get().unwrap()))]),
+        _ => respond(200, &[]),
+    })
+    .await;
+    own.set(site.addr.to_string()).unwrap();
+    site
+}
+
+#[tokio::test]
+async fn credentials_a_server_plants_in_a_redirect_are_neither_sent_nor_stored() {
+    let site = spawn_redirecting_to(|own| format!("http://user:s3cret@{own}/landing")).await;
+    let (finding, _) = check(&site.url("/")).await;
+    assert_eq!(finding.verdict, Verdict::Alive, "{finding:?}");
+    assert_eq!(
+        finding.final_url.as_deref(),
+        Some(site.url("/landing").as_str())
+    );
+    let landing = &site.hits()[1];
+    assert_eq!(landing.path, "/landing");
+    assert_eq!(landing.authorization, None, "the planted password was sent");
+}
+
+#[tokio::test]
+async fn credentials_of_the_list_go_to_their_own_host_only_and_are_never_stored() {
+    let landing = spawn_site(|_| respond(200, &[])).await;
+    let (finding, _) = check(&landing.url("/").replace("//", "//op:pw@")).await;
+    assert_eq!(
+        finding.final_url.as_deref(),
+        Some(landing.url("/").as_str())
+    );
+    // "op:pw" in Basic: the operator put it in the list for this host.
+    let sent = landing.hits()[0].authorization.clone();
+    assert_eq!(sent.as_deref(), Some("Basic b3A6cHc="));
+
+    let away = landing.url("/elsewhere");
+    let site = spawn_site(move |_| respond(302, &[("location", &away)])).await;
+    let (finding, _) = check(&site.url("/").replace("//", "//op:pw@")).await;
+    assert_eq!(finding.verdict, Verdict::Alive, "{finding:?}");
+    let hit = landing.hits().pop().unwrap();
+    assert_eq!((hit.path.as_str(), hit.authorization), ("/elsewhere", None));
+    assert!(!finding.final_url.unwrap().contains("pw"));
+}
