@@ -161,6 +161,7 @@ async fn checked_with_credentials(db: &TestDb) {
         attempts: 1,
         transient: false,
         retry_after: None,
+        deferred: false,
     };
     let outcomes: Vec<_> = batch
         .sites

@@ -25,6 +25,9 @@ pub(crate) enum Failure {
     Tls,
     Protocol,
     Redirects,
+    /// Not asked: the host could not be asked within the checker's patience (it is in
+    /// backoff, or has more queued than its rate allows); worth asking after this long.
+    Busy(Duration),
 }
 
 impl Failure {
@@ -33,7 +36,7 @@ impl Failure {
             Failure::Dns => ErrorKind::Dns,
             Failure::Denied => ErrorKind::AddressDenied,
             Failure::Refused | Failure::Reset | Failure::Unreachable => ErrorKind::Connect,
-            Failure::Timeout => ErrorKind::Timeout,
+            Failure::Timeout | Failure::Busy(_) => ErrorKind::Timeout,
             Failure::Tls => ErrorKind::Tls,
             Failure::Protocol => ErrorKind::Protocol,
             Failure::Redirects => ErrorKind::Redirects,
@@ -178,6 +181,17 @@ impl Outcome {
                 is_transient_status(reply.status) && !is_challenge(reply.status, reply.cf_mitigated)
             }
             End::Failed { failure, .. } => failure.is_transient(),
+        }
+    }
+
+    /// How long the host is busy, when the attempt could not even ask it.
+    pub(crate) fn busy(&self) -> Option<Duration> {
+        match self.end {
+            End::Failed {
+                failure: Failure::Busy(wait),
+                ..
+            } => Some(wait),
+            _ => None,
         }
     }
 

@@ -87,8 +87,12 @@ impl Inner {
     ) -> Result<Reply, Failure> {
         let permit = self
             .limits
-            .acquire(url.host_str().unwrap_or_default())
-            .await;
+            .acquire(
+                url.host_str().unwrap_or_default(),
+                self.config.host_patience,
+            )
+            .await
+            .map_err(Failure::Busy)?;
         let started = Instant::now();
         let result = self.send(method, url, started + *budget).await;
         *budget = budget.saturating_sub(started.elapsed());

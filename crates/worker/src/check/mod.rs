@@ -181,6 +181,9 @@ impl Checker {
         loop {
             attempts += 1;
             let outcome = self.inner.attempt(&url).await;
+            if let Some(wait) = outcome.busy() {
+                return deferred(wait);
+            }
             match next_step(&outcome, attempts, &self.inner.config) {
                 Step::Retry(wait) => tokio::time::sleep(wait).await,
                 Step::Stop { retry_after } => {
@@ -199,6 +202,15 @@ impl Inner {
         self.guard(&url)?;
         Ok(url)
     }
+}
+
+/// The finding of a site not checked because its host is busy for `wait`: due again a little
+/// after it, spread so that the host's sites do not all come back at once.
+fn deferred(wait: Duration) -> Finding {
+    let spread = wait
+        .min(MAX_DELAY)
+        .mul_f64(rand::rng().random_range(1.0..1.1));
+    Finding::deferred(spread.min(MAX_DELAY))
 }
 
 /// One request in about 17 minutes; below this the per-request interval stops making sense.

@@ -109,8 +109,14 @@ impl Limits {
         }
     }
 
-    /// Waits until `host` may be asked again, then for a global slot.
-    pub(crate) async fn acquire(&self, host: &str) -> Permit<'_> {
+    /// Waits until `host` may be asked again, then for a global slot; `Err(wait)` instead when
+    /// the host's pace (a penalty or `Retry-After` that came meanwhile) would keep this request
+    /// waiting longer than `patience`.
+    pub(crate) async fn acquire(
+        &self,
+        host: &str,
+        patience: Duration,
+    ) -> Result<Permit<'_>, Duration> {
         let host = self.host(host);
         host.waiting.fetch_add(1, Ordering::Relaxed);
         let _waiting = Waiting(host.clone());
@@ -125,14 +131,14 @@ impl Limits {
             host,
             global: false,
         };
-        permit.host.wait_for_turn(&self.clock).await;
+        permit.host.wait_for_turn(&self.clock, patience).await?;
         self.global
             .acquire()
             .await
             .expect("global semaphore never closed")
             .forget();
         permit.global = true;
-        permit
+        Ok(permit)
     }
 
     fn host(&self, name: &str) -> Arc<Host> {
@@ -167,17 +173,31 @@ impl Limits {
 
 impl Host {
     /// Waits for the rate (governor), then for the pace (the penalty and `Retry-After`).
-    async fn wait_for_turn(&self, clock: &DefaultClock) {
+    async fn wait_for_turn(
+        &self,
+        clock: &DefaultClock,
+        patience: Duration,
+    ) -> Result<(), Duration> {
         if let Some(rate) = &self.rate {
             while let Err(not_until) = rate.check() {
                 tokio::time::sleep(not_until.wait_time_from(clock.now())).await;
             }
         }
         let now = Instant::now();
-        let at = self.pace.lock().expect("pace lock poisoned").reserve(now);
+        let at = {
+            let mut pace = self.pace.lock().expect("pace lock poisoned");
+            match pace.deferred_until {
+                Some(until) if until.saturating_duration_since(now) > patience => until,
+                _ => pace.reserve(now),
+            }
+        };
+        if at.saturating_duration_since(now) > patience {
+            return Err(at - now);
+        }
         if at > now {
             tokio::time::sleep_until(at.into()).await;
         }
+        Ok(())
     }
 
     /// Forgetting an idle host loses nothing: a fresh entry would behave the same.
@@ -332,7 +352,12 @@ mod tests {
     async fn idle_hosts_are_dropped_so_the_map_stays_bounded() {
         let limits = Limits::new(4, f64::INFINITY, 16);
         for i in 0..10 * MIN_SWEEP {
-            drop(limits.acquire(&format!("host{i}.example")).await);
+            drop(
+                limits
+                    .acquire(&format!("host{i}.example"), Duration::MAX)
+                    .await
+                    .unwrap(),
+            );
         }
         assert!(
             limits.hosts_tracked() <= MIN_SWEEP,
@@ -344,12 +369,15 @@ mod tests {
     #[tokio::test]
     async fn a_wait_cancelled_halfway_gives_its_slots_back() {
         let limits = Limits::new(1, f64::INFINITY, 1);
-        let held = limits.acquire("a.example").await;
-        let waiting = limits.acquire("b.example"); // gets b's slot, then waits for the global one
+        let held = limits.acquire("a.example", Duration::MAX).await.unwrap();
+        let waiting = limits.acquire("b.example", Duration::MAX); // gets b's slot, then waits for the global one
         let cancelled = tokio::time::timeout(Duration::from_millis(20), waiting).await;
         assert!(cancelled.is_err());
         drop(held);
-        let again = tokio::time::timeout(Duration::from_secs(1), limits.acquire("b.example"));
+        let again = tokio::time::timeout(
+            Duration::from_secs(1),
+            limits.acquire("b.example", Duration::MAX),
+        );
         assert!(
             again.await.is_ok(),
             "b's slot and the global slot are free again"
@@ -361,7 +389,7 @@ mod tests {
         let limits = Limits::new(8, 10.0, 16); // 10 requests per second
         let patience = Duration::from_secs(1);
         assert_eq!(limits.admit("a.example", patience), Ok(()));
-        let permit = limits.acquire("a.example").await;
+        let permit = limits.acquire("a.example", Duration::MAX).await.unwrap();
         permit.record(429, Some(Duration::from_secs(3600)), Duration::ZERO);
         let wait = limits.admit("a.example", patience).unwrap_err();
         assert!(wait > Duration::from_secs(3590), "{wait:?}");
@@ -381,9 +409,14 @@ mod tests {
     #[tokio::test]
     async fn a_busy_host_is_kept() {
         let limits = Limits::new(4, f64::INFINITY, 16);
-        let held = limits.acquire("busy.example").await;
+        let held = limits.acquire("busy.example", Duration::MAX).await.unwrap();
         for i in 0..2 * MIN_SWEEP {
-            drop(limits.acquire(&format!("host{i}.example")).await);
+            drop(
+                limits
+                    .acquire(&format!("host{i}.example"), Duration::MAX)
+                    .await
+                    .unwrap(),
+            );
         }
         assert!(Arc::ptr_eq(&held.host, &limits.host("busy.example")));
     }
