@@ -8,10 +8,12 @@
 //! - `e2e`: the binaries end to end, on each backend.
 //! - `hostile`: hostile servers, input lines, pipes and flags.
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
+//! - `partitions`: host partitions (fleet-wide politeness): leases, fence, balance, recovery.
 //! - `mariadb_server`: the private test server itself.
 
 mod e2e;
 mod faults;
 mod hostile;
 mod mariadb_server;
+mod partitions;
 mod queue;

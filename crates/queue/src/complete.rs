@@ -88,6 +88,47 @@ struct Row<'a> {
     delay: i64,
 }
 
+/// Which rows a write-back may change: those its claim still owns, and, for a claim made in
+/// held host partitions, only while the partition is still held.
+#[derive(Clone, Copy, Debug)]
+struct Fence {
+    token: i64,
+    parts: Option<i64>,
+}
+
+impl Fence {
+    /// The `WHERE` of a fenced write of `rows` rows by id.
+    fn filter(&self, rows: usize) -> String {
+        let parts = match self.parts {
+            Some(_) => format!(" AND part IN (SELECT id FROM parts WHERE token = ?)"),
+            None => String::new(),
+        };
+        format!(
+            "claim_token = ? AND state = 1 AND id IN ({}){parts}",
+            placeholders(rows)
+        )
+    }
+
+    /// Binds what [`Fence::filter`] asks for.
+    fn bind<'q, DB: sqlx::Database>(
+        &self,
+        mut q: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>,
+        ids: impl Iterator<Item = i64>,
+    ) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
+    where
+        i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    {
+        q = q.bind(self.token);
+        for id in ids {
+            q = q.bind(id);
+        }
+        if let Some(parts) = self.parts {
+            q = q.bind(parts);
+        }
+        q
+    }
+}
+
 /// The three statement kinds a write-back uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Write {
@@ -104,23 +145,27 @@ impl Queue {
     /// for good never holds up the others: the statement is split until the row is alone, and
     /// that site gets an `error` verdict of kind `unstorable`.
     pub async fn complete(&self, outcomes: &[Outcome]) -> Result<Completed, Error> {
-        let mut by_token: BTreeMap<(i64, u8), (Write, Vec<Row>)> = BTreeMap::new();
+        // One group per claim token, parts token and kind of write: each is one statement shape.
+        type Key = (i64, Option<i64>, u8);
+        let mut by_token: BTreeMap<Key, (Write, Vec<Row>)> = BTreeMap::new();
         for outcome in outcomes {
             let (write, delay) = match self.next(outcome) {
                 Next::Final { not_before: 0 } => (Write::Final, 0),
                 Next::Final { not_before } => (Write::Deferred, not_before),
                 Next::Retry { after } => (Write::Retry, after),
             };
+            let site = &outcome.site;
             by_token
-                .entry((outcome.site.token, write as u8))
+                .entry((site.token, site.parts_token, write as u8))
                 .or_insert_with(|| (write, Vec::new()))
                 .1
                 .push(Row { outcome, delay });
         }
         let mut completed = Completed::default();
-        for ((token, _), (write, rows)) in by_token {
+        for ((token, parts, _), (write, rows)) in by_token {
+            let fence = Fence { token, parts };
             for chunk in rows.chunks(CHUNK) {
-                completed += self.write_isolating(token, write, chunk).await?;
+                completed += self.write_isolating(fence, write, chunk).await?;
             }
         }
         Ok(completed)
@@ -166,7 +211,7 @@ impl Queue {
     /// rows are alone, and writes each of those as an `unstorable` error.
     async fn write_isolating(
         &self,
-        token: i64,
+        fence: Fence,
         write: Write,
         rows: &[Row<'_>],
     ) -> Result<Completed, Error> {
@@ -174,8 +219,8 @@ impl Queue {
         let mut parts = vec![rows];
         while let Some(part) = parts.pop() {
             let result = match write {
-                Write::Final | Write::Deferred => self.write_finals(token, part, write).await,
-                Write::Retry => self.write_retries(token, part).await,
+                Write::Final | Write::Deferred => self.write_finals(fence, part, write).await,
+                Write::Retry => self.write_retries(fence, part).await,
             };
             match result {
                 Ok(written) => {
@@ -194,7 +239,7 @@ impl Queue {
                 Err(error) => {
                     let site = &part[0].outcome.site;
                     tracing::warn!(%error, url = %site.url, "the database refused a result; storing it as an unstorable error");
-                    completed += self.write_unstorable(token, part[0].outcome).await?;
+                    completed += self.write_unstorable(fence, part[0].outcome).await?;
                 }
             }
         }
@@ -203,7 +248,7 @@ impl Queue {
 
     async fn write_finals(
         &self,
-        token: i64,
+        fence: Fence,
         rows: &[Row<'_>],
         write: Write,
     ) -> Result<u64, sqlx::Error> {
@@ -222,9 +267,9 @@ impl Queue {
              error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
              tries = 0, attempts = {case}, consecutive_failures = {case}, \
              last_alive_at = CASE WHEN {case} = 1 THEN {now} ELSE last_alive_at END \
-             WHERE claim_token = ? AND state = 1 AND id IN ({})",
+             WHERE {}",
             self.sql().sites_by_id,
-            placeholders(rows.len())
+            fence.filter(rows.len())
         );
         // Binds one `CASE id WHEN ? THEN ?` list: the value of `$value` for each outcome `$o`.
         macro_rules! column {
@@ -256,11 +301,7 @@ impl Queue {
                     o.site.consecutive_failures + 1
                 });
                 column!(q, o => i32::from(o.finding.verdict == Verdict::Alive));
-                q = q.bind(token);
-                for row in &rows {
-                    q = q.bind(row.outcome.site.id);
-                }
-                q.execute(pool)
+                fence.bind(q, rows.iter().map(|r| r.outcome.site.id)).execute(pool)
             })
             .await?
             .rows_affected()
@@ -268,16 +309,15 @@ impl Queue {
         Ok(written)
     }
 
-    async fn write_retries(&self, token: i64, rows: &[Row<'_>]) -> Result<u64, sqlx::Error> {
+    async fn write_retries(&self, fence: Fence, rows: &[Row<'_>]) -> Result<u64, sqlx::Error> {
         let now = self.now_expr();
         let rows = padded(rows);
         let case = case_by_id(rows.len());
         let sql = format!(
             "UPDATE {} SET state = 0, owner = NULL, expires_at = NULL, \
-             tries = {case}, next_check_at = {now} + {case} \
-             WHERE claim_token = ? AND state = 1 AND id IN ({})",
+             tries = {case}, next_check_at = {now} + {case} WHERE {}",
             self.sql().sites_by_id,
-            placeholders(rows.len())
+            fence.filter(rows.len())
         );
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
@@ -290,11 +330,7 @@ impl Queue {
                 for row in &rows {
                     q = q.bind(row.outcome.site.id).bind(row.delay);
                 }
-                q = q.bind(token);
-                for row in &rows {
-                    q = q.bind(row.outcome.site.id);
-                }
-                q.execute(pool)
+                fence.bind(q, rows.iter().map(|r| r.outcome.site.id)).execute(pool)
             })
             .await?
             .rows_affected()
@@ -304,26 +340,24 @@ impl Queue {
 
     /// Stores an `error` verdict of kind `unstorable` in place of a result the database
     /// refused: only bound values the schema always accepts.
-    async fn write_unstorable(&self, token: i64, outcome: &Outcome) -> Result<Completed, Error> {
+    async fn write_unstorable(&self, fence: Fence, outcome: &Outcome) -> Result<Completed, Error> {
         let now = self.now_expr();
         let sql = format!(
             "UPDATE {} SET state = 2, owner = NULL, expires_at = NULL, \
              checked_at = {now}, next_check_at = {now}, verdict = ?, http_status = NULL, \
              error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
-             attempts = ?, consecutive_failures = consecutive_failures + 1 \
-             WHERE claim_token = ? AND state = 1 AND id = ?",
+             attempts = ?, consecutive_failures = consecutive_failures + 1 WHERE {}",
             self.sql().sites_by_id,
+            fence.filter(1)
         );
         let site = &outcome.site;
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
-                sqlx::query(&sql)
+                let q = sqlx::query(&sql)
                     .bind(Verdict::Error.as_str())
                     .bind(ErrorKind::Unstorable.as_str())
-                    .bind(site.tries + 1)
-                    .bind(token)
-                    .bind(site.id)
-                    .execute(pool)
+                    .bind(site.tries + 1);
+                fence.bind(q, std::iter::once(site.id)).execute(pool)
             })
             .await?
             .rows_affected()

@@ -12,6 +12,7 @@
 //! - [`db`]: connecting, migrations, one pool type over both backends.
 //! - `sql`: every statement that differs between MySQL and SQLite.
 //! - [`queue`]: claim (update-then-select), extend, release.
+//! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness).
 //! - [`complete`]: bulk, fenced write-back of results, with retry backoff.
 //! - [`seed`], [`reap`], `workers`, `singleton`, [`report`]: the other operations.
 //! - [`verdict`]: what a check found.
@@ -24,6 +25,7 @@ pub mod config;
 pub mod database_url;
 pub mod db;
 mod error;
+pub mod parts;
 pub mod queue;
 pub mod reap;
 pub mod report;
@@ -41,6 +43,7 @@ pub use config::{
 pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect};
 pub use error::Error;
+pub use parts::{part_of, HeldPart, Throttled, PARTS};
 pub use queue::{Batch, Queue, Site, State};
 pub use reap::Reaped;
 pub use report::{Checked, StateCounts, WorkerRow};

@@ -16,7 +16,7 @@ use crate::config::{ClaimMethod, QueueConfig};
 use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::retry::retry;
-use crate::sql::{placeholders, Statements};
+use crate::sql::{placeholders, Statements, HELD_PARTS};
 
 /// A site's place in the queue, as stored in `sites.state`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,9 +39,15 @@ pub struct Site {
     pub token: i64,
     pub url: String,
     pub host: String,
+    /// The host's partition (see `parts.rs`).
+    pub part: i16,
     /// Checks already made in this round that ended in a transient failure.
     pub tries: i32,
     pub consecutive_failures: i32,
+    /// The parts token the site was claimed under ([`Queue::claim_held`]): its write-back is
+    /// fenced by the partition too, so a worker that lost the host writes nothing for it.
+    #[sqlx(skip)]
+    pub parts_token: Option<i64>,
 }
 
 /// The sites one claim got.
@@ -79,22 +85,57 @@ impl Queue {
     /// Claims up to `n` due sites for `owner`, leased for `lease`. An empty batch means nothing
     /// is due now.
     pub async fn claim(&self, owner: &str, n: u32, lease: Duration) -> Result<Batch, Error> {
+        self.claim_in(None, owner, n, lease).await
+    }
+
+    /// Like [`Queue::claim`], only in the host partitions that `parts_token` holds (and is not
+    /// handing over); the sites carry the token, which fences their write-back.
+    pub async fn claim_held(
+        &self,
+        parts_token: i64,
+        owner: &str,
+        n: u32,
+        lease: Duration,
+    ) -> Result<Batch, Error> {
+        let mut batch = self.claim_in(Some(parts_token), owner, n, lease).await?;
+        for site in &mut batch.sites {
+            site.parts_token = Some(parts_token);
+        }
+        Ok(batch)
+    }
+
+    async fn claim_in(
+        &self,
+        parts: Option<i64>,
+        owner: &str,
+        n: u32,
+        lease: Duration,
+    ) -> Result<Batch, Error> {
         // Random, so a token never repeats across processes and restarts; positive for tidiness.
         let token = rand::rng().random_range(1..i64::MAX);
         if let (ClaimMethod::SkipLocked, Db::MySql(pool)) = (self.config.claim, &self.db) {
-            return self.claim_skip_locked(pool, owner, n, lease, token).await;
+            return self
+                .claim_skip_locked(pool, parts, owner, n, lease, token)
+                .await;
         }
         let sql = self.sql();
+        let claim = if parts.is_some() {
+            &sql.claim_held
+        } else {
+            &sql.claim
+        };
         // A retried UPDATE whose first try did land claims more rows under the same token; the
         // SELECT then reads them all, so nothing is left orphaned until its lease expires.
         with_pool!(&self.db, pool => {
             retry("claim", || {
-                sqlx::query(&sql.claim)
+                let mut q = sqlx::query(claim)
                     .bind(owner)
                     .bind(token)
-                    .bind(millis(lease))
-                    .bind(n)
-                    .execute(pool)
+                    .bind(millis(lease));
+                if let Some(parts) = parts {
+                    q = q.bind(parts);
+                }
+                q.bind(n).execute(pool)
             })
             .await?;
             let sites = retry("read batch", || {
@@ -110,24 +151,32 @@ impl Queue {
     async fn claim_skip_locked(
         &self,
         pool: &MySqlPool,
+        parts: Option<i64>,
         owner: &str,
         n: u32,
         lease: Duration,
         token: i64,
     ) -> Result<Batch, Error> {
         let now = self.now_expr();
+        let in_parts = match parts {
+            Some(_) => format!("AND part IN ({HELD_PARTS})"),
+            None => String::new(),
+        };
         let choose = format!(
-            "SELECT id, ? AS claim_token, url, host, tries, consecutive_failures \
+            "SELECT id, ? AS claim_token, url, host, part, tries, consecutive_failures \
              FROM sites FORCE INDEX (sites_due) WHERE state = 0 AND next_check_at <= {now} \
-             ORDER BY next_check_at, id LIMIT ? FOR UPDATE SKIP LOCKED"
+             {in_parts} ORDER BY next_check_at, id LIMIT ? FOR UPDATE SKIP LOCKED"
         );
         let sites = retry("claim", || async {
             let mut tx = pool.begin().await?;
-            let sites: Vec<Site> = sqlx::query_as(&choose)
-                .bind(token)
-                .bind(n)
-                .fetch_all(&mut *tx)
-                .await?;
+            let mut choose = sqlx::query_as(&choose).bind(token);
+            if let Some(parts) = parts {
+                choose = choose.bind(parts);
+            }
+            let mut sites: Vec<Site> = choose.bind(n).fetch_all(&mut *tx).await?;
+            for site in &mut sites {
+                site.parts_token = parts;
+            }
             if !sites.is_empty() {
                 let mark = format!(
                     "UPDATE {} SET state = 1, owner = ?, claim_token = ?, expires_at = {now} + ? \

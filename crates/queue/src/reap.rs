@@ -27,7 +27,8 @@ pub struct Reaped {
 
 impl Queue {
     /// Expired leases back to pending, and the claims of workers whose last heartbeat is older
-    /// than `dead_after`; then forgets those workers.
+    /// than `dead_after`; frees those workers' host partitions, then forgets them. (Partitions
+    /// whose lease expired need no reaping: they are free to take as they are.)
     pub async fn reap(&self, dead_after: Duration) -> Result<Reaped, Error> {
         let sql = self.sql();
         let expired = self.in_chunks(&sql.reap_expired, None).await?;
@@ -35,6 +36,10 @@ impl Queue {
             .in_chunks(&sql.reap_dead, Some(millis(dead_after)))
             .await?;
         with_pool!(&self.db, pool => {
+            retry("free dead workers' partitions", || {
+                sqlx::query(&sql.reap_dead_parts).bind(millis(dead_after)).execute(pool)
+            })
+            .await?;
             retry("forget dead workers", || {
                 sqlx::query(&sql.forget_dead_workers).bind(millis(dead_after)).execute(pool)
             })

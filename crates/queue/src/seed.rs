@@ -4,11 +4,12 @@ use sha2::{Digest, Sha256};
 
 use crate::db::with_pool;
 use crate::error::Error;
+use crate::parts::part_of;
 use crate::queue::Queue;
 use crate::retry::retry;
 use crate::sql::placeholders;
 
-/// Rows per INSERT: 4 parameters each, well under SQLite's 32,766 and MySQL's 65,535.
+/// Rows per INSERT: 5 parameters each, well under SQLite's 32,766 and MySQL's 65,535.
 pub const SEED_CHUNK: usize = 1000;
 
 /// New sites start due at a moment up to this far in the past, picked by a hash of the URL.
@@ -67,9 +68,9 @@ impl Queue {
 
     async fn insert(&self, chunk: &[NewSite], keys: &[[u8; 16]]) -> Result<u64, Error> {
         let now = self.now_expr();
-        let row = format!("(?, ?, ?, {now} - ?, {now})");
+        let row = format!("(?, ?, ?, ?, {now} - ?, {now})");
         let sql = format!(
-            "{} INTO sites (url, url_key, host, next_check_at, created_at) VALUES {}",
+            "{} INTO sites (url, url_key, host, part, next_check_at, created_at) VALUES {}",
             self.sql().insert_ignore,
             vec![row; chunk.len()].join(", ")
         );
@@ -78,7 +79,12 @@ impl Queue {
                 let mut q = sqlx::query(&sql);
                 for (site, key) in chunk.iter().zip(keys) {
                     let spread = i64::from(u32::from_le_bytes(key[..4].try_into().unwrap())) % SPREAD_MS;
-                    q = q.bind(&site.url).bind(&key[..]).bind(&site.host).bind(spread);
+                    q = q
+                        .bind(&site.url)
+                        .bind(&key[..])
+                        .bind(&site.host)
+                        .bind(part_of(&site.host))
+                        .bind(spread);
                 }
                 q.execute(pool)
             })

@@ -23,6 +23,21 @@ pub(crate) struct Statements {
     pub now: String,
     /// Binds: owner, token, lease ms, n. Stamps a claim on up to n due pending rows.
     pub claim: String,
+    /// Binds: owner, token, lease ms, parts token, n. Like `claim`, only in the host partitions
+    /// the parts token holds and is not handing over.
+    pub claim_held: String,
+    /// Binds: owner, parts token, lease ms, n. Leases up to n free partitions.
+    pub take_parts: String,
+    /// Binds: lease ms, parts token.
+    pub keep_parts: String,
+    /// Binds: parts token, n. Marks up to n held partitions as being handed over.
+    pub drain_parts: String,
+    /// Binds: dead-after ms. Partitions of workers whose heartbeat stopped become free.
+    pub reap_dead_parts: String,
+    /// Binds: parts token. Hosts of the held partitions in backoff: host, milliseconds left.
+    pub host_backoffs: String,
+    /// Binds: host, part, backoff ms, status, retry-after ms. Records that a host throttled.
+    pub record_throttled: String,
     /// Binds: token. Reads a claimed batch.
     pub select_batch: String,
     /// Binds: lease ms, token.
@@ -76,25 +91,65 @@ impl Statements {
         // MySQL can UPDATE … ORDER BY … LIMIT directly; SQLite (as bundled) cannot, and picks the
         // rows in a subquery instead. Both are one statement, so choosing and marking cannot be
         // separated by another claimer.
-        let limited = |set: &str, filter: &str, order: &str| {
+        let limited_in = |table: &str, set: &str, filter: &str, order: &str| {
             match dialect {
-            Dialect::MySql => sql(&format!("UPDATE sites SET {set} WHERE {filter} ORDER BY {order} LIMIT ?")),
+            Dialect::MySql => sql(&format!("UPDATE {table} SET {set} WHERE {filter} ORDER BY {order} LIMIT ?")),
             Dialect::Sqlite => sql(&format!(
-                "UPDATE sites SET {set} WHERE id IN (SELECT id FROM sites WHERE {filter} ORDER BY {order} LIMIT ?)"
+                "UPDATE {table} SET {set} WHERE id IN (SELECT id FROM {table} WHERE {filter} ORDER BY {order} LIMIT ?)"
             )),
         }
         };
+        let limited =
+            |set: &str, filter: &str, order: &str| limited_in("sites", set, filter, order);
+        let claim_set = "state = 1, owner = ?, claim_token = ?, expires_at = {now} + ?";
+        let due = "state = 0 AND next_check_at <= {now}";
         let unclaim = "state = 0, owner = NULL, claim_token = NULL, expires_at = NULL";
         Statements {
             now_expr: now,
             now: format!("SELECT {now}"),
-            claim: limited(
-                "state = 1, owner = ?, claim_token = ?, expires_at = {now} + ?",
-                "state = 0 AND next_check_at <= {now}",
+            claim: limited(claim_set, due, "next_check_at, id"),
+            claim_held: limited(
+                claim_set,
+                &format!("{due} AND part IN ({HELD_PARTS})"),
                 "next_check_at, id",
             ),
+            take_parts: limited_in(
+                "parts",
+                "owner = ?, token = ?, expires_at = {now} + ?, draining = 0",
+                "expires_at <= {now}",
+                "expires_at, id",
+            ),
+            keep_parts: sql("UPDATE parts SET expires_at = {now} + ? WHERE token = ?"),
+            drain_parts: limited_in("parts", "draining = 1", "token = ? AND draining = 0", "id DESC"),
+            reap_dead_parts: sql(&format!(
+                "UPDATE parts SET {FREE_PART} \
+                 WHERE owner IN (SELECT id FROM workers WHERE heartbeat_at < {{now}} - ?)"
+            )),
+            host_backoffs: sql(
+                "SELECT host, backoff_until - {now} FROM hosts \
+                 WHERE part IN (SELECT id FROM parts WHERE token = ?) AND backoff_until > {now}",
+            ),
+            record_throttled: {
+                let insert = "INSERT INTO hosts (host, part, backoff_until, last_throttled_at, \
+                              last_status, retry_after_ms, throttled) \
+                              VALUES (?, ?, {now} + ?, {now}, ?, ?, 1)";
+                sql(&match dialect {
+                    Dialect::MySql => format!(
+                        "{insert} ON DUPLICATE KEY UPDATE \
+                         backoff_until = GREATEST(backoff_until, VALUES(backoff_until)), \
+                         last_throttled_at = VALUES(last_throttled_at), last_status = VALUES(last_status), \
+                         retry_after_ms = VALUES(retry_after_ms), throttled = throttled + 1"
+                    ),
+                    Dialect::Sqlite => format!(
+                        "{insert} ON CONFLICT (host) DO UPDATE SET \
+                         backoff_until = MAX(backoff_until, excluded.backoff_until), \
+                         last_throttled_at = excluded.last_throttled_at, last_status = excluded.last_status, \
+                         retry_after_ms = excluded.retry_after_ms, throttled = throttled + 1"
+                    ),
+                })
+            },
             select_batch: format!(
-                "SELECT id, claim_token, url, host, tries, consecutive_failures \
+                "SELECT id, claim_token, url, host, part, tries, consecutive_failures \
                  FROM {by_token} WHERE claim_token = ? AND state = 1"
             ),
             extend: sql(&format!(
@@ -135,6 +190,12 @@ impl Statements {
         }
     }
 }
+
+/// The partitions a parts token holds and is not handing over (binds: the token).
+pub(crate) const HELD_PARTS: &str = "SELECT id FROM parts WHERE token = ? AND draining = 0";
+
+/// A partition nobody holds.
+pub(crate) const FREE_PART: &str = "owner = NULL, token = NULL, expires_at = 0, draining = 0";
 
 /// `?, ?, …, ?`: `n` placeholders for an `IN (…)` list.
 pub(crate) fn placeholders(n: usize) -> String {

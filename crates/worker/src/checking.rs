@@ -27,13 +27,20 @@ pub async fn check_loop(
         tokio::select! {
             biased;
             _ = stop.cancelled() => break,
-            Some(done) = running.join_next(), if !running.is_empty() => forward(done, &outcomes, stop.cancelled()).await,
+            Some(done) = running.join_next(), if !running.is_empty() => forward(&ctx, done, &outcomes, stop.cancelled()).await,
             site = sites.recv(), if running.len() < limit => match site {
                 Some(site) => {
+                    // A partition lost meanwhile: its hosts are another worker's now.
+                    let Some(lost) = ctx.parts.watch(site.part) else {
+                        ctx.held.remove(site.token, site.id);
+                        continue;
+                    };
                     let checker = ctx.checker.clone();
                     running.spawn(async move {
-                        let finding = checker.check(&site.url).await;
-                        Outcome { site, finding }
+                        tokio::select! {
+                            finding = checker.check(&site.url) => Ok(Outcome { site, finding }),
+                            _ = lost.cancelled() => Err(site),
+                        }
                     });
                 }
                 None => break,
@@ -47,7 +54,7 @@ pub async fn check_loop(
     let grace = tokio::time::Instant::now() + ctx.config.grace;
     let finish = async {
         while let Some(done) = running.join_next().await {
-            forward(done, &outcomes, std::future::pending()).await;
+            forward(&ctx, done, &outcomes, std::future::pending()).await;
         }
     };
     if tokio::time::timeout_at(grace, finish).await.is_err() {
@@ -70,12 +77,16 @@ fn tasks_limit(concurrency: usize, batch_size: u32) -> usize {
 /// `until` completes first (the worker is stopping), the outcome is dropped: its site is still
 /// held, and is given back or its lease expires.
 async fn forward(
-    done: Result<Outcome, tokio::task::JoinError>,
+    ctx: &Ctx,
+    done: Result<Result<Outcome, Site>, tokio::task::JoinError>,
     outcomes: &mpsc::Sender<Outcome>,
     until: impl std::future::Future<Output = ()>,
 ) {
     match done {
-        Ok(outcome) => {
+        // Cancelled: the site's partition was lost. Its claim is no longer extended: it lapses,
+        // and the site comes back to whoever holds the partition now.
+        Ok(Err(site)) => ctx.held.remove(site.token, site.id),
+        Ok(Ok(outcome)) => {
             tokio::select! {
                 _ = outcomes.send(outcome) => {}
                 _ = until => {}

@@ -1,5 +1,5 @@
 //! Claiming: keeps the checkers fed, one batch ahead, until stopped or (with `--drain`) until
-//! the whole queue has a verdict.
+//! the whole queue has a verdict. Only sites of the host partitions this worker holds.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,7 +44,7 @@ pub async fn claim_loop(
         // not hold the worker.
         let claimed = tokio::select! {
             _ = stop.cancelled() => return Ended::Stopped,
-            claimed = ctx.queue.claim(&ctx.config.id, n, ctx.config.lease) => claimed,
+            claimed = ctx.queue.claim_held(ctx.parts.token, &ctx.config.id, n, ctx.config.lease) => claimed,
         };
         match claimed {
             Ok(batch) if !batch.sites.is_empty() => {

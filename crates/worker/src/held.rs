@@ -98,8 +98,10 @@ mod tests {
             token: 7,
             url: String::new(),
             host: String::new(),
+            part: 0,
             tries: 0,
             consecutive_failures: 0,
+            parts_token: None,
         }
     }
 

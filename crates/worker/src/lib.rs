@@ -6,7 +6,9 @@
 //! - [`config`]: the command line and the validated [`config::WorkerConfig`].
 //! - [`run`]: a worker's life, start to stop; it runs the stages below.
 //! - `claimer`, `checking`, `writer`: claim → check → write back.
-//! - `held`: what this worker holds; `upkeep`: leases, heartbeat, reaper, progress.
+//! - `held`: the sites this worker holds; `parts`: the host partitions it holds (fleet-wide
+//!   politeness: one worker at a time asks a host); `upkeep`: leases, heartbeat, reaper,
+//!   progress.
 //! - `stats`: counts, the progress bar and log line.
 
 pub mod check;
@@ -14,6 +16,7 @@ mod checking;
 mod claimer;
 pub mod config;
 mod held;
+mod parts;
 pub mod run;
 mod stats;
 mod upkeep;

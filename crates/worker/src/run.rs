@@ -5,6 +5,7 @@
 //! claimer ──sites──▶ checking ──outcomes──▶ writer
 //!    ▲                                         │
 //!    └──────────── held (claimed, not written) ┘   upkeep: extend leases, heartbeat, reap
+//!    └── only in the host partitions held (parts) ─   kept every lease / 3: extend, balance
 //! ```
 
 use std::future::Future;
@@ -19,6 +20,7 @@ use crate::check::Checker;
 use crate::claimer::{claim_loop, Ended};
 use crate::config::WorkerConfig;
 use crate::held::Held;
+use crate::parts::Parts;
 use crate::stats::Stats;
 use crate::upkeep::{self, every, REAPER};
 use crate::Error;
@@ -29,6 +31,8 @@ pub struct Ctx {
     pub config: WorkerConfig,
     pub checker: Checker,
     pub held: Held,
+    /// The host partitions held: sites are claimed, and hosts asked, only in these.
+    pub parts: Parts,
     pub stats: Stats,
 }
 
@@ -62,8 +66,11 @@ pub async fn run(
         config,
         checker,
         held: Held::default(),
+        parts: Parts::default(),
         stats: Stats::default(),
     });
+    // Take a share of the host partitions before claiming anything.
+    crate::parts::keep(&ctx).await;
 
     let stop = CancellationToken::new(); // stop claiming and checking
     let done = CancellationToken::new(); // stop the upkeep, once everything is written or given back
@@ -96,6 +103,7 @@ pub async fn run(
         let _ = checking.await;
         let _ = writer.await;
         give_back(&ctx).await;
+        give_back_parts(&ctx).await;
         done.cancel();
         for task in upkeep {
             let _ = task.await;
@@ -133,6 +141,11 @@ fn spawn_upkeep(
         async move { upkeep::extend_leases(&c).await }
     });
     let c = ctx.clone();
+    let parts = every(ctx.config.lease / 3, stop.clone(), move || {
+        let c = c.clone();
+        async move { crate::parts::keep(&c).await }
+    });
+    let c = ctx.clone();
     let heartbeat = every(ctx.config.heartbeat, done.clone(), move || {
         let c = c.clone();
         async move { upkeep::heartbeat(&c).await }
@@ -144,6 +157,7 @@ fn spawn_upkeep(
     });
     vec![
         tokio::spawn(leases),
+        tokio::spawn(parts),
         tokio::spawn(heartbeat),
         tokio::spawn(reaper),
         tokio::spawn(upkeep::progress(ctx.clone(), done.clone())),
@@ -158,6 +172,18 @@ async fn give_back(ctx: &Ctx) {
             Err(error) => {
                 tracing::warn!(error = %crate::chain(&error), sites = ids.len(), "cannot give back sites; their lease will expire")
             }
+        }
+    }
+}
+
+/// Gives back every host partition, so that other workers take them at once rather than after
+/// the lease.
+async fn give_back_parts(ctx: &Ctx) {
+    ctx.parts.clear();
+    match ctx.queue.release_parts(ctx.parts.token).await {
+        Ok(n) => tracing::info!(partitions = n, "gave back host partitions"),
+        Err(error) => {
+            tracing::warn!(error = %crate::chain(&error), "cannot give back host partitions; their lease will expire")
         }
     }
 }

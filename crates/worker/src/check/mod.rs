@@ -158,6 +158,12 @@ impl Checker {
         })
     }
 
+    /// Holds `host` back for `wait`: what the fleet learned about it (a `Retry-After` seen by
+    /// the worker that held it before). Checks of it are deferred until then.
+    pub fn defer_host(&self, host: &str, wait: Duration) {
+        self.inner.limits.defer(host, wait.min(MAX_DELAY));
+    }
+
     /// Checks one URL, retries included, and says what was found.
     pub async fn check(&self, url: &str) -> Finding {
         let started = Instant::now();

@@ -109,6 +109,14 @@ impl Limits {
         }
     }
 
+    /// Defers every check of `host` for `wait` from now (at least).
+    pub(crate) fn defer(&self, host: &str, wait: Duration) {
+        let host = self.host(host);
+        let until = Instant::now() + wait;
+        let mut pace = host.pace.lock().expect("pace lock poisoned");
+        pace.deferred_until = Some(pace.deferred_until.map_or(until, |u| u.max(until)));
+    }
+
     /// Waits until `host` may be asked again, then for a global slot; `Err(wait)` instead when
     /// the host's pace (a penalty or `Retry-After` that came meanwhile) would keep this request
     /// waiting longer than `patience`.

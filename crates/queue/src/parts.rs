@@ -1,0 +1,200 @@
+//! Host partitions: fleet-wide politeness.
+//!
+//! Every host belongs to one of [`PARTS`] partitions (the first two bytes of SHA-256 of its
+//! name, mod [`PARTS`]; stored on each site at seed). A partition is leased like a site, by
+//! update-then-select: one `UPDATE … LIMIT n` stamps the worker's parts token and a lease
+//! expiry on free partitions, and the worker reads back what its token holds. A worker claims
+//! sites only in the partitions it holds ([`Queue::claim_held`]), and its write-backs are fenced
+//! by them too, so one worker at a time asks a host and its per-host limits are the fleet's.
+//!
+//! The count is fixed, so a host never changes partition however many workers come and go
+//! (a mod-N split by worker would remap every host at each change). 1,024 partitions give a
+//! fleet of up to a few hundred workers a fair share each, and keep the lease table tiny.
+//!
+//! Hand-over: a worker over its fair share marks partitions as draining (no more claims
+//! from them), and gives each back once none of its sites is in flight; only then may another
+//! worker take it. A partition whose lease expired, or whose owner's heartbeat stopped, is free.
+
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::db::with_pool;
+use crate::error::Error;
+use crate::queue::{millis, Queue};
+use crate::retry::retry;
+use crate::sql::FREE_PART;
+
+/// Host partitions. Fixed: it is in the migrations (the `parts` rows, the SQL backfill).
+pub const PARTS: u16 = 1024;
+
+/// The partition of `host`: the first two bytes of its SHA-256, mod [`PARTS`] (MySQL computes
+/// the same for old rows in a migration: `CONV(LEFT(SHA2(host, 256), 4), 16, 10) % 1024`).
+pub fn part_of(host: &str) -> i16 {
+    let digest = Sha256::digest(host.as_bytes());
+    (u16::from_be_bytes([digest[0], digest[1]]) % PARTS) as i16
+}
+
+/// A partition a worker holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeldPart {
+    pub id: i16,
+    /// Being handed over: no more claims from it.
+    pub draining: bool,
+}
+
+/// A host that answered 429 or 503, for the fleet's shared host state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Throttled {
+    pub host: String,
+    pub status: u16,
+    /// What the server asked for (`Retry-After`), if anything.
+    pub retry_after: Option<Duration>,
+}
+
+impl Queue {
+    /// Leases up to `n` free partitions to `owner` under `token`; returns how many it got.
+    pub async fn take_parts(
+        &self,
+        owner: &str,
+        token: i64,
+        n: u32,
+        lease: Duration,
+    ) -> Result<u64, Error> {
+        let sql = &self.sql().take_parts;
+        Ok(with_pool!(&self.db, pool => {
+            retry("take parts", || {
+                sqlx::query(sql).bind(owner).bind(token).bind(millis(lease)).bind(n).execute(pool)
+            })
+            .await?
+            .rows_affected()
+        }))
+    }
+
+    /// Extends the lease of every partition `token` holds, and returns them. A partition
+    /// missing from the answer was lost (its lease expired and another worker took it).
+    pub async fn keep_parts(&self, token: i64, lease: Duration) -> Result<Vec<HeldPart>, Error> {
+        let sql = &self.sql().keep_parts;
+        let rows: Vec<(i16, i16)> = with_pool!(&self.db, pool => {
+            retry("keep parts", || sqlx::query(sql).bind(millis(lease)).bind(token).execute(pool))
+                .await?;
+            retry("held parts", || {
+                sqlx::query_as("SELECT id, draining FROM parts WHERE token = ?")
+                    .bind(token)
+                    .fetch_all(pool)
+            })
+            .await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(id, draining)| HeldPart {
+                id,
+                draining: draining != 0,
+            })
+            .collect())
+    }
+
+    /// Starts handing over `n` of the partitions `token` holds: no more claims from them.
+    pub async fn drain_parts(&self, token: i64, n: u32) -> Result<u64, Error> {
+        let sql = &self.sql().drain_parts;
+        Ok(with_pool!(&self.db, pool => {
+            retry("drain parts", || sqlx::query(sql).bind(token).bind(n).execute(pool))
+                .await?
+                .rows_affected()
+        }))
+    }
+
+    /// Gives back the draining partitions of `token` in which `owner` has no site in flight.
+    pub async fn release_drained(&self, token: i64, owner: &str) -> Result<u64, Error> {
+        let sql = format!(
+            "UPDATE parts SET {FREE_PART} WHERE token = ? AND draining = 1 AND NOT EXISTS \
+             (SELECT 1 FROM sites WHERE sites.state = 1 AND sites.part = parts.id AND sites.owner = ?)"
+        );
+        Ok(with_pool!(&self.db, pool => {
+            retry("release drained parts", || sqlx::query(&sql).bind(token).bind(owner).execute(pool))
+                .await?
+                .rows_affected()
+        }))
+    }
+
+    /// Gives back every partition `token` holds (a worker stopping).
+    pub async fn release_parts(&self, token: i64) -> Result<u64, Error> {
+        let sql = format!("UPDATE parts SET {FREE_PART} WHERE token = ?");
+        Ok(with_pool!(&self.db, pool => {
+            retry("release parts", || sqlx::query(&sql).bind(token).execute(pool))
+                .await?
+                .rows_affected()
+        }))
+    }
+
+    /// Workers whose heartbeat is younger than `dead_after`.
+    pub async fn live_workers(&self, dead_after: Duration) -> Result<u64, Error> {
+        let sql = format!(
+            "SELECT COUNT(*) FROM workers WHERE heartbeat_at >= {} - ?",
+            self.now_expr()
+        );
+        let n: i64 = with_pool!(&self.db, pool => {
+            retry("live workers", || sqlx::query_scalar(&sql).bind(millis(dead_after)).fetch_one(pool))
+                .await?
+        });
+        Ok(n.max(0) as u64)
+    }
+
+    /// The hosts of `token`'s partitions still in backoff, with the time left: what the fleet
+    /// learned before this worker held them.
+    pub async fn host_backoffs(&self, token: i64) -> Result<Vec<(String, Duration)>, Error> {
+        let sql = &self.sql().host_backoffs;
+        let rows: Vec<(String, i64)> = with_pool!(&self.db, pool => {
+            retry("host backoffs", || sqlx::query_as(sql).bind(token).fetch_all(pool)).await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(host, ms)| (host, Duration::from_millis(ms.max(0) as u64)))
+            .collect())
+    }
+
+    /// Records hosts that throttled, so that whoever holds them next waits as they asked.
+    pub async fn record_throttled(&self, hosts: &[Throttled]) -> Result<(), Error> {
+        let sql = &self.sql().record_throttled;
+        for t in hosts {
+            let asked = millis(t.retry_after.unwrap_or_default().min(crate::MAX_DELAY));
+            with_pool!(&self.db, pool => {
+                retry("record throttled host", || {
+                    sqlx::query(sql)
+                        .bind(&t.host)
+                        .bind(part_of(&t.host))
+                        .bind(asked)
+                        .bind(i32::from(t.status))
+                        .bind(t.retry_after.map(|_| asked))
+                        .execute(pool)
+                })
+                .await?;
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_always_falls_in_the_same_partition_within_range() {
+        assert_eq!(
+            part_of("example.com"),
+            889,
+            "as MySQL's backfill computes it"
+        );
+        for host in [
+            "a.example",
+            "b.example",
+            "127.0.0.1",
+            "xn--bcher-kva.example",
+        ] {
+            let part = part_of(host);
+            assert!((0..PARTS as i16).contains(&part));
+            assert_eq!(part, part_of(host));
+        }
+    }
+}
