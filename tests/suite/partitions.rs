@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crawler_queue::{part_of, Db, Finding, NewSite, Outcome, Queue, Throttled, Verdict, PARTS};
 use crawler_tests::site::{spawn_site_at, Page};
-use crawler_tests::{both_backends, Backend, TestDb};
+use crawler_tests::{both_backends, TestDb};
 
 use crate::e2e::{assert_report_matches, seed, spawn_worker, unfinished, url_file, wait};
 

@@ -100,8 +100,8 @@ impl Fence {
     /// The `WHERE` of a fenced write of `rows` rows by id.
     fn filter(&self, rows: usize) -> String {
         let parts = match self.parts {
-            Some(_) => format!(" AND part IN (SELECT id FROM parts WHERE token = ?)"),
-            None => String::new(),
+            Some(_) => " AND part IN (SELECT id FROM parts WHERE token = ?)",
+            None => "",
         };
         format!(
             "claim_token = ? AND state = 1 AND id IN ({}){parts}",

@@ -1,4 +1,5 @@
-//! The host partitions this worker holds (see `crawler_queue::parts`), kept every `lease / 3`:
+//! The host partitions this worker holds (see `crawler_queue::parts`), kept every
+//! [`keep_every`] (a third of the lease, at most 5 s):
 //! extend their lease, notice the ones lost, balance with the fleet, and load what the fleet
 //! learned about their hosts.
 //!
@@ -7,13 +8,15 @@
 //! expired, or of a dead worker). Above it, it hands the excess over: no more claims from
 //! them, and each is given back once none of its sites is in flight, so that two workers never
 //! ask one host at once. A worker that joins a running fleet gets its share within about two
-//! keeper periods: one for the others to notice it and hand over, one for it to take.
+//! keeper periods (10 s by default): one for the others to notice it and hand over, one for
+//! it to take.
 //!
 //! A partition lost (its lease expired while this worker was stalled, and another took it)
 //! cancels the checks in flight on its hosts at once; their write-back would be refused anyway.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use crawler_queue::{HeldPart, PARTS};
 use rand::Rng;
@@ -73,6 +76,13 @@ impl Parts {
             token.cancel();
         }
     }
+}
+
+/// How often the partitions are kept: a third of the lease (so a lease is extended twice before
+/// it could lapse), and at most 5 s, so that a fleet rebalances within seconds of a worker
+/// joining or leaving. Each round is a few statements on a 1,024-row table.
+pub fn keep_every(lease: Duration) -> Duration {
+    (lease / 3).min(Duration::from_secs(5))
 }
 
 /// The fair share of partitions among `live` workers.

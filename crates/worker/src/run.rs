@@ -141,10 +141,14 @@ fn spawn_upkeep(
         async move { upkeep::extend_leases(&c).await }
     });
     let c = ctx.clone();
-    let parts = every(ctx.config.lease / 3, stop.clone(), move || {
-        let c = c.clone();
-        async move { crate::parts::keep(&c).await }
-    });
+    let parts = every(
+        crate::parts::keep_every(ctx.config.lease),
+        stop.clone(),
+        move || {
+            let c = c.clone();
+            async move { crate::parts::keep(&c).await }
+        },
+    );
     let c = ctx.clone();
     let heartbeat = every(ctx.config.heartbeat, done.clone(), move || {
         let c = c.clone();

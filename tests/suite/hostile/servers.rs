@@ -57,11 +57,14 @@ async fn claimed(backend: Backend, n: usize) -> (TestDb, Queue, Vec<Site>) {
     (db, queue, batch.sites)
 }
 
+/// A site as stored: id, verdict, error_kind, state, next_check_at (relative to now, once read).
+type Row = (i64, Option<String>, Option<String>, i64, i64);
+
 /// Every site's stored (verdict, error_kind, state, next_check_at - now).
-async fn rows(queue: &Queue) -> Vec<(i64, Option<String>, Option<String>, i64, i64)> {
+async fn rows(queue: &Queue) -> Vec<Row> {
     let now = queue.now().await.unwrap();
     let sql = "SELECT id, verdict, error_kind, state, next_check_at FROM sites ORDER BY id";
-    let rows: Vec<(i64, Option<String>, Option<String>, i64, i64)> = match queue.db() {
+    let rows: Vec<Row> = match queue.db() {
         Db::MySql(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
         Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
     };
