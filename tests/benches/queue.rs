@@ -15,8 +15,9 @@ const SERVER_FLAGS: &str = "--innodb-log-file-size=512M --innodb-buffer-pool-siz
 
 use std::time::{Duration, Instant};
 
-use crawler_queue::{ClaimMethod, Finding, NewSite, Outcome, Queue, QueueConfig, Verdict};
+use crawler_queue::{ClaimMethod, NewSite, Outcome, Queue, QueueConfig};
 use crawler_tests::bench::{claim_latency, machine_cpu};
+use crawler_tests::findings::alive;
 use crawler_tests::Backend;
 
 const LEASE: Duration = Duration::from_secs(600);
@@ -29,21 +30,6 @@ fn sites(from: usize, n: usize) -> Vec<NewSite> {
             host: format!("h{}.example", i % 1000),
         })
         .collect()
-}
-
-fn alive() -> Finding {
-    Finding {
-        verdict: Verdict::Alive,
-        status: Some(200),
-        error_kind: None,
-        final_url: None,
-        redirects: 0,
-        latency: Duration::from_millis(20),
-        attempts: 1,
-        transient: false,
-        retry_after: None,
-        deferred: false,
-    }
 }
 
 /// Seeds `n` sites in chunks of 1,000 from `writers` concurrent tasks; returns URLs/s.

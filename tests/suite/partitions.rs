@@ -5,11 +5,13 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use crawler_queue::{part_of, Db, Finding, NewSite, Outcome, Queue, Throttled, Verdict, PARTS};
+use crawler_queue::{part_of, Db, NewSite, Outcome, Queue, Throttled, PARTS};
+use crawler_tests::findings::alive;
 use crawler_tests::site::{spawn_site_at, Page};
 use crawler_tests::{both_backends, TestDb};
 
 use crate::e2e::{assert_report_matches, seed, spawn_worker, unfinished, url_file, wait};
+use crate::faults::QUICK;
 
 const LEASE: Duration = Duration::from_secs(600);
 
@@ -21,21 +23,6 @@ fn sites(n: usize, hosts: usize) -> Vec<NewSite> {
             host: format!("h{}.example", i % hosts),
         })
         .collect()
-}
-
-fn alive() -> Finding {
-    Finding {
-        verdict: Verdict::Alive,
-        status: Some(200),
-        error_kind: None,
-        final_url: None,
-        redirects: 0,
-        latency: Duration::from_millis(5),
-        attempts: 1,
-        transient: false,
-        retry_after: None,
-        deferred: false,
-    }
 }
 
 /// Runs `sql` (one integer column) on either backend.
@@ -199,18 +186,6 @@ both_backends!(
         );
     }
 );
-
-/// Short leases and intervals, so that the fleet rebalances and recovers within seconds.
-const QUICK: &[&str] = &[
-    "--lease",
-    "3s",
-    "--heartbeat",
-    "300ms",
-    "--dead-after",
-    "1500ms",
-    "--reap-every",
-    "300ms",
-];
 
 /// Partitions held per owner, from the database.
 async fn holders(queue: &Queue) -> Vec<(String, i64)> {

@@ -7,10 +7,12 @@
 //! - [`site`]: a local website whose paths say what they answer.
 //! - [`bench`]: what the benchmarks share (loopback hosts, claim latency).
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
+//! - [`findings`]: findings and outcomes to write back without an HTTP check.
 
 pub mod backend;
 pub mod bench;
 pub mod bins;
+pub mod findings;
 pub mod mariadb;
 pub mod site;
 

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use crawler_queue::{
     DatabaseUrl, Db, Finding, NewSite, Outcome, Queue, QueueConfig, Site, Verdict, MAX_DELAY,
 };
+use crawler_tests::findings::alive;
 use crawler_tests::mariadb::MariaDb;
 use crawler_tests::site::{spawn_site, spawn_site_at, Page};
 use crawler_tests::{both_backends, Backend, TestDb};
@@ -14,21 +15,6 @@ use crawler_tests::{both_backends, Backend, TestDb};
 use crate::e2e::{assert_report_matches, seed, spawn_worker, unfinished, url_file, wait};
 
 const LONG: Duration = Duration::from_secs(600);
-
-fn alive() -> Finding {
-    Finding {
-        verdict: Verdict::Alive,
-        status: Some(200),
-        error_kind: None,
-        final_url: None,
-        redirects: 0,
-        latency: Duration::from_millis(5),
-        attempts: 1,
-        transient: false,
-        retry_after: None,
-        deferred: false,
-    }
-}
 
 /// A 429 whose server asked to wait `retry_after`.
 fn throttled(retry_after: Duration) -> Finding {

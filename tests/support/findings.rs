@@ -1,0 +1,32 @@
+//! Findings and outcomes the queue tests and benchmarks write back, without an HTTP check.
+
+use std::time::Duration;
+
+use crawler_queue::{Finding, Outcome, Site, Verdict};
+
+/// A 200: alive, final, no redirect.
+pub fn alive() -> Finding {
+    Finding {
+        verdict: Verdict::Alive,
+        status: Some(200),
+        error_kind: None,
+        final_url: None,
+        redirects: 0,
+        latency: Duration::from_millis(20),
+        attempts: 1,
+        transient: false,
+        retry_after: None,
+        deferred: false,
+    }
+}
+
+/// Every site of `sites` with `finding`.
+pub fn outcomes_of(sites: impl IntoIterator<Item = Site>, finding: &Finding) -> Vec<Outcome> {
+    sites
+        .into_iter()
+        .map(|site| Outcome {
+            site,
+            finding: finding.clone(),
+        })
+        .collect()
+}
