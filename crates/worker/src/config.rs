@@ -105,6 +105,11 @@ pub struct Args {
     #[arg(long, env = "CRAWLER_HOST_RATE", default_value_t = 20.0)]
     pub host_rate: f64,
 
+    /// Per-host limits in place of --host-concurrency and --host-rate, for your own servers:
+    /// a file of lines `HOST CONCURRENCY RATE` (`#` comments). Give every worker the same file.
+    #[arg(long, env = "CRAWLER_HOST_LIMITS", value_name = "FILE")]
+    pub host_limits: Option<String>,
+
     /// Longest Retry-After waited for in-process; a longer one gives the site back to the
     /// queue, due after that time. At most 30d.
     #[arg(long, env = "CRAWLER_MAX_RETRY_AFTER", default_value = "1m", value_parser = WAIT.parser())]
@@ -175,6 +180,9 @@ impl Args {
         };
         if let Some(agent) = self.user_agent {
             check.user_agent = agent;
+        }
+        if let Some(path) = &self.host_limits {
+            check.host_limits = crate::host_limits::read(path)?;
         }
         let config = WorkerConfig {
             id: self.id.unwrap_or_else(crawler_queue::cli::default_id),

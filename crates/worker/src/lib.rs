@@ -3,7 +3,8 @@
 //!
 //! # Layout
 //! - [`check`]: the checker, a URL in and a [`crawler_queue::Finding`] out (usable on its own).
-//! - [`config`]: the command line and the validated [`config::WorkerConfig`].
+//! - [`config`]: the command line and the validated [`config::WorkerConfig`]; `host_limits`:
+//!   the `--host-limits` file.
 //! - [`run`]: a worker's life, start to stop; it runs the stages below.
 //! - `claimer`, `checking`, `writer`: claim → check → write back.
 //! - `held`: the sites this worker holds; `parts`: the host partitions it holds (fleet-wide
@@ -16,6 +17,7 @@ mod checking;
 mod claimer;
 pub mod config;
 mod held;
+mod host_limits;
 mod parts;
 pub mod run;
 mod stats;

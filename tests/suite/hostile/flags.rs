@@ -178,3 +178,23 @@ both_backends!(
         assert_eq!(verdicts, ["alive"; 3]);
     }
 );
+
+#[test]
+fn a_bad_host_limits_file_is_a_usage_error_naming_its_line() {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut file, b"# mine\nok.example 4 10\nbad.example four 10\n")
+        .unwrap();
+    let path = file.path().to_str().unwrap().to_owned();
+    assert_usage_error(
+        "crawler-worker",
+        &["--host-limits", &path],
+        &[],
+        &format!("{path}:3"),
+    );
+    assert_usage_error(
+        "crawler-worker",
+        &["--host-limits", "/nonexistent/limits.txt"],
+        &[],
+        "--host-limits",
+    );
+}

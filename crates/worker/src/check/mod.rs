@@ -22,6 +22,7 @@ mod redirect;
 mod resolve;
 mod retry;
 
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -55,6 +56,9 @@ pub struct CheckConfig {
     pub host_rate: f64,
     /// Requests in flight over all hosts at most.
     pub concurrency: usize,
+    /// Limits for particular hosts (the user's own servers), in place of `host_concurrency`
+    /// and `host_rate`; by host name as in the URL (lower case, no port).
+    pub host_limits: HashMap<String, HostLimit>,
     /// Names the crawler to the sites, so their operators know who is asking.
     pub user_agent: String,
     /// Accept invalid TLS certificates.
@@ -80,6 +84,7 @@ impl Default for CheckConfig {
             host_concurrency: 8,
             host_rate: 20.0,
             concurrency: 128,
+            host_limits: HashMap::new(),
             user_agent: concat!(
                 "crawler/",
                 env!("CARGO_PKG_VERSION"),
@@ -92,6 +97,15 @@ impl Default for CheckConfig {
             host_patience: Duration::from_secs(2),
         }
     }
+}
+
+/// One host's politeness limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostLimit {
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// Requests started per second at most (`f64::INFINITY`: no limit).
+    pub rate: f64,
 }
 
 /// Why a [`Checker`] could not be built.
@@ -143,11 +157,11 @@ impl Checker {
         };
         let client = client::build_client(&config, CachingResolver::new(allow))
             .map_err(CheckError::Client)?;
-        let limits = Limits::new(
-            config.host_concurrency,
-            config.host_rate,
-            config.concurrency,
-        );
+        let default = HostLimit {
+            concurrency: config.host_concurrency,
+            rate: config.host_rate,
+        };
+        let limits = Limits::new(default, config.host_limits.clone(), config.concurrency);
         Ok(Checker {
             inner: Arc::new(Inner {
                 config,
@@ -230,8 +244,16 @@ fn validate(config: &CheckConfig) -> Result<(), CheckError> {
     if config.host_concurrency == 0 || config.concurrency == 0 {
         return fail("concurrency limits must be at least 1");
     }
-    if config.host_rate.is_nan() || config.host_rate < MIN_HOST_RATE {
+    let limits = config.host_limits.values();
+    let rates = std::iter::once(config.host_rate).chain(limits.clone().map(|l| l.rate));
+    if rates
+        .into_iter()
+        .any(|rate| rate.is_nan() || rate < MIN_HOST_RATE)
+    {
         return fail("the host rate must be at least 0.001 requests per second");
+    }
+    if limits.into_iter().any(|l| l.concurrency == 0) {
+        return fail("concurrency limits must be at least 1");
     }
     Ok(())
 }

@@ -19,6 +19,8 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::sync::Semaphore;
 
+use super::HostLimit;
+
 /// First penalty after a 429 or 503; it doubles on each one after, like lychee.
 const PENALTY_MIN: Duration = Duration::from_millis(500);
 const PENALTY_MAX: Duration = Duration::from_secs(30);
@@ -32,10 +34,10 @@ pub(crate) struct Limits {
     hosts: Mutex<HostMap>,
     /// Requests in flight over all hosts.
     global: Semaphore,
-    /// `None` when the rate is unlimited.
-    quota: Option<Quota>,
-    interval: Duration,
-    host_concurrency: usize,
+    /// The limits of a host without an override.
+    default: HostLimit,
+    /// Per-host limits the user set (`--host-limits`), by host name.
+    overrides: HashMap<String, HostLimit>,
     clock: DefaultClock,
 }
 
@@ -49,6 +51,8 @@ struct HostMap {
 struct Host {
     /// Requests inside [`Limits::acquire`], waiting for a slot, the rate or the pace.
     waiting: AtomicUsize,
+    /// Time between two requests at the host's rate (zero when unlimited).
+    interval: Duration,
     slots: Semaphore,
     rate: Option<DefaultDirectRateLimiter>,
     pace: Mutex<Pace>,
@@ -75,19 +79,27 @@ pub(crate) struct Permit<'a> {
     global: bool,
 }
 
+/// The time between two requests at `rate` per second (zero when unlimited).
+fn interval_of(rate: f64) -> Duration {
+    Duration::try_from_secs_f64(1.0 / rate).unwrap_or_default()
+}
+
 impl Limits {
-    /// `host_rate` is in requests per second; `f64::INFINITY` means no rate limit.
-    pub(crate) fn new(host_concurrency: usize, host_rate: f64, concurrency: usize) -> Self {
-        let interval = Duration::try_from_secs_f64(1.0 / host_rate).unwrap_or_default();
+    /// `default` applies to every host but those in `overrides`; a rate of `f64::INFINITY`
+    /// means no rate limit.
+    pub(crate) fn new(
+        default: HostLimit,
+        overrides: HashMap<String, HostLimit>,
+        concurrency: usize,
+    ) -> Self {
         Self {
             hosts: Mutex::new(HostMap {
                 map: HashMap::new(),
                 sweep_at: MIN_SWEEP,
             }),
             global: Semaphore::new(concurrency),
-            quota: Quota::with_period(interval),
-            interval,
-            host_concurrency,
+            default,
+            overrides,
             clock: DefaultClock::default(),
         }
     }
@@ -101,7 +113,7 @@ impl Limits {
         let until = pace.next.max(pace.deferred_until.unwrap_or(now));
         let queued = host.waiting.load(Ordering::Relaxed) as u32;
         let wait = until.saturating_duration_since(now)
-            + self.interval.max(pace.penalty).saturating_mul(queued);
+            + host.interval.max(pace.penalty).saturating_mul(queued);
         if wait > patience {
             Err(wait)
         } else {
@@ -158,14 +170,16 @@ impl Limits {
             let now = Instant::now();
             hosts
                 .map
-                .retain(|_, h| Arc::strong_count(h) > 1 || !h.idle(now, self.interval));
+                .retain(|_, h| Arc::strong_count(h) > 1 || !h.idle(now));
             hosts.sweep_at = (hosts.map.len() * 2).max(MIN_SWEEP);
         }
+        let limit = self.overrides.get(name).unwrap_or(&self.default);
+        let interval = interval_of(limit.rate);
         let host = Arc::new(Host {
             waiting: AtomicUsize::new(0),
-            slots: Semaphore::new(self.host_concurrency),
-            rate: self
-                .quota
+            interval,
+            slots: Semaphore::new(limit.concurrency),
+            rate: Quota::with_period(interval)
                 .map(|q| RateLimiter::direct_with_clock(q, self.clock.clone())),
             pace: Mutex::new(Pace::new(Instant::now())),
         });
@@ -209,10 +223,10 @@ impl Host {
     }
 
     /// Forgetting an idle host loses nothing: a fresh entry would behave the same.
-    fn idle(&self, now: Instant, interval: Duration) -> bool {
+    fn idle(&self, now: Instant) -> bool {
         let pace = self.pace.lock().expect("pace lock poisoned");
         now >= pace.next
-            && now >= pace.last_used + interval
+            && now >= pace.last_used + self.interval
             && pace.penalty_forgotten(now)
             && pace.deferred_until.is_none_or(|until| now >= until)
     }
@@ -358,7 +372,14 @@ mod tests {
 
     #[tokio::test]
     async fn idle_hosts_are_dropped_so_the_map_stays_bounded() {
-        let limits = Limits::new(4, f64::INFINITY, 16);
+        let limits = Limits::new(
+            HostLimit {
+                concurrency: 4,
+                rate: f64::INFINITY,
+            },
+            HashMap::new(),
+            16,
+        );
         for i in 0..10 * MIN_SWEEP {
             drop(
                 limits
@@ -376,7 +397,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_wait_cancelled_halfway_gives_its_slots_back() {
-        let limits = Limits::new(1, f64::INFINITY, 1);
+        let limits = Limits::new(
+            HostLimit {
+                concurrency: 1,
+                rate: f64::INFINITY,
+            },
+            HashMap::new(),
+            1,
+        );
         let held = limits.acquire("a.example", Duration::MAX).await.unwrap();
         let waiting = limits.acquire("b.example", Duration::MAX); // gets b's slot, then waits for the global one
         let cancelled = tokio::time::timeout(Duration::from_millis(20), waiting).await;
@@ -394,7 +422,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_host_in_backoff_or_with_a_long_queue_is_not_admitted() {
-        let limits = Limits::new(8, 10.0, 16); // 10 requests per second
+        let limits = Limits::new(
+            HostLimit {
+                concurrency: 8,
+                rate: 10.0,
+            },
+            HashMap::new(),
+            16,
+        ); // 10 requests per second
         let patience = Duration::from_secs(1);
         assert_eq!(limits.admit("a.example", patience), Ok(()));
         let permit = limits.acquire("a.example", Duration::MAX).await.unwrap();
@@ -415,8 +450,47 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_host_with_an_override_gets_its_own_limits() {
+        let mine = HostLimit {
+            concurrency: 3,
+            rate: f64::INFINITY,
+        };
+        let overrides = HashMap::from([("mine.example".to_owned(), mine)]);
+        let one = HostLimit {
+            concurrency: 1,
+            rate: f64::INFINITY,
+        };
+        let limits = Limits::new(one, overrides, 16);
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            held.push(limits.acquire("mine.example", Duration::MAX).await.unwrap());
+        }
+        held.push(
+            limits
+                .acquire("other.example", Duration::MAX)
+                .await
+                .unwrap(),
+        );
+        let fourth = limits.acquire("mine.example", Duration::MAX);
+        assert!(tokio::time::timeout(Duration::from_millis(50), fourth)
+            .await
+            .is_err());
+        let second = limits.acquire("other.example", Duration::MAX);
+        assert!(tokio::time::timeout(Duration::from_millis(50), second)
+            .await
+            .is_err());
+    }
+
+    #[tokio::test]
     async fn a_busy_host_is_kept() {
-        let limits = Limits::new(4, f64::INFINITY, 16);
+        let limits = Limits::new(
+            HostLimit {
+                concurrency: 4,
+                rate: f64::INFINITY,
+            },
+            HashMap::new(),
+            16,
+        );
         let held = limits.acquire("busy.example", Duration::MAX).await.unwrap();
         for i in 0..2 * MIN_SWEEP {
             drop(
