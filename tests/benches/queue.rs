@@ -2,6 +2,7 @@
 //! the table grows, and the seeding rate. Prints figures; asserts nothing about speed.
 //!
 //! `cargo bench -p crawler-tests --bench queue` (both backends), or with `-- sqlite` / `-- mariadb`.
+//! Claimers claim as workers do: each holds its fair share of the host partitions.
 //! `QUEUE_BENCH_CLAIMERS` lists the claimer counts (default `1,4,16`); `QUEUE_BENCH_ROWS` sets
 //! the large table (default 1,000,000; `0` skips the latency and seeding part). The throughput
 //! lines give the whole machine's CPU time per site (database, this process, all else); on a
@@ -15,7 +16,7 @@ const SERVER_FLAGS: &str = "--innodb-log-file-size=512M --innodb-buffer-pool-siz
 
 use std::time::{Duration, Instant};
 
-use crawler_queue::{ClaimMethod, NewSite, Outcome, Queue, QueueConfig};
+use crawler_queue::{ClaimMethod, NewSite, Outcome, Queue, QueueConfig, PARTS};
 use crawler_tests::bench::{claim_latency, machine_cpu};
 use crawler_tests::findings::alive;
 use crawler_tests::Backend;
@@ -68,12 +69,14 @@ async fn drain(queue: &Queue, claimers: usize) -> (f64, f64, Duration, Duration)
             tokio::spawn(async move {
                 let (mut n, mut batches, mut claiming, mut completing) =
                     (0u64, 0u32, Duration::ZERO, Duration::ZERO);
+                // As workers do: each holds its fair share of the host partitions and claims
+                // only there; its write-backs are fenced by them.
+                let (owner, token) = (format!("bench{c}"), c as i64 + 1);
+                let share = u32::from(PARTS).div_ceil(claimers as u32);
+                queue.take_parts(&owner, token, share, LEASE).await.unwrap();
                 loop {
                     let t = Instant::now();
-                    let batch = queue
-                        .claim(&format!("bench{c}"), BATCH, LEASE)
-                        .await
-                        .unwrap();
+                    let batch = queue.claim_held(token, &owner, BATCH, LEASE).await.unwrap();
                     claiming += t.elapsed();
                     if batch.sites.is_empty() {
                         return (n, batches, claiming, completing);
@@ -144,8 +147,12 @@ async fn bench(backend: Backend, big: usize, claimer_counts: &[usize]) {
         if rows == big {
             println!("seeding {rows} URLs (dedupe, 2 writers):       {rate:>9.0} URLs/s");
         }
-        let (p50, p99) = claim_latency(&queue, 300).await;
+        let (p50, p99) = claim_latency(&queue, None, 300).await;
         println!("claim of 100 with {rows:>8} rows: p50 {p50:>8.2?}  p99 {p99:>8.2?}");
+        // A worker of a fleet of four: a quarter of the partitions.
+        queue.take_parts("latency", 1, 256, LEASE).await.unwrap();
+        let (p50, p99) = claim_latency(&queue, Some(1), 300).await;
+        println!("  in a quarter of the partitions: p50 {p50:>8.2?}  p99 {p99:>8.2?}");
     }
 }
 

@@ -1069,7 +1069,7 @@ mod scale {
             .await
             .expect("connect");
         let queue = Queue::new(db, QueueConfig::default());
-        let latency = crawler_tests::bench::claim_latency(&queue, SAMPLES).await;
+        let latency = crawler_tests::bench::claim_latency(&queue, None, SAMPLES).await;
         queue.db().close().await;
         latency
     }

@@ -45,16 +45,23 @@ pub async fn bind_all() -> Vec<TcpListener> {
     panic!("no port free on all {HOSTS} loopback addresses");
 }
 
-/// Claim latency (p50, p99) of `samples` claims of 100 sites. Each batch is given back at once
-/// (due again), so the table keeps its size and its count of due rows while it is measured.
-pub async fn claim_latency(queue: &Queue, samples: usize) -> (Duration, Duration) {
+/// Claim latency (p50, p99) of `samples` claims of 100 sites, in the partitions that `parts`
+/// holds (or in all). Each batch is given back at once (due again), so the table keeps its size
+/// and its count of due rows while it is measured.
+pub async fn claim_latency(
+    queue: &Queue,
+    parts: Option<i64>,
+    samples: usize,
+) -> (Duration, Duration) {
     let mut times = Vec::with_capacity(samples);
+    let lease = Duration::from_secs(600);
     for _ in 0..samples {
         let started = Instant::now();
-        let batch = queue
-            .claim("latency", 100, Duration::from_secs(600))
-            .await
-            .expect("claim");
+        let batch = match parts {
+            Some(token) => queue.claim_held(token, "latency", 100, lease).await,
+            None => queue.claim("latency", 100, lease).await,
+        }
+        .expect("claim");
         times.push(started.elapsed());
         assert_eq!(batch.sites.len(), 100, "the table ran out of due sites");
         let ids: Vec<i64> = batch.sites.iter().map(|s| s.id).collect();
