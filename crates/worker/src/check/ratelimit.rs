@@ -68,6 +68,8 @@ struct Pace {
     /// The server asked not to be asked before this (`Retry-After`, capped at
     /// `crawler_queue::MAX_DELAY`): checks are deferred until then, not waited for.
     deferred_until: Option<Instant>,
+    /// The turns handed out to deferred checks end here (see [`Limits::admit`]).
+    booked: Instant,
     last_used: Instant,
 }
 
@@ -106,19 +108,25 @@ impl Limits {
 
     /// `Err(wait)` when a request to `host` could not start within `patience`: the requests
     /// already queued for it at its rate, its penalty and any `Retry-After` come first.
+    ///
+    /// A check turned away books the next free turn of the host after the ones already booked,
+    /// and the wait returned runs to it: a host with more sites than its rate allows gets them
+    /// back one turn apart (a Mercator-like schedule kept in the queue's `next_check_at`), rather
+    /// than all at once to be turned away again.
     pub(crate) fn admit(&self, host: &str, patience: Duration) -> Result<(), Duration> {
         let host = self.host(host);
         let now = Instant::now();
-        let pace = host.pace.lock().expect("pace lock poisoned");
+        let mut pace = host.pace.lock().expect("pace lock poisoned");
         let until = pace.next.max(pace.deferred_until.unwrap_or(now));
         let queued = host.waiting.load(Ordering::Relaxed) as u32;
-        let wait = until.saturating_duration_since(now)
-            + host.interval.max(pace.penalty).saturating_mul(queued);
-        if wait > patience {
-            Err(wait)
-        } else {
-            Ok(())
+        let turn = host.interval.max(pace.penalty);
+        let wait = until.saturating_duration_since(now) + turn.saturating_mul(queued);
+        if wait <= patience {
+            return Ok(());
         }
+        let at = pace.booked.max(now + wait);
+        pace.booked = at + turn;
+        Err(at - now)
     }
 
     /// Defers every check of `host` for `wait` from now (at least).
@@ -276,6 +284,7 @@ impl Pace {
             penalized_at: None,
             next: now,
             deferred_until: None,
+            booked: now,
             last_used: now,
         }
     }
@@ -447,6 +456,37 @@ mod tests {
         assert!(limits.admit("c.example", patience).is_err());
         queued.waiting.store(5, Ordering::Relaxed);
         assert_eq!(limits.admit("c.example", patience), Ok(()));
+    }
+
+    #[tokio::test]
+    async fn sites_turned_away_are_booked_one_turn_apart() {
+        let limits = Limits::new(
+            HostLimit {
+                concurrency: 8,
+                rate: 10.0,
+            },
+            HashMap::new(),
+            16,
+        );
+        limits
+            .host("d.example")
+            .waiting
+            .store(30, Ordering::Relaxed); // 3 s of queue at 10/s
+        let waits: Vec<Duration> = (0..5)
+            .map(|_| {
+                limits
+                    .admit("d.example", Duration::from_secs(1))
+                    .unwrap_err()
+            })
+            .collect();
+        for pair in waits.windows(2) {
+            let gap = pair[1].saturating_sub(pair[0]);
+            assert!(
+                gap >= Duration::from_millis(95) && gap <= Duration::from_millis(105),
+                "{waits:?}"
+            );
+        }
+        assert!(waits[0] >= Duration::from_millis(2900), "{waits:?}");
     }
 
     #[tokio::test]
