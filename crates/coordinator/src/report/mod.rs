@@ -1,21 +1,25 @@
-//! Reporting: checked sites as text, CSV, JSON or NDJSON, streamed page by page so that
-//! millions of rows need no more memory than one page; and the summary.
+//! Reporting: checked sites, or hosts, as text, CSV, JSON or NDJSON, streamed page by page so
+//! that millions of rows need no more memory than one page; and the summary.
 //!
 //! # Layout
 //! - `sites`: checked sites by verdict ([`write_sites`]).
+//! - `hosts`: per host, its sites, the worker holding it, its throttling ([`write_hosts`]).
 //! - `summary`: counts, workers, the hosts with the most dead sites ([`write_summary`]).
 //! - `rows`: what the streamed reports share: each format's framing, CSV quoting.
 
+mod hosts;
 mod rows;
 mod sites;
 mod summary;
 
+pub use hosts::write_hosts;
 pub use sites::write_sites;
 pub use summary::write_summary;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// One site per line: URL, then status code or error kind, then verdict.
+    /// Sites: one a line, URL, then status code or error kind, then verdict. Hosts: aligned
+    /// columns under a header.
     Text,
     Csv,
     /// One array of objects.
