@@ -9,6 +9,7 @@
 //! - `hostile`: hostile servers, input lines, pipes and flags.
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
 //! - `partitions`: host partitions (fleet-wide politeness): leases, fence, balance, recovery.
+//! - `report_hosts`: `crawler-report --hosts` in every format, against a queue set up by hand.
 //! - `mariadb_server`: the private test server itself.
 
 mod e2e;
@@ -17,3 +18,4 @@ mod hostile;
 mod mariadb_server;
 mod partitions;
 mod queue;
+mod report_hosts;

@@ -46,7 +46,7 @@ pub use error::Error;
 pub use parts::{part_of, HeldPart, Throttled, PARTS};
 pub use queue::{Batch, Queue, Site, State};
 pub use reap::Reaped;
-pub use report::{Checked, StateCounts, WorkerRow};
+pub use report::{Checked, HostRow, StateCounts, WorkerRow};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
 pub use verdict::{ErrorKind, Finding, Verdict};

@@ -1,9 +1,14 @@
-//! Reading results: pages of checked sites for the report, and counts for summaries, progress
-//! bars and `--drain`.
+//! Reading results: pages of checked sites and of hosts for the report, and counts for
+//! summaries, progress bars and `--drain`.
 //!
 //! Pages are keyset-paginated per verdict (`WHERE verdict = ? AND id > ? ORDER BY id LIMIT ?`,
 //! served by the `sites_verdict` index), so a report of millions of rows holds one page in
-//! memory and no statement runs for long.
+//! memory and no statement runs for long. The hosts report pages the same way by host name
+//! (`hosts.rs`).
+
+mod hosts;
+
+pub use hosts::HostRow;
 
 use crate::db::with_pool;
 use crate::error::Error;

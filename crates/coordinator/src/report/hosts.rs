@@ -1,0 +1,269 @@
+//! The hosts report: per host, its sites by verdict, those waiting for a check, the worker
+//! holding its partition, and what the fleet learned when it throttled; one row a host, in
+//! host order.
+//!
+//! Text is aligned columns under a header (the CSV column names, upper case). The widths are
+//! fixed, so that the report streams: a longer value shifts the rest of its own line only. A
+//! missing value is `-` in text, empty in CSV, `null` in JSON and NDJSON.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use crawler_queue::{HostRow, Queue};
+use serde::Serialize;
+
+use super::rows::{Row, Rows};
+use super::{rfc3339, Format};
+use crate::Error;
+
+/// Hosts fetched per query: fewer than the site report's rows, as each one sums all its sites.
+const PAGE: u32 = 1000;
+
+/// The columns in order: name (the CSV header's, the JSON key), width in text, and whether
+/// text aligns it right (the counts).
+const COLUMNS: [(&str, usize, bool); 12] = [
+    ("host", 32, false),
+    ("sites", 7, true),
+    ("alive", 7, true),
+    ("dead", 7, true),
+    ("blocked", 7, true),
+    ("unreachable", 11, true),
+    ("error", 7, true),
+    ("pending", 7, true),
+    ("owner", 20, false),
+    ("backoff_until", 24, false),
+    ("last_throttled_at", 24, false),
+    ("last_status", 0, false),
+];
+
+/// One host as the machine-readable formats print it (a contract: scripts depend on the keys,
+/// the names in [`COLUMNS`]).
+#[derive(Serialize)]
+struct HostRecord<'a> {
+    host: &'a str,
+    sites: i64,
+    alive: i64,
+    dead: i64,
+    blocked: i64,
+    unreachable: i64,
+    error: i64,
+    pending: i64,
+    owner: Option<&'a str>,
+    /// RFC 3339; none when the host has no backoff, or it has passed.
+    backoff_until: Option<String>,
+    /// RFC 3339.
+    last_throttled_at: Option<String>,
+    last_status: Option<i32>,
+}
+
+impl<'a> HostRecord<'a> {
+    fn new(row: &'a HostRow) -> HostRecord<'a> {
+        HostRecord {
+            host: &row.host,
+            sites: row.sites,
+            alive: row.alive,
+            dead: row.dead,
+            blocked: row.blocked,
+            unreachable: row.unreachable,
+            error: row.error,
+            pending: row.pending,
+            owner: row.owner.as_deref(),
+            backoff_until: row.backoff_until.map(rfc3339),
+            last_throttled_at: row.last_throttled_at.map(rfc3339),
+            last_status: row.last_status,
+        }
+    }
+
+    /// The values in column order, empty where missing.
+    fn cells(&self) -> [Cow<'_, str>; 12] {
+        let count = |n: i64| Cow::Owned(n.to_string());
+        let text = |s: Option<&'a str>| Cow::Borrowed(s.unwrap_or(""));
+        [
+            self.host.into(),
+            count(self.sites),
+            count(self.alive),
+            count(self.dead),
+            count(self.blocked),
+            count(self.unreachable),
+            count(self.error),
+            count(self.pending),
+            text(self.owner),
+            self.backoff_until.as_deref().unwrap_or("").into(),
+            self.last_throttled_at.as_deref().unwrap_or("").into(),
+            self.last_status
+                .map(|s| s.to_string())
+                .unwrap_or_default()
+                .into(),
+        ]
+    }
+}
+
+impl Row for HostRecord<'_> {
+    fn csv_header() -> String {
+        COLUMNS.map(|(name, ..)| name).join(",")
+    }
+
+    fn text_header() -> Option<String> {
+        Some(text_line(&COLUMNS.map(|(name, ..)| name.to_uppercase())))
+    }
+
+    fn csv_fields(&self) -> Vec<Cow<'_, str>> {
+        self.cells().into()
+    }
+
+    fn write_text(&self, out: &mut impl Write) -> std::io::Result<()> {
+        out.write_all(text_line(&self.cells()).as_bytes())
+    }
+}
+
+/// `cells` padded to their columns' widths, `-` for an empty one, with no trailing space.
+fn text_line(cells: &[impl AsRef<str>; 12]) -> String {
+    let padded: Vec<String> = COLUMNS
+        .iter()
+        .zip(cells)
+        .map(|(&(_, width, right), cell)| {
+            let cell = match cell.as_ref() {
+                "" => "-",
+                cell => cell,
+            };
+            if right {
+                format!("{cell:>width$}")
+            } else {
+                format!("{cell:<width$}")
+            }
+        })
+        .collect();
+    padded.join(" ").trim_end().to_owned()
+}
+
+/// Writes every host (only `host`, if given) to `out`, in host order; returns the count.
+pub async fn write_hosts(
+    queue: &Queue,
+    host: Option<&str>,
+    format: Format,
+    out: &mut impl Write,
+) -> Result<u64, Error> {
+    let mut rows = Rows::start::<HostRecord>(out, format)?;
+    let mut after = String::new();
+    loop {
+        let page = queue.hosts_page(host, &after, PAGE).await?;
+        for host in &page {
+            rows.write(&HostRecord::new(host))?;
+        }
+        match page.last() {
+            Some(last) if page.len() == PAGE as usize => after.clone_from(&last.host),
+            _ => break,
+        }
+    }
+    rows.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn throttled() -> HostRow {
+        HostRow {
+            host: "a.example".into(),
+            sites: 12,
+            alive: 5,
+            dead: 3,
+            blocked: 1,
+            unreachable: 0,
+            error: 1,
+            pending: 2,
+            owner: Some("worker-1:42".into()),
+            backoff_until: Some(1_795_000_000_123),
+            last_throttled_at: Some(1_795_000_000_000),
+            last_status: Some(429),
+        }
+    }
+
+    fn quiet() -> HostRow {
+        HostRow {
+            host: "b.example".into(),
+            owner: None,
+            backoff_until: None,
+            last_throttled_at: None,
+            last_status: None,
+            ..throttled()
+        }
+    }
+
+    #[test]
+    fn json_keys_are_the_csv_columns_in_order() {
+        let row = throttled();
+        let json = serde_json::to_string(&HostRecord::new(&row)).unwrap();
+        let mut at = 0;
+        for (name, ..) in COLUMNS {
+            let key = format!("\"{name}\":");
+            let found = json[at..]
+                .find(&key)
+                .unwrap_or_else(|| panic!("{key} in {json}"));
+            at += found + key.len();
+        }
+        assert_eq!(HostRecord::csv_header().split(',').count(), 12);
+    }
+
+    #[test]
+    fn times_print_as_rfc3339_and_missing_values_as_null_or_empty() {
+        let row = throttled();
+        let record = HostRecord::new(&row);
+        assert_eq!(
+            record.csv_fields().join(","),
+            "a.example,12,5,3,1,0,1,2,worker-1:42,2026-11-18T11:06:40.123Z,\
+             2026-11-18T11:06:40Z,429"
+        );
+        let row = quiet();
+        let record = HostRecord::new(&row);
+        assert_eq!(
+            record.csv_fields().join(","),
+            "b.example,12,5,3,1,0,1,2,,,,"
+        );
+        let json: serde_json::Value = serde_json::to_value(&record).unwrap();
+        for key in ["owner", "backoff_until", "last_throttled_at", "last_status"] {
+            assert!(json[key].is_null(), "{key} in {json}");
+        }
+    }
+
+    #[test]
+    fn text_columns_line_up_under_the_header_with_dashes_for_missing_values() {
+        let header = HostRecord::text_header().unwrap();
+        let (a, b) = (throttled(), quiet());
+        let lines = [
+            header,
+            text_line(&HostRecord::new(&a).cells()),
+            text_line(&HostRecord::new(&b).cells()),
+        ];
+        assert!(lines[0].starts_with("HOST "), "{}", lines[0]);
+        assert_eq!(
+            lines[2].split_whitespace().collect::<Vec<_>>(),
+            [
+                "b.example",
+                "12",
+                "5",
+                "3",
+                "1",
+                "0",
+                "1",
+                "2",
+                "-",
+                "-",
+                "-",
+                "-"
+            ]
+        );
+        // Every column but the last sits where the widths before it put it, on every line:
+        // counts flush right, the rest flush left, a space after each.
+        let mut start = 0;
+        for &(name, width, right) in &COLUMNS[..11] {
+            for line in &lines {
+                let cell = &line.as_bytes()[start..=start + width];
+                let edge = if right { cell[width - 1] } else { cell[0] };
+                assert!(edge != b' ' && cell[width] == b' ', "{name} in {line:?}");
+            }
+            start += width + 1;
+        }
+        assert!(lines.iter().all(|l| l == l.trim_end()));
+    }
+}

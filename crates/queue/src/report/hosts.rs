@@ -1,0 +1,85 @@
+//! The hosts report's pages: per host, its sites by verdict and state, who holds its partition,
+//! and what the fleet learned when it throttled.
+//!
+//! Keyset-paginated by host name (`WHERE host > ? GROUP BY host ORDER BY host LIMIT ?`, read in
+//! order from the `sites_host` index), so a report of millions of hosts holds one page in
+//! memory. The partition's lease and the throttle record are joined to the page's hosts only.
+
+use crate::db::with_pool;
+use crate::error::Error;
+use crate::queue::Queue;
+
+/// One host, as the hosts report prints it.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct HostRow {
+    pub host: String,
+    /// Every site of the host.
+    pub sites: i64,
+    /// Sites per verdict. A site being checked again keeps its last verdict, so it counts here
+    /// and in `pending` too.
+    pub alive: i64,
+    pub dead: i64,
+    pub blocked: i64,
+    pub unreachable: i64,
+    pub error: i64,
+    /// Sites pending or claimed: waiting for their check of this round.
+    pub pending: i64,
+    /// The worker holding the host's partition; `None` while it is free (never taken, given
+    /// back, or its lease expired).
+    pub owner: Option<String>,
+    /// Unix milliseconds before which the fleet leaves the host alone; `None` when it has no
+    /// backoff, or its backoff has passed.
+    pub backoff_until: Option<i64>,
+    /// Unix milliseconds of the host's last 429 or 503; `None` if it never throttled.
+    pub last_throttled_at: Option<i64>,
+    /// That answer's HTTP status.
+    pub last_status: Option<i32>,
+}
+
+impl Queue {
+    /// Up to `limit` hosts (only `host`, if given) whose name sorts after `after`, in name
+    /// order. The next page starts after the last host of this one; the first, after `""`.
+    ///
+    /// A host's partition is that of its sites (the highest, should they differ: on SQLite,
+    /// sites seeded before partitions existed stay in partition 0).
+    pub async fn hosts_page(
+        &self,
+        host: Option<&str>,
+        after: &str,
+        limit: u32,
+    ) -> Result<Vec<HostRow>, Error> {
+        let sql = self.hosts_page_sql(host.is_some());
+        Ok(with_pool!(&self.db, pool => {
+            let mut q = sqlx::query_as(&sql).bind(after);
+            if let Some(host) = host {
+                q = q.bind(host);
+            }
+            q.bind(limit).fetch_all(pool).await?
+        }))
+    }
+
+    /// Binds: after, host (if `one_host`), limit.
+    fn hosts_page_sql(&self, one_host: bool) -> String {
+        let now = self.now_expr();
+        let sites = self.sql().sites_by_host;
+        let host_filter = if one_host { "AND host = ?" } else { "" };
+        format!(
+            "SELECT g.host, g.sites, g.alive, g.dead, g.blocked, g.unreachable, g.error, g.pending, \
+             CASE WHEN p.expires_at > {now} THEN p.owner END AS owner, \
+             CASE WHEN h.backoff_until > {now} THEN h.backoff_until END AS backoff_until, \
+             h.last_throttled_at, h.last_status \
+             FROM (SELECT host, MAX(part) AS part, COUNT(*) AS sites, \
+                   COUNT(CASE WHEN verdict = 'alive' THEN 1 END) AS alive, \
+                   COUNT(CASE WHEN verdict = 'dead' THEN 1 END) AS dead, \
+                   COUNT(CASE WHEN verdict = 'blocked' THEN 1 END) AS blocked, \
+                   COUNT(CASE WHEN verdict = 'unreachable' THEN 1 END) AS unreachable, \
+                   COUNT(CASE WHEN verdict = 'error' THEN 1 END) AS error, \
+                   COUNT(CASE WHEN state IN (0, 1) THEN 1 END) AS pending \
+                   FROM {sites} WHERE host > ? {host_filter} \
+                   GROUP BY host ORDER BY host LIMIT ?) AS g \
+             LEFT JOIN parts AS p ON p.id = g.part \
+             LEFT JOIN hosts AS h ON h.host = g.host \
+             ORDER BY g.host"
+        )
+    }
+}
