@@ -49,6 +49,28 @@ pub fn url_file(
     (file, expected)
 }
 
+/// A list of `per_host` URLs on each of `hosts` sites at 127.0.9.1, 127.0.9.2, …, every kind of
+/// page in turn: different hosts to the crawler, so their host partitions spread over a fleet.
+pub async fn spread_url_file(
+    hosts: usize,
+    per_host: usize,
+    kinds: &[Page],
+) -> (tempfile::NamedTempFile, HashMap<String, Page>) {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    let mut expected = HashMap::new();
+    for h in 1..=hosts {
+        let site = crawler_tests::site::spawn_site_at(&format!("127.0.9.{h}")).await;
+        for i in 0..per_host {
+            let page = kinds[i % kinds.len()];
+            let url = site.url(page, i);
+            writeln!(file, "{url}").unwrap();
+            expected.insert(url, page);
+        }
+    }
+    file.flush().unwrap();
+    (file, expected)
+}
+
 pub fn seed(db: &TestDb, file: &std::path::Path) -> String {
     let out = run(command("crawler-seed", db.url.expose()).arg(file));
     assert!(

@@ -11,7 +11,10 @@ use crawler_tests::mariadb::MariaDb;
 use crawler_tests::site::{spawn_site, Page};
 use crawler_tests::{Backend, TestDb};
 
-use crate::e2e::{assert_report_matches, reported, seed, spawn_worker, unfinished, url_file, wait};
+use crate::e2e::{
+    assert_report_matches, reported, seed, spawn_worker, spread_url_file, unfinished, url_file,
+    wait,
+};
 
 /// Short leases and intervals, so that recovery happens within seconds.
 pub const QUICK: &[&str] = &[
@@ -73,13 +76,21 @@ async fn ids_held_by(queue: &Queue, owner: &str) -> Vec<i64> {
 async fn a_killed_worker_delays_its_sites_until_its_heartbeat_stops_and_loses_none() {
     let server = MariaDb::start();
     let (db, queue) = private_db(&server).await;
-    let site = spawn_site().await;
-    let (file, expected) = url_file(&site, 900, &[Page::Slow, Page::Alive, Page::Dead]);
+    // Many hosts, so that each worker holds host partitions and sites of its own.
+    let (file, expected) = spread_url_file(30, 30, &[Page::Slow, Page::Alive, Page::Dead]).await;
     seed(&db, file.path());
     let mut workers: Vec<_> = (0..3)
         .map(|i| spawn_worker(&db, &format!("w{i}"), &[&["--drain"], QUICK].concat()))
         .collect();
     wait_for_progress(&db, 100).await;
+    let started = Instant::now();
+    while ids_held_by(&queue, "w0").await.len() < 5 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "w0 never held sites"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     unsafe { libc::kill(workers[0].id() as i32, libc::SIGKILL) };
     let killed_at = queue.now().await.unwrap();
     let orphaned = ids_held_by(&queue, "w0").await;

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use crawler_queue::{part_of, Db, NewSite, Outcome, Queue, Throttled, PARTS};
 use crawler_tests::findings::alive;
-use crawler_tests::site::{spawn_site_at, Page};
+use crawler_tests::site::Page;
 use crawler_tests::{both_backends, TestDb};
 
-use crate::e2e::{assert_report_matches, seed, spawn_worker, unfinished, url_file, wait};
+use crate::e2e::{assert_report_matches, seed, spawn_worker, spread_url_file, unfinished, wait};
 use crate::faults::QUICK;
 
 const LEASE: Duration = Duration::from_secs(600);
@@ -215,34 +215,14 @@ async fn until_holders(
     }
 }
 
-/// A list of slow pages over 50 loopback hosts (so that partitions spread over workers).
-async fn slow_list(
-    per_host: usize,
-) -> (
-    Vec<tempfile::NamedTempFile>,
-    std::collections::HashMap<String, Page>,
-) {
-    let mut files = Vec::new();
-    let mut expected = std::collections::HashMap::new();
-    for i in 1..=50 {
-        let site = spawn_site_at(&format!("127.0.9.{i}")).await;
-        let (file, pages) = url_file(&site, per_host, &[Page::Slow]);
-        files.push(file);
-        expected.extend(pages);
-    }
-    (files, expected)
-}
-
 both_backends!(
     async fn a_worker_joining_late_gets_its_share_and_sigterm_gives_it_back_at_once(
         backend: Backend,
     ) {
         let db: TestDb = backend.fresh().await;
         let queue = db.queue().await;
-        let (files, _) = slow_list(20).await;
-        for file in &files {
-            seed(&db, file.path());
-        }
+        let (file, _) = spread_url_file(50, 20, &[Page::Slow]).await;
+        seed(&db, file.path());
         let slow = ["--concurrency", "8", "--host-concurrency", "1"];
         let mut first = spawn_worker(&db, "first", &[&slow[..], QUICK].concat());
         until_holders(
@@ -279,10 +259,8 @@ both_backends!(
     ) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
-        let (files, expected) = slow_list(12).await;
-        for file in &files {
-            seed(&db, file.path());
-        }
+        let (file, expected) = spread_url_file(50, 12, &[Page::Slow]).await;
+        seed(&db, file.path());
         let args = [&["--drain", "--concurrency", "16"][..], QUICK].concat();
         let mut doomed = spawn_worker(&db, "doomed", &args);
         let other = spawn_worker(&db, "other", &args);
