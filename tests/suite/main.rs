@@ -10,10 +10,13 @@
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
 //! - `partitions`: host partitions (fleet-wide politeness): leases, fence, balance, recovery.
 //! - `mariadb_server`: the private test server itself.
+//! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
+//!   CAs, contact): bad values are usage errors, and secrets never print.
 
 mod e2e;
 mod faults;
 mod hostile;
 mod mariadb_server;
+mod options;
 mod partitions;
 mod queue;
