@@ -1,11 +1,12 @@
 //! The worker's request options from the command line: a bad value exits 2 with an `error:`
 //! line naming its option before any database connection, and a password never prints, in
-//! an error or in `--help`.
+//! an error or in `--help`. And `--include`/`--exclude`, at seed and at check.
 
 use std::io::Write;
 use std::process::Command;
 
-use crawler_tests::bins::{bin, run, stdout};
+use crawler_tests::backend::Backend;
+use crawler_tests::bins::{bin, command, run, stdout};
 
 use crate::hostile::flags::{assert_usage_error, run_against_nothing};
 
@@ -143,4 +144,29 @@ fn a_contact_must_be_a_url_and_goes_with_the_default_user_agent_only() {
     ];
     assert_usage_error(WORKER, &both, &[], CONTACT);
     assert_usage_error(WORKER, &["--user-agent", "a\u{7}b"], &[], "--user-agent");
+}
+
+#[test]
+fn a_bad_regular_expression_is_a_usage_error_for_the_seed_and_the_worker() {
+    for binary in ["crawler-seed", WORKER] {
+        assert_usage_error(binary, &["--include", "("], &[], "'--include <REGEX>'");
+        assert_usage_error(binary, &["--exclude", "[a-"], &[], "'--exclude <REGEX>'");
+    }
+    let env = [("CRAWLER_EXCLUDE", "ok\n(")];
+    assert_usage_error("crawler-seed", &[], &env, "'--exclude <REGEX>'");
+}
+
+#[tokio::test]
+async fn the_seed_skips_and_counts_the_urls_its_filter_leaves_out() {
+    let db = Backend::Sqlite.fresh().await;
+    let list = file_with("a.example/docs/1\nA.example/blog\nb.example/docs/x.pdf\nnot a url\n");
+    let seed = command("crawler-seed", db.url.expose())
+        .arg(list.path())
+        .args(["--include", "/docs/", "--exclude", "[.]pdf$"])
+        .output()
+        .unwrap();
+    assert!(seed.status.success(), "{seed:?}");
+    let summary = stdout(&seed);
+    let expected = "added 1, already known 0, rejected 1, excluded 2";
+    assert_eq!(summary.trim(), expected);
 }

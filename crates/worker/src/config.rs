@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crawler_queue::bounds::{parse_id, DurationRange, DEAD_AFTER, INTERVAL};
+use crawler_queue::filter::UrlFilter;
 use crawler_queue::{ClaimMethod, DatabaseArgs, QueueConfig};
 use reqwest::header::{HeaderName, HeaderValue};
 
@@ -184,6 +185,10 @@ pub struct Args {
     /// such as a corporate CA. Webpki's roots and the system's are trusted anyway.
     #[arg(long, env = "CRAWLER_CA_CERT", value_name = "FILE", value_parser = parse_ca_cert)]
     pub ca_cert: Option<CaBundle>,
+
+    /// --include/--exclude: sites left out get no request, and the verdict error/excluded.
+    #[command(flatten)]
+    pub filter: UrlFilter,
 }
 
 /// Everything a worker runs with, validated.
@@ -272,6 +277,7 @@ impl Args {
             .as_deref()
             .map(read_cookie_jar)
             .transpose()?;
+        check.filter = std::mem::take(&mut self.filter);
         Ok(())
     }
 }
@@ -319,6 +325,8 @@ mod tests {
             jar.path().to_str().unwrap(),
             "--contact",
             "mailto:ops@example.com",
+            "--exclude",
+            "[.]pdf$",
         ])
         .unwrap()
         .check;
@@ -334,6 +342,7 @@ mod tests {
         let version = env!("CARGO_PKG_VERSION");
         let agent = format!("crawler/{version} (+mailto:ops@example.com)");
         assert_eq!(check.user_agent, agent);
+        assert!(!check.filter.allows("https://a.example/x.pdf"));
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub(crate) enum Failure {
     /// Not asked: the host could not be asked within the checker's patience (it is in
     /// backoff, or has more queued than its rate allows); worth asking after this long.
     Busy(Duration),
+    /// Not asked: `--include`/`--exclude` leave the URL out.
+    Excluded,
 }
 
 impl Failure {
@@ -40,12 +42,15 @@ impl Failure {
             Failure::Tls => ErrorKind::Tls,
             Failure::Protocol => ErrorKind::Protocol,
             Failure::Redirects => ErrorKind::Redirects,
+            Failure::Excluded => ErrorKind::Excluded,
         }
     }
 
     fn verdict(self) -> Verdict {
         match self {
-            Failure::Denied | Failure::Protocol | Failure::Redirects => Verdict::Error,
+            Failure::Denied | Failure::Protocol | Failure::Redirects | Failure::Excluded => {
+                Verdict::Error
+            }
             _ => Verdict::Unreachable,
         }
     }

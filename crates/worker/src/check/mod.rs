@@ -32,6 +32,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crawler_queue::filter::UrlFilter;
 use crawler_queue::MAX_DELAY;
 pub use crawler_queue::{ErrorKind, Finding, Verdict};
 use rand::Rng;
@@ -96,6 +97,8 @@ pub struct CheckConfig {
     pub accept_hosts: HashMap<String, StatusSet>,
     /// Certificate authorities trusted besides webpki's roots and the system's (`--ca-cert`).
     pub ca_certs: Vec<reqwest::Certificate>,
+    /// URLs left out by `--include`/`--exclude`: no request, the verdict `error`/`excluded`.
+    pub filter: UrlFilter,
 }
 
 impl Default for CheckConfig {
@@ -120,6 +123,7 @@ impl Default for CheckConfig {
             accept: StatusSet::success(),
             accept_hosts: HashMap::new(),
             ca_certs: Vec::new(),
+            filter: UrlFilter::default(),
         }
     }
 }
@@ -250,8 +254,12 @@ impl Checker {
 }
 
 impl Inner {
-    /// The URL to start from, or why it cannot be asked at all (then no attempt is made).
+    /// The URL to start from, or why it cannot be asked at all (then no attempt is made). The
+    /// filter sees the URL as the queue holds it, as the seed's filter did.
     fn start_url(&self, url: &str) -> Result<Url, Failure> {
+        if !self.config.filter.allows(url) {
+            return Err(Failure::Excluded);
+        }
         let mut url = Url::parse(url.trim()).map_err(|_| Failure::Protocol)?;
         url.set_fragment(None);
         self.guard(&url)?;

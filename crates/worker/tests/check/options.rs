@@ -1,13 +1,14 @@
-//! The request options: headers, per-host basic auth, the cookie jar, accepted statuses, and
-//! an extra certificate authority.
+//! The request options: headers, per-host basic auth, the cookie jar, accepted statuses, an
+//! extra certificate authority and the system's, and `--include`/`--exclude`.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;
 use std::time::SystemTime;
 
+use crawler_queue::filter::{Regex, UrlFilter};
 use crawler_worker::check::{
-    BasicAuth, CheckConfig, Checker, CookieJar, Finding, StatusSet, Verdict,
+    BasicAuth, CheckConfig, Checker, CookieJar, ErrorKind, Finding, StatusSet, Verdict,
 };
 use reqwest::header::{HeaderMap, HeaderValue};
 
@@ -215,4 +216,24 @@ async fn the_systems_roots_are_trusted() {
     let url = spawn_ca_signed().await;
     let finding = check(config(), &url).await;
     assert_eq!(finding.verdict, Verdict::Alive, "{finding:?}");
+}
+
+#[tokio::test]
+async fn a_site_the_filter_leaves_out_gets_no_request() {
+    let site = spawn_answering(LOCALHOST, 200).await;
+    let filter = UrlFilter {
+        include: Vec::new(),
+        exclude: vec![Regex::new("/private/").unwrap()],
+    };
+    let checker = Checker::new(CheckConfig { filter, ..config() }).unwrap();
+    let finding = checker.check(&site.url("/private/x")).await;
+    assert_eq!(
+        (finding.verdict, finding.error_kind, finding.attempts),
+        (Verdict::Error, Some(ErrorKind::Excluded), 0)
+    );
+    assert!(!finding.transient);
+    let public = checker.check(&site.url("/public")).await;
+    assert_eq!(public.verdict, Verdict::Alive);
+    let paths: Vec<String> = site.hits().into_iter().map(|hit| hit.path).collect();
+    assert_eq!(paths, ["/public"]);
 }
