@@ -154,8 +154,8 @@ pub struct Args {
 
     /// Basic auth for one host, HOST=USER:PASSWORD (the host in lower case, without port);
     /// repeatable. Sent to that host only, never to another after a redirect; a URL with its
-    /// own user name keeps it. Never printed. In CRAWLER_BASIC_AUTH, comma-separated (so a
-    /// password there cannot hold a comma).
+    /// own user name keeps it. Never printed. Commas separate entries, here and in
+    /// CRAWLER_BASIC_AUTH, so a password cannot hold one.
     #[arg(long, env = "CRAWLER_BASIC_AUTH", value_name = "HOST=USER:PASSWORD", value_parser = quiet(parse_basic_auth), value_delimiter = ',', hide_env_values = true)]
     pub basic_auth: Vec<(String, BasicAuth)>,
 
