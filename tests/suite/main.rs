@@ -11,11 +11,14 @@
 //! - `partitions`: host partitions (fleet-wide politeness): leases, fence, balance, recovery.
 //! - `report_hosts`: `crawler-report --hosts` in every format, against a queue set up by hand.
 //! - `mariadb_server`: the private test server itself.
+//! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
+//!   CAs, contact): bad values are usage errors, and secrets never print.
 
 mod e2e;
 mod faults;
 mod hostile;
 mod mariadb_server;
+mod options;
 mod partitions;
 mod queue;
 mod report_hosts;

@@ -16,6 +16,7 @@
 //! - [`complete`]: bulk, fenced write-back of results, with retry backoff.
 //! - [`seed`], [`reap`], `workers`, `singleton`, [`report`]: the other operations.
 //! - [`verdict`]: what a check found.
+//! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 
 pub mod bounds;
@@ -25,6 +26,7 @@ pub mod config;
 pub mod database_url;
 pub mod db;
 mod error;
+pub mod filter;
 pub mod parts;
 pub mod queue;
 pub mod reap;

@@ -64,10 +64,12 @@ pub enum ErrorKind {
     /// The database refused to store this result (e.g. a final URL longer than its column);
     /// the site got this verdict instead, so one hostile answer cannot block a write-back.
     Unstorable,
+    /// The worker's `--exclude` (or `--include`) leaves the URL out: no request was made.
+    Excluded,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 8] = [
+    pub const ALL: [ErrorKind; 9] = [
         ErrorKind::Dns,
         ErrorKind::Connect,
         ErrorKind::Timeout,
@@ -76,6 +78,7 @@ impl ErrorKind {
         ErrorKind::Protocol,
         ErrorKind::AddressDenied,
         ErrorKind::Unstorable,
+        ErrorKind::Excluded,
     ];
 
     /// The name stored in the database and printed in reports.
@@ -89,6 +92,7 @@ impl ErrorKind {
             ErrorKind::Protocol => "protocol",
             ErrorKind::AddressDenied => "address_denied",
             ErrorKind::Unstorable => "unstorable",
+            ErrorKind::Excluded => "excluded",
         }
     }
 }

@@ -3,9 +3,15 @@
 use std::time::Duration;
 
 use crawler_queue::bounds::{parse_id, DurationRange, DEAD_AFTER, INTERVAL};
+use crawler_queue::filter::UrlFilter;
 use crawler_queue::{ClaimMethod, DatabaseArgs, QueueConfig};
+use reqwest::header::{HeaderName, HeaderValue};
 
-use crate::check::CheckConfig;
+use crate::check::{user_agent, BasicAuth, CheckConfig, StatusSet};
+use crate::options::{
+    by_host, parse_accept_host, parse_basic_auth, parse_ca_cert, parse_contact, parse_header,
+    parse_user_agent, quiet, read_cookie_jar, CaBundle,
+};
 
 /// `--lease`: extended every third, and a claim must outlive a slow database round trip.
 const LEASE: DurationRange = DurationRange::at_least(Duration::from_secs(1));
@@ -122,8 +128,8 @@ pub struct Args {
     #[arg(long, env = "CRAWLER_DEFER_HORIZON", default_value = "1h", value_parser = LEASE.parser())]
     pub defer_horizon: Duration,
 
-    /// The User-Agent header. Default: crawler/VERSION (+https://github.com/crawler).
-    #[arg(long, env = "CRAWLER_USER_AGENT")]
+    /// The User-Agent header. Default: crawler/VERSION, and (+URL) with --contact.
+    #[arg(long, env = "CRAWLER_USER_AGENT", value_parser = parse_user_agent)]
     pub user_agent: Option<String>,
 
     /// Accept invalid TLS certificates.
@@ -134,6 +140,55 @@ pub struct Args {
     /// addresses, on every redirect hop: for lists of untrusted URLs.
     #[arg(long, env = "CRAWLER_PUBLIC_ONLY")]
     pub public_only: bool,
+
+    /// Where site operators can reach whoever runs the crawl (an http, https or mailto URL):
+    /// the User-Agent becomes crawler/VERSION (+URL). Not with --user-agent.
+    #[arg(long, env = "CRAWLER_CONTACT", value_name = "URL", value_parser = parse_contact, conflicts_with = "user_agent")]
+    pub contact: Option<String>,
+
+    /// A header sent with every request, to every host, as 'NAME: VALUE'; repeatable. It
+    /// replaces a default of that name (User-Agent included). For credentials, prefer
+    /// --basic-auth, which goes to one host. In CRAWLER_HEADER, one header a line.
+    #[arg(long = "header", env = "CRAWLER_HEADER", value_name = "NAME: VALUE", value_parser = quiet(parse_header), value_delimiter = '\n', hide_env_values = true)]
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+
+    /// Basic auth for one host, HOST=USER:PASSWORD (the host in lower case, without port);
+    /// repeatable. Sent to that host only, never to another after a redirect; a URL with its
+    /// own user name keeps it. Never printed. Commas separate entries, here and in
+    /// CRAWLER_BASIC_AUTH, so a password cannot hold one.
+    #[arg(long, env = "CRAWLER_BASIC_AUTH", value_name = "HOST=USER:PASSWORD", value_parser = quiet(parse_basic_auth), value_delimiter = ',', hide_env_values = true)]
+    pub basic_auth: Vec<(String, BasicAuth)>,
+
+    /// Cookies to send where they match, from a Netscape cookies.txt (as curl -c writes it).
+    /// Read once at start; cookies that sites set are not kept, and the file is never written.
+    #[arg(long, env = "CRAWLER_COOKIE_JAR", value_name = "FILE")]
+    pub cookie_jar: Option<String>,
+
+    /// Final statuses that count as alive, from any host: codes and inclusive ranges, as
+    /// lychee takes them (200..=299,403; A..B leaves B out). Other 2xx become error; redirects
+    /// are followed whatever it says.
+    #[arg(
+        long,
+        env = "CRAWLER_ACCEPT",
+        value_name = "CODES",
+        default_value = "200..=299"
+    )]
+    pub accept: StatusSet,
+
+    /// More statuses that count as alive when this host gave the final answer, in addition to
+    /// --accept: HOST=CODES (intranet.example=403,429); repeatable. In CRAWLER_ACCEPT_HOST,
+    /// separated by spaces.
+    #[arg(long, env = "CRAWLER_ACCEPT_HOST", value_name = "HOST=CODES", value_parser = parse_accept_host, value_delimiter = ' ')]
+    pub accept_host: Vec<(String, StatusSet)>,
+
+    /// Also trust the certificate authorities in this PEM file (one or more certificates),
+    /// such as a corporate CA. Webpki's roots and the system's are trusted anyway.
+    #[arg(long, env = "CRAWLER_CA_CERT", value_name = "FILE", value_parser = parse_ca_cert)]
+    pub ca_cert: Option<CaBundle>,
+
+    /// --include/--exclude: sites left out get no request, and the verdict error/excluded.
+    #[command(flatten)]
+    pub filter: UrlFilter,
 }
 
 /// Everything a worker runs with, validated.
@@ -153,7 +208,7 @@ pub struct WorkerConfig {
 
 impl Args {
     /// Checks the options against each other and builds the configuration.
-    pub fn into_config(self) -> Result<(crawler_queue::DatabaseUrl, WorkerConfig), String> {
+    pub fn into_config(mut self) -> Result<(crawler_queue::DatabaseUrl, WorkerConfig), String> {
         if self.dead_after < self.heartbeat * 2 {
             return Err(format!(
                 "--dead-after ({}) must be at least twice --heartbeat ({}), or live workers \
@@ -178,9 +233,7 @@ impl Args {
             retry_after_cap: self.max_retry_after,
             ..CheckConfig::default()
         };
-        if let Some(agent) = self.user_agent {
-            check.user_agent = agent;
-        }
+        self.request_options(&mut check)?;
         if let Some(path) = &self.host_limits {
             check.host_limits = crate::host_limits::read(path)?;
         }
@@ -202,6 +255,30 @@ impl Args {
             check,
         };
         Ok((self.database.database_url, config))
+    }
+
+    /// How to ask: the user agent, headers, credentials, cookies, accepted statuses, CAs.
+    fn request_options(&mut self, check: &mut CheckConfig) -> Result<(), String> {
+        check.user_agent = match self.user_agent.take() {
+            Some(agent) => agent,
+            None => user_agent(self.contact.as_deref()),
+        };
+        check.headers = std::mem::take(&mut self.headers).into_iter().collect();
+        check.basic_auth = by_host("--basic-auth", std::mem::take(&mut self.basic_auth))?;
+        check.accept = self.accept.clone();
+        check.accept_hosts = by_host("--accept-host", std::mem::take(&mut self.accept_host))?;
+        check.ca_certs = self
+            .ca_cert
+            .take()
+            .map(|bundle| bundle.0)
+            .unwrap_or_default();
+        check.cookies = self
+            .cookie_jar
+            .as_deref()
+            .map(read_cookie_jar)
+            .transpose()?;
+        check.filter = std::mem::take(&mut self.filter);
+        Ok(())
     }
 }
 
@@ -226,5 +303,54 @@ mod tests {
         let error = config(&["--heartbeat", "10s", "--dead-after", "19s"]).unwrap_err();
         assert!(error.starts_with("--dead-after (19s) must be at least twice --heartbeat (10s)"));
         assert!(config(&["--heartbeat", "10s", "--dead-after", "20s"]).is_ok());
+    }
+
+    #[test]
+    fn request_options_reach_the_check_config() {
+        let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check/fixtures/ca.pem");
+        let mut jar = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut jar, b"a.example\tFALSE\t/\tFALSE\t0\tsid\tabc\n").unwrap();
+        let check = config(&[
+            "--header",
+            "X-Token: abc",
+            "--basic-auth",
+            "Intranet.example=op:p:w",
+            "--accept",
+            "200,403",
+            "--accept-host",
+            "intranet.example=429",
+            "--ca-cert",
+            ca,
+            "--cookie-jar",
+            jar.path().to_str().unwrap(),
+            "--contact",
+            "mailto:ops@example.com",
+            "--exclude",
+            "[.]pdf$",
+        ])
+        .unwrap()
+        .check;
+        assert_eq!(check.headers["x-token"], "abc");
+        assert_eq!(
+            check.basic_auth["intranet.example"],
+            BasicAuth::new("op", "p:w")
+        );
+        assert_eq!(check.accept.to_string(), "200,403");
+        assert_eq!(check.accept_hosts["intranet.example"].to_string(), "429");
+        assert_eq!(check.ca_certs.len(), 1);
+        assert_eq!(check.cookies.map(|jar| jar.len()), Some(1));
+        let version = env!("CARGO_PKG_VERSION");
+        let agent = format!("crawler/{version} (+mailto:ops@example.com)");
+        assert_eq!(check.user_agent, agent);
+        assert!(!check.filter.allows("https://a.example/x.pdf"));
+    }
+
+    #[test]
+    fn the_default_user_agent_names_the_crawler_and_nobody_else() {
+        let check = config(&[]).unwrap().check;
+        let version = env!("CARGO_PKG_VERSION");
+        assert_eq!(check.user_agent, format!("crawler/{version}"));
+        assert_eq!(check.accept.to_string(), "200..=299");
+        assert!(check.headers.is_empty() && check.basic_auth.is_empty());
     }
 }

@@ -42,12 +42,7 @@ fn parse_line(line: &str) -> Result<(String, HostLimit), String> {
     let [host, concurrency, rate] = fields[..] else {
         return Err(format!("expected HOST CONCURRENCY RATE, found {line:?}"));
     };
-    let host = host.to_ascii_lowercase();
-    if host.contains(['/', ':', '@']) && !host.starts_with('[') {
-        return Err(format!(
-            "{host:?} is not a host name (no scheme, port or path)"
-        ));
-    }
+    let host = crate::options::parse_host(host)?;
     let concurrency: usize = match concurrency.parse() {
         Ok(n) if (1..=100_000).contains(&n) => n,
         _ => {

@@ -4,7 +4,8 @@
 //! # Layout
 //! - [`check`]: the checker, a URL in and a [`crawler_queue::Finding`] out (usable on its own).
 //! - [`config`]: the command line and the validated [`config::WorkerConfig`]; `host_limits`:
-//!   the `--host-limits` file.
+//!   the `--host-limits` file; `options`: the values of the request options (`--header`,
+//!   `--basic-auth`, `--accept`, `--ca-cert`, `--cookie-jar`…).
 //! - [`run`]: a worker's life, start to stop; it runs the stages below.
 //! - `claimer`, `checking`, `writer`: claim → check → write back.
 //! - `held`: the sites this worker holds; `parts`: the host partitions it holds (fleet-wide
@@ -18,6 +19,7 @@ mod claimer;
 pub mod config;
 mod held;
 mod host_limits;
+mod options;
 mod parts;
 pub mod run;
 mod stats;

@@ -14,7 +14,11 @@ use crate::e2e::{reported, seed, spawn_worker, url_file, wait};
 const NO_DATABASE: &str = "sqlite:///nonexistent/dir/crawler.db";
 
 /// Runs binary `name` with `args` (and `env`) against [`NO_DATABASE`].
-fn run_against_nothing(name: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+pub(crate) fn run_against_nothing(
+    name: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Option<i32>, String) {
     let mut cmd = Command::new(bin(name));
     cmd.args(args).env("DATABASE_URL", NO_DATABASE);
     for (key, value) in env {
@@ -25,7 +29,7 @@ fn run_against_nothing(name: &str, args: &[&str], env: &[(&str, &str)]) -> (Opti
 }
 
 /// Asserts exit 2 and a first line `error: …` naming `option`, with no panic.
-fn assert_usage_error(name: &str, args: &[&str], env: &[(&str, &str)], option: &str) {
+pub(crate) fn assert_usage_error(name: &str, args: &[&str], env: &[(&str, &str)], option: &str) {
     let (code, err) = run_against_nothing(name, args, env);
     let first = err.lines().next().unwrap_or_default();
     let context = format!("{name} {args:?} {env:?}: {err}");

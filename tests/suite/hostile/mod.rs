@@ -9,7 +9,7 @@
 //! - `database_urls`: database URLs that cannot work, and passwords that must never print.
 
 mod database_urls;
-mod flags;
+pub(crate) mod flags;
 mod lines;
 mod pipes;
 mod servers;

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use crawler_coordinator::redact::strip_userinfo;
-use crawler_coordinator::seed::{is_database_url, seed, SeedSummary};
+use crawler_coordinator::seed::{is_database_url, seed_with, SeedSummary};
+use crawler_queue::filter::UrlFilter;
 use crawler_queue::{cli, DatabaseArgs};
 
 /// Loads URLs, one a line, into the queue. Bad lines are reported on stderr as FILE:LINE:
@@ -23,6 +24,10 @@ struct Args {
     /// Make URLs already in the queue due again (their last verdict stays until rechecked).
     #[arg(long)]
     recheck: bool,
+
+    /// --include/--exclude: URLs left out are not seeded, and counted as excluded.
+    #[command(flatten)]
+    filter: UrlFilter,
 }
 
 fn main() -> ExitCode {
@@ -39,15 +44,17 @@ fn main() -> ExitCode {
             "{url} is a database url, not a file of urls: give it with --database-url"
         ));
     }
-    cli::with_queue(&args.database.database_url, 4, async |queue| {
-        match seed(queue, &files, args.recheck).await {
+    cli::with_queue(
+        &args.database.database_url,
+        4,
+        async |queue| match seed_with(queue, &files, args.recheck, &args.filter).await {
             Ok(summary) => {
                 cli::print_line(&summary);
                 exit_code(&summary)
             }
             Err(error) => cli::runtime_error(&error),
-        }
-    })
+        },
+    )
 }
 
 /// 0 when every source was read to its end, 3 when some was not, 1 when none could be read.

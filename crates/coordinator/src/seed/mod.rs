@@ -13,6 +13,7 @@ mod read;
 
 use std::path::Path;
 
+use crawler_queue::filter::UrlFilter;
 use crawler_queue::{NewSite, Queue, Seeded};
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -30,6 +31,8 @@ pub struct SeedSummary {
     pub seeded: Seeded,
     /// Lines that were not URLs, reported on stderr.
     pub rejected: u64,
+    /// URLs left out by `--include`/`--exclude`.
+    pub excluded: u64,
     /// Sources read to their end.
     pub complete: u64,
     /// Sources not read to their end, in order (each reported on stderr when it failed).
@@ -55,13 +58,23 @@ impl SeedSummary {
 /// Seeds every source in turn (`-` is stdin). With `recheck`, known URLs become due again. A
 /// source that fails is named and skipped; only a database error ends the seed early.
 pub async fn seed(queue: &Queue, sources: &[String], recheck: bool) -> Result<SeedSummary, Error> {
+    seed_with(queue, sources, recheck, &UrlFilter::default()).await
+}
+
+/// [`seed`], taking only the URLs `filter` allows (as normalized).
+pub async fn seed_with(
+    queue: &Queue,
+    sources: &[String],
+    recheck: bool,
+    filter: &UrlFilter,
+) -> Result<SeedSummary, Error> {
     let bar = spinner();
     let mut summary = SeedSummary::default();
     for source in sources {
         let (chunks_tx, mut chunks) = mpsc::channel::<Vec<NewSite>>(4);
         let reader = {
-            let (source, bar) = (source.clone(), bar.clone());
-            tokio::task::spawn_blocking(move || read::read(&source, &bar, chunks_tx))
+            let (source, bar, filter) = (source.clone(), bar.clone(), filter.clone());
+            tokio::task::spawn_blocking(move || read::read(&source, &bar, &filter, chunks_tx))
         };
         let chunks = futures::stream::poll_fn(|cx| chunks.poll_recv(cx));
         let mut inserts = chunks
@@ -73,6 +86,7 @@ pub async fn seed(queue: &Queue, sources: &[String], recheck: bool) -> Result<Se
         }
         let read = reader.await.expect("the reader thread panicked");
         summary.rejected += read.rejected;
+        summary.excluded += read.excluded;
         match read.unread {
             Some(unread) => summary.unread.push(unread),
             None => summary.complete += 1,
@@ -116,6 +130,9 @@ impl std::fmt::Display for SeedSummary {
             "added {}, already known {}, rejected {}",
             self.seeded.added, self.seeded.known, self.rejected
         )?;
+        if self.excluded > 0 {
+            write!(f, ", excluded {}", self.excluded)?;
+        }
         if self.seeded.rechecked > 0 {
             write!(f, ", due again {}", self.seeded.rechecked)?;
         }
@@ -147,6 +164,12 @@ mod tests {
         };
         summary.seeded.added = 7;
         assert_eq!(summary.to_string(), "added 7, already known 0, rejected 2");
+        summary.excluded = 3;
+        assert_eq!(
+            summary.to_string(),
+            "added 7, already known 0, rejected 2, excluded 3"
+        );
+        summary.excluded = 0;
         summary.unread = vec![
             Unread {
                 name: "big.txt".into(),

@@ -1,10 +1,11 @@
-//! One source, line by line: valid URLs go to the inserters in chunks, bad lines to stderr as
-//! `FILE:LINE: reason`. A source that cannot be opened, or breaks part-way, is named on stderr;
+//! One source, line by line: valid URLs go to the inserters in chunks (those `--include` and
+//! `--exclude` allow), bad lines to stderr as `FILE:LINE: reason`. A source that cannot be opened, or breaks part-way, is named on stderr;
 //! what was read of it is sent all the same.
 
 use std::io::BufRead;
 
 use crawler_queue::cli;
+use crawler_queue::filter::UrlFilter;
 use crawler_queue::seed::SEED_CHUNK;
 use crawler_queue::NewSite;
 use indicatif::ProgressBar;
@@ -19,6 +20,8 @@ use crate::Error;
 pub(super) struct SourceRead {
     /// Lines that were not URLs, reported on stderr.
     pub rejected: u64,
+    /// URLs the filter left out.
+    pub excluded: u64,
     /// `None` when the source was read to its end.
     pub unread: Option<Unread>,
 }
@@ -27,6 +30,7 @@ pub(super) struct SourceRead {
 pub(super) fn read(
     source: &str,
     bar: &ProgressBar,
+    filter: &UrlFilter,
     chunks: mpsc::Sender<Vec<NewSite>>,
 ) -> SourceRead {
     let name = match source {
@@ -34,7 +38,7 @@ pub(super) fn read(
         path => strip_userinfo(path).into_owned(),
     };
     match input::open(source) {
-        Ok(reader) => read_lines(name, reader, bar, chunks),
+        Ok(reader) => read_lines(name, reader, bar, filter, chunks),
         Err(error) => {
             tell(
                 bar,
@@ -45,6 +49,7 @@ pub(super) fn read(
             );
             SourceRead {
                 rejected: 0,
+                excluded: 0,
                 unread: Some(Unread { name, lines: None }),
             }
         }
@@ -56,13 +61,15 @@ fn read_lines(
     name: String,
     reader: impl BufRead,
     bar: &ProgressBar,
+    filter: &UrlFilter,
     chunks: mpsc::Sender<Vec<NewSite>>,
 ) -> SourceRead {
     let mut chunks = Chunks::new(chunks, bar);
     let mut lines = Lines::new(reader);
-    let mut rejected = 0;
+    let (mut rejected, mut excluded) = (0, 0);
     while let Some(line) = lines.next() {
         match line {
+            Ok((_, Ok(url))) if !filter.allows(&url.url) => excluded += 1,
             Ok((_, Ok(url))) => {
                 if !chunks.push(url) {
                     break; // the inserters failed; their error is the one to report
@@ -90,6 +97,7 @@ fn read_lines(
                 };
                 return SourceRead {
                     rejected,
+                    excluded,
                     unread: Some(unread),
                 };
             }
@@ -98,6 +106,7 @@ fn read_lines(
     chunks.send();
     SourceRead {
         rejected,
+        excluded,
         unread: None,
     }
 }
@@ -162,7 +171,14 @@ mod tests {
         let data: String = (0..1500).map(|i| format!("h{i}.example\n")).collect();
         let reader = BufReader::new(Breaking(io::Cursor::new(data.into_bytes())));
         let (tx, mut rx) = mpsc::channel(4);
-        let read = read_lines("list.txt".into(), reader, &ProgressBar::hidden(), tx);
+        let filter = UrlFilter::default();
+        let read = read_lines(
+            "list.txt".into(),
+            reader,
+            &ProgressBar::hidden(),
+            &filter,
+            tx,
+        );
         let unread = read.unread.expect("the source broke");
         assert_eq!(
             (unread.name.as_str(), unread.lines),
@@ -182,10 +198,26 @@ mod tests {
         let read = read(
             "https://u:pw@nowhere.invalid/list",
             &ProgressBar::hidden(),
+            &UrlFilter::default(),
             tx,
         );
         let unread = read.unread.expect("no such file");
         assert_eq!(unread.name, "https://nowhere.invalid/list");
         assert_eq!(unread.lines, None);
+    }
+
+    #[test]
+    fn urls_the_filter_leaves_out_are_counted_and_not_sent() {
+        let data = "a.example/docs/1\nA.EXAMPLE/blog\nb.example/docs/2.pdf\nnot a url\n";
+        let filter = UrlFilter {
+            include: vec![crawler_queue::filter::Regex::new("/docs/").unwrap()],
+            exclude: vec![crawler_queue::filter::Regex::new(r"\.pdf$").unwrap()],
+        };
+        let (tx, mut rx) = mpsc::channel(4);
+        let reader = BufReader::new(data.as_bytes());
+        let read = read_lines("l".into(), reader, &ProgressBar::hidden(), &filter, tx);
+        assert_eq!((read.rejected, read.excluded), (1, 2));
+        let sent: Vec<String> = rx.try_recv().unwrap().into_iter().map(|s| s.url).collect();
+        assert_eq!(sent, ["https://a.example/docs/1"]);
     }
 }

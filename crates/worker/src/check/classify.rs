@@ -28,6 +28,8 @@ pub(crate) enum Failure {
     /// Not asked: the host could not be asked within the checker's patience (it is in
     /// backoff, or has more queued than its rate allows); worth asking after this long.
     Busy(Duration),
+    /// Not asked: `--include`/`--exclude` leave the URL out.
+    Excluded,
 }
 
 impl Failure {
@@ -40,12 +42,15 @@ impl Failure {
             Failure::Tls => ErrorKind::Tls,
             Failure::Protocol => ErrorKind::Protocol,
             Failure::Redirects => ErrorKind::Redirects,
+            Failure::Excluded => ErrorKind::Excluded,
         }
     }
 
     fn verdict(self) -> Verdict {
         match self {
-            Failure::Denied | Failure::Protocol | Failure::Redirects => Verdict::Error,
+            Failure::Denied | Failure::Protocol | Failure::Redirects | Failure::Excluded => {
+                Verdict::Error
+            }
             _ => Verdict::Unreachable,
         }
     }
@@ -62,10 +67,13 @@ impl Failure {
     }
 }
 
-/// The verdict a final response's status gives.
-pub(crate) fn verdict_of_status(status: u16, cf_mitigated: bool) -> Verdict {
+/// The verdict a final response's status gives. An `accepted` status (`--accept`, by default
+/// 2xx) is alive whatever else it is; a 2xx that is not accepted is an error, like any other
+/// answer the table does not know.
+pub(crate) fn verdict_of_status(status: u16, cf_mitigated: bool, accepted: bool) -> Verdict {
     match status {
-        200..=299 => Verdict::Alive,
+        _ if accepted => Verdict::Alive,
+        200..=299 => Verdict::Error,
         _ if is_challenge(status, cf_mitigated) => Verdict::Blocked,
         401 | 403 | 407 | 429 | 451 | 999 => Verdict::Blocked,
         408 => Verdict::Error,
@@ -178,7 +186,9 @@ impl Outcome {
         match &self.end {
             // A challenge answers the same however often it is asked.
             End::Answered(reply) => {
-                is_transient_status(reply.status) && !is_challenge(reply.status, reply.cf_mitigated)
+                is_transient_status(reply.status)
+                    && !is_challenge(reply.status, reply.cf_mitigated)
+                    && !reply.accepted
             }
             End::Failed { failure, .. } => failure.is_transient(),
         }
@@ -213,7 +223,7 @@ impl Outcome {
         let transient = self.is_transient() || retry_after.is_some();
         let (verdict, status, error_kind) = match self.end {
             End::Answered(r) => (
-                verdict_of_status(r.status, r.cf_mitigated),
+                verdict_of_status(r.status, r.cf_mitigated, r.accepted),
                 Some(r.status),
                 None,
             ),
@@ -268,18 +278,30 @@ mod tests {
             (304, Verdict::Error),
         ];
         for (status, verdict) in table {
-            assert_eq!(verdict_of_status(status, false), verdict, "status {status}");
+            let accepted = (200..=299).contains(&status);
+            assert_eq!(
+                verdict_of_status(status, false, accepted),
+                verdict,
+                "status {status}"
+            );
         }
     }
 
     #[test]
+    fn an_accepted_status_is_alive_and_a_2xx_not_accepted_is_an_error() {
+        assert_eq!(verdict_of_status(403, true, true), Verdict::Alive);
+        assert_eq!(verdict_of_status(503, false, true), Verdict::Alive);
+        assert_eq!(verdict_of_status(204, false, false), Verdict::Error);
+    }
+
+    #[test]
     fn a_cloudflare_challenge_blocks_only_a_403_or_a_503() {
-        assert_eq!(verdict_of_status(403, true), Verdict::Blocked);
-        assert_eq!(verdict_of_status(503, true), Verdict::Blocked);
-        assert_eq!(verdict_of_status(200, true), Verdict::Alive);
-        assert_eq!(verdict_of_status(404, true), Verdict::Dead);
-        assert_eq!(verdict_of_status(410, true), Verdict::Dead);
-        assert_eq!(verdict_of_status(500, true), Verdict::Error);
+        assert_eq!(verdict_of_status(403, true, false), Verdict::Blocked);
+        assert_eq!(verdict_of_status(503, true, false), Verdict::Blocked);
+        assert_eq!(verdict_of_status(200, true, true), Verdict::Alive);
+        assert_eq!(verdict_of_status(404, true, false), Verdict::Dead);
+        assert_eq!(verdict_of_status(410, true, false), Verdict::Dead);
+        assert_eq!(verdict_of_status(500, true, false), Verdict::Error);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use reqwest::header::{HeaderMap, HeaderName, LOCATION, RETRY_AFTER};
 use reqwest::{redirect::Policy, Method, Response};
 use url::Url;
 
+use super::accept::accepts;
 use super::classify::{failure_of, Failure};
 use super::resolve::CachingResolver;
 use super::retry::parse_retry_after;
@@ -38,10 +39,12 @@ pub(crate) struct Reply {
     pub retry_after: Option<Duration>,
     /// Cloudflare marks its challenge pages with a `cf-mitigated` header.
     pub cf_mitigated: bool,
+    /// The status counts as alive for the host that sent it (`--accept`, `--accept-host`).
+    pub accepted: bool,
 }
 
 impl Reply {
-    fn of(headers: &HeaderMap, status: u16) -> Self {
+    fn of(headers: &HeaderMap, status: u16, accepted: bool) -> Self {
         let location = headers
             .get(LOCATION)
             .map(|v| String::from_utf8_lossy(v.as_bytes()));
@@ -51,19 +54,22 @@ impl Reply {
             location: location.map(|v| v.into_owned()),
             retry_after: retry_after.and_then(|v| parse_retry_after(v, SystemTime::now())),
             cf_mitigated: headers.contains_key(CF_MITIGATED),
+            accepted,
         }
     }
 }
 
 /// The one client every check shares: keep-alive pool, HTTP/2 by ALPN, no automatic
 /// redirects (each hop is checked), no decompression (reqwest's gzip features are off), no
-/// proxy (a proxy would bypass the public-only filter).
+/// proxy (a proxy would bypass the public-only filter). Certificates are checked against
+/// webpki's roots, the system's and `ca_certs`; cookies come from the jar alone.
 pub(crate) fn build_client(
     config: &CheckConfig,
     resolver: CachingResolver,
 ) -> reqwest::Result<reqwest::Client> {
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .user_agent(config.user_agent.as_str())
+        .default_headers(config.headers.clone())
         .redirect(Policy::none())
         .connect_timeout(config.connect_timeout)
         .danger_accept_invalid_certs(config.insecure)
@@ -72,8 +78,14 @@ pub(crate) fn build_client(
         .tcp_nodelay(true)
         .pool_idle_timeout(POOL_IDLE)
         .pool_max_idle_per_host(POOL_IDLE_PER_HOST)
-        .http2_max_header_list_size(MAX_HEADER_LIST)
-        .build()
+        .http2_max_header_list_size(MAX_HEADER_LIST);
+    for cert in &config.ca_certs {
+        builder = builder.add_root_certificate(cert.clone());
+    }
+    if let Some(jar) = &config.cookies {
+        builder = builder.cookie_provider(Arc::new(jar.clone()));
+    }
+    builder.build()
 }
 
 impl Inner {
@@ -109,12 +121,19 @@ impl Inner {
 
     async fn send(&self, method: Method, url: &Url, deadline: Instant) -> Result<Reply, Failure> {
         let deadline = tokio::time::Instant::from_std(deadline);
-        let request = self.client.request(method.clone(), url.clone()).send();
+        let request = self.client.request(method.clone(), url.clone());
+        let request = self.authorize(request, url).send();
         let response = match tokio::time::timeout_at(deadline, request).await {
             Err(_elapsed) => return Err(Failure::Timeout),
             Ok(result) => result.map_err(|e| failure_of(&e))?,
         };
-        let reply = Reply::of(response.headers(), response.status().as_u16());
+        let status = response.status().as_u16();
+        let host = url.host_str().unwrap_or_default();
+        let reply = Reply::of(
+            response.headers(),
+            status,
+            accepts(&self.config, host, status),
+        );
         if method == Method::GET {
             // The status is known; a body that fails or never ends changes nothing.
             let _ = tokio::time::timeout_at(deadline, read_prefix(response)).await;

@@ -13,10 +13,15 @@
 //! - `address.rs`: which addresses count as public
 //! - `retry.rs`: backoff and `Retry-After`
 //! - `classify.rs`: statuses and errors into verdicts
+//! - `accept.rs`: which statuses count as alive (`--accept`, `--accept-host`)
+//! - `auth.rs`: per-host basic auth; `cookies.rs`: the cookie jar, read only
 
+mod accept;
 mod address;
+mod auth;
 mod classify;
 mod client;
+mod cookies;
 mod ratelimit;
 mod redirect;
 mod resolve;
@@ -27,14 +32,19 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crawler_queue::filter::UrlFilter;
 use crawler_queue::MAX_DELAY;
 pub use crawler_queue::{ErrorKind, Finding, Verdict};
 use rand::Rng;
+use reqwest::header::HeaderMap;
 use url::Url;
 
+pub use self::accept::StatusSet;
 pub use self::address::is_public;
 use self::address::{any_address, AddressPolicy};
+pub use self::auth::BasicAuth;
 use self::classify::{Failure, Outcome};
+pub use self::cookies::CookieJar;
 use self::ratelimit::Limits;
 use self::resolve::CachingResolver;
 use self::retry::{next_step, Step};
@@ -72,6 +82,23 @@ pub struct CheckConfig {
     /// `Retry-After`) before it starts; a longer wait ends it at once as deferred, and the
     /// queue makes the site due when the host is expected free.
     pub host_patience: Duration,
+    /// Sent with every request, to every host (`--header`); a name given here replaces the
+    /// default of that name (`User-Agent` included).
+    pub headers: HeaderMap,
+    /// Credentials by host (lower case, no port): sent to that host only, on any hop that
+    /// asks it, so never to another host after a redirect.
+    pub basic_auth: HashMap<String, BasicAuth>,
+    /// Cookies sent where they match (`--cookie-jar`); cookies sites set are not kept.
+    pub cookies: Option<CookieJar>,
+    /// Final statuses that count as alive, from any host; other 2xx are `error`.
+    pub accept: StatusSet,
+    /// More statuses that count as alive when this host (lower case, no port) gave the final
+    /// answer.
+    pub accept_hosts: HashMap<String, StatusSet>,
+    /// Certificate authorities trusted besides webpki's roots and the system's (`--ca-cert`).
+    pub ca_certs: Vec<reqwest::Certificate>,
+    /// URLs left out by `--include`/`--exclude`: no request, the verdict `error`/`excluded`.
+    pub filter: UrlFilter,
 }
 
 impl Default for CheckConfig {
@@ -85,17 +112,29 @@ impl Default for CheckConfig {
             host_rate: 20.0,
             concurrency: 128,
             host_limits: HashMap::new(),
-            user_agent: concat!(
-                "crawler/",
-                env!("CARGO_PKG_VERSION"),
-                " (+https://github.com/crawler)"
-            )
-            .to_owned(),
+            user_agent: user_agent(None),
             insecure: false,
             public_only: false,
             retry_after_cap: Duration::from_secs(60),
             host_patience: Duration::from_secs(2),
+            headers: HeaderMap::new(),
+            basic_auth: HashMap::new(),
+            cookies: None,
+            accept: StatusSet::success(),
+            accept_hosts: HashMap::new(),
+            ca_certs: Vec::new(),
+            filter: UrlFilter::default(),
         }
+    }
+}
+
+/// `crawler/VERSION`, and `(+CONTACT)` when the operator gives a way to reach them
+/// (`--contact`): the crawler names itself, and points to nobody it does not speak for.
+pub fn user_agent(contact: Option<&str>) -> String {
+    let name = concat!("crawler/", env!("CARGO_PKG_VERSION"));
+    match contact {
+        Some(contact) => format!("{name} (+{contact})"),
+        None => name.to_owned(),
     }
 }
 
@@ -215,8 +254,12 @@ impl Checker {
 }
 
 impl Inner {
-    /// The URL to start from, or why it cannot be asked at all (then no attempt is made).
+    /// The URL to start from, or why it cannot be asked at all (then no attempt is made). The
+    /// filter sees the URL as the queue holds it, as the seed's filter did.
     fn start_url(&self, url: &str) -> Result<Url, Failure> {
+        if !self.config.filter.allows(url) {
+            return Err(Failure::Excluded);
+        }
         let mut url = Url::parse(url.trim()).map_err(|_| Failure::Protocol)?;
         url.set_fragment(None);
         self.guard(&url)?;

@@ -153,6 +153,7 @@ mod tests {
             location,
             retry_after: None,
             cf_mitigated: false,
+            accepted: false,
         }
     }
 

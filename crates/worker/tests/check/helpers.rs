@@ -40,6 +40,8 @@ pub struct Hit {
     pub accept_encoding: Option<String>,
     pub user_agent: Option<String>,
     pub authorization: Option<String>,
+    /// Every header, for the ones a test sets itself (`--header`, cookies).
+    pub headers: hyper::HeaderMap,
 }
 
 /// A running hyper site and the log of what it was asked.
@@ -125,6 +127,7 @@ fn record(log: &Mutex<Vec<Hit>>, req: &Request<hyper::body::Incoming>) -> Hit {
         accept_encoding: header("accept-encoding"),
         user_agent: header("user-agent"),
         authorization: header("authorization"),
+        headers: req.headers().clone(),
     };
     log.push(hit.clone());
     hit

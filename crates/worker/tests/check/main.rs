@@ -8,9 +8,11 @@
 //! - `retries`: backoff, `Retry-After`
 //! - `politeness`: per-host rate, concurrency and 429 penalty, the global limit
 //! - `tls`: handshake and certificate failures
+//! - `options`: headers, basic auth, cookies, accepted statuses, an extra CA
 
 mod helpers;
 mod hostile;
+mod options;
 mod politeness;
 mod redirects;
 mod retries;

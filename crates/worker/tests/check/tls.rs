@@ -21,12 +21,21 @@ use crate::helpers::*;
 const CERT: &[u8] = include_bytes!("fixtures/cert.pem");
 const KEY: &[u8] = include_bytes!("fixtures/key.pem");
 
+/// Signed by `fixtures/ca.pem` ("crawler test CA") for 127.0.0.1 and localhost.
+const LEAF: &[u8] = include_bytes!("fixtures/leaf.pem");
+const LEAF_KEY: &[u8] = include_bytes!("fixtures/leaf-key.pem");
+
 /// A TLS acceptor with the self-signed certificate, offering these ALPN protocols.
 fn acceptor(alpn: &[&[u8]]) -> TlsAcceptor {
-    let certs = CertificateDer::pem_slice_iter(CERT)
+    acceptor_with(CERT, KEY, alpn)
+}
+
+/// A TLS acceptor presenting `cert` (PEM, the chain) with `key`.
+fn acceptor_with(cert: &[u8], key: &[u8], alpn: &[&[u8]]) -> TlsAcceptor {
+    let certs = CertificateDer::pem_slice_iter(cert)
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
-    let key = PrivateKeyDer::from_pem_slice(KEY).unwrap();
+    let key = PrivateKeyDer::from_pem_slice(key).unwrap();
     let mut config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
         .with_safe_default_protocol_versions()
         .unwrap()
@@ -39,7 +48,16 @@ fn acceptor(alpn: &[&[u8]]) -> TlsAcceptor {
 
 /// An HTTPS server with the self-signed certificate, answering 200 to anything.
 async fn spawn_self_signed() -> String {
-    let acceptor = acceptor(&[]);
+    spawn_https(acceptor(&[])).await
+}
+
+/// An HTTPS server with the certificate [`LEAF`], which only `fixtures/ca.pem` vouches for.
+pub async fn spawn_ca_signed() -> String {
+    spawn_https(acceptor_with(LEAF, LEAF_KEY, &[])).await
+}
+
+/// An HTTPS server answering 200 to anything, behind `acceptor`.
+async fn spawn_https(acceptor: TlsAcceptor) -> String {
     let addr = spawn_raw(move |stream: TcpStream| {
         let acceptor = acceptor.clone();
         async move {
