@@ -5,6 +5,7 @@
 //! - [`backend`]: `Backend`, `TestDb`, and `both_backends!` (one test body, run on each backend).
 //! - [`mariadb`]: private `mariadbd` servers on their own data directories and ports.
 //! - [`site`]: a local website whose paths say what they answer.
+//! - [`meter`]: a local server of many hosts that measures what each one sees (politeness).
 //! - [`bench`]: what the benchmarks share (loopback hosts, claim latency).
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
 
@@ -12,6 +13,7 @@ pub mod backend;
 pub mod bench;
 pub mod bins;
 pub mod mariadb;
+pub mod meter;
 pub mod site;
 
 pub use backend::{Backend, TestDb};
