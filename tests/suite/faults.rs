@@ -14,7 +14,7 @@ use crawler_tests::{Backend, TestDb};
 use crate::e2e::{assert_report_matches, reported, seed, spawn_worker, unfinished, url_file, wait};
 
 /// Short leases and intervals, so that recovery happens within seconds.
-const QUICK: &[&str] = &[
+pub const QUICK: &[&str] = &[
     "--lease",
     "3s",
     "--heartbeat",

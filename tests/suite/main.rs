@@ -6,12 +6,14 @@
 //!
 //! - `queue`: the lease queue's operations, on each backend.
 //! - `e2e`: the binaries end to end, on each backend.
+//! - `fleet`: several workers keep to one host's limits together, as the host measures them.
 //! - `hostile`: hostile servers, input lines, pipes and flags.
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
 //! - `mariadb_server`: the private test server itself.
 
 mod e2e;
 mod faults;
+mod fleet;
 mod hostile;
 mod mariadb_server;
 mod queue;
