@@ -29,7 +29,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crawler_tests::bench::{host, raise_fd_limit, HOSTS};
+use crawler_tests::bench::{host, raise_fd_limit, source_state, HOSTS};
 use crawler_tests::mariadb::MariaDb;
 use tempfile::TempDir;
 
@@ -236,34 +236,6 @@ fn header(big: &[&str], scale: bool) {
         "worker: --drain --concurrency {CONCURRENCY} --host-concurrency 64 --host-rate 100000 \
          --timeout 5s --retries 0 --attempts 1; bare loop: HEAD, buffer_unordered({CONCURRENCY})"
     );
-}
-
-/// The commit the binaries are built from, and the files changed since (figures depend on it).
-fn source_state() -> String {
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-            .unwrap_or_default()
-    };
-    let commit = git(&["rev-parse", "--short", "HEAD"]);
-    let changed = git(&[
-        "status",
-        "--short",
-        "--untracked-files=no",
-        "--",
-        "../crates",
-    ]);
-    let changed: Vec<&str> = changed.lines().filter_map(|l| l.get(3..)).collect();
-    match changed.is_empty() {
-        true => format!("commit {commit}"),
-        false => format!(
-            "commit {commit} + uncommitted changes to {}",
-            changed.join(", ")
-        ),
-    }
 }
 
 /// The number after `name` on a line of a /proc file such as /proc/meminfo.
@@ -707,7 +679,7 @@ mod crawl {
     use std::time::Duration;
 
     use crawler_queue::{DatabaseUrl, Db, Queue, QueueConfig, Verdict};
-    use crawler_tests::mariadb::MariaDb;
+    use crawler_tests::mariadb::{self, MariaDb};
     use sqlx::{Connection, MySqlConnection};
 
     use super::bare::limit;
@@ -845,7 +817,7 @@ mod crawl {
         print_timeline(&timeline);
         bench.runtime.block_on(check_verdicts(&url, expected));
         match mariadb {
-            Some(_) => bench.runtime.block_on(drop_database(&url)),
+            Some(_) => bench.runtime.block_on(mariadb::drop_database(&url)),
             None => {
                 let _ = std::fs::remove_dir_all(&dir);
             }
@@ -968,16 +940,6 @@ mod crawl {
         let pid = std::fs::read_to_string(&path).unwrap_or_default();
         pid.trim().parse().unwrap_or(0)
     }
-
-    pub async fn drop_database(url: &str) {
-        let name = url.rsplit('/').next().unwrap_or_default().to_owned();
-        let mut connection = MySqlConnection::connect(url).await.expect("connect");
-        sqlx::raw_sql(&format!("DROP DATABASE `{name}`"))
-            .execute(&mut connection)
-            .await
-            .expect("drop the database");
-        let _ = connection.close().await;
-    }
 }
 
 mod scale {
@@ -1039,7 +1001,9 @@ mod scale {
             );
             seeded = rows;
         }
-        bench.runtime.block_on(super::crawl::drop_database(&url));
+        bench
+            .runtime
+            .block_on(crawler_tests::mariadb::drop_database(&url));
     }
 
     /// Marks every tenth site dead, as if checked, in chunks of ids.

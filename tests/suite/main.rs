@@ -6,6 +6,7 @@
 //!
 //! - `queue`: the lease queue's operations, on each backend.
 //! - `e2e`: the binaries end to end, on each backend.
+//! - `fleet`: several workers keep to one host's limits together, as the host measures them.
 //! - `hostile`: hostile servers, input lines, pipes and flags.
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
 //! - `partitions`: host partitions (fleet-wide politeness): leases, fence, balance, recovery.
@@ -16,6 +17,7 @@
 
 mod e2e;
 mod faults;
+mod fleet;
 mod hostile;
 mod mariadb_server;
 mod options;

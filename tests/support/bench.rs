@@ -1,6 +1,7 @@
 //! What the benchmarks share: a thousand loopback hosts served on one port, the claim latency
-//! measurement, and the machine's CPU time.
+//! measurement, the machine's CPU time, and the source the figures come from.
 
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crawler_queue::Queue;
@@ -28,13 +29,19 @@ pub fn raise_fd_limit() {
 
 /// Binds every one of the [`HOSTS`] on one port; tries another port if one of them is taken.
 pub async fn bind_all() -> Vec<TcpListener> {
+    bind_hosts(HOSTS).await
+}
+
+/// Binds the first `n` of the [`HOSTS`] on one port; tries another port if one of them is taken.
+pub async fn bind_hosts(n: usize) -> Vec<TcpListener> {
+    assert!((1..=HOSTS).contains(&n), "1 to {HOSTS} hosts, not {n}");
     'port: for _ in 0..10 {
         let first = TcpListener::bind((host(0), 0))
             .await
             .expect("bind 127.0.1.1");
         let port = first.local_addr().unwrap().port();
         let mut listeners = vec![first];
-        for i in 1..HOSTS {
+        for i in 1..n {
             match TcpListener::bind((host(i), port)).await {
                 Ok(listener) => listeners.push(listener),
                 Err(_) => continue 'port,
@@ -42,7 +49,7 @@ pub async fn bind_all() -> Vec<TcpListener> {
         }
         return listeners;
     }
-    panic!("no port free on all {HOSTS} loopback addresses");
+    panic!("no port free on all {n} loopback addresses");
 }
 
 /// Claim latency (p50, p99) of `samples` claims of 100 sites, in the partitions that `parts`
@@ -88,4 +95,32 @@ pub fn machine_cpu() -> (f64, f64) {
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     ((total - idle) / ticks, total / ticks)
+}
+
+/// The commit the binaries are built from, and the files changed since (figures depend on it).
+pub fn source_state() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    };
+    let commit = git(&["rev-parse", "--short", "HEAD"]);
+    let changed = git(&[
+        "status",
+        "--short",
+        "--untracked-files=no",
+        "--",
+        "../crates",
+    ]);
+    let changed: Vec<&str> = changed.lines().filter_map(|l| l.get(3..)).collect();
+    match changed.is_empty() {
+        true => format!("commit {commit}"),
+        false => format!(
+            "commit {commit} + uncommitted changes to {}",
+            changed.join(", ")
+        ),
+    }
 }

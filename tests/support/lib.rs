@@ -5,6 +5,7 @@
 //! - [`backend`]: `Backend`, `TestDb`, and `both_backends!` (one test body, run on each backend).
 //! - [`mariadb`]: private `mariadbd` servers on their own data directories and ports.
 //! - [`site`]: a local website whose paths say what they answer.
+//! - [`meter`]: a local server of many hosts that measures what each one sees (politeness).
 //! - [`bench`]: what the benchmarks share (loopback hosts, claim latency).
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
 //! - [`findings`]: findings and outcomes to write back without an HTTP check.
@@ -14,6 +15,7 @@ pub mod bench;
 pub mod bins;
 pub mod findings;
 pub mod mariadb;
+pub mod meter;
 pub mod site;
 
 pub use backend::{Backend, TestDb};

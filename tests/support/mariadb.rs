@@ -160,6 +160,17 @@ impl MariaDb {
     }
 }
 
+/// Drops the database that `url` names (one made by [`MariaDb::create_database`]).
+pub async fn drop_database(url: &str) {
+    let name = url.rsplit('/').next().unwrap_or_default().to_owned();
+    let mut connection = MySqlConnection::connect(url).await.expect("connect");
+    sqlx::raw_sql(&format!("DROP DATABASE `{name}`"))
+        .execute(&mut connection)
+        .await
+        .expect("drop the database");
+    let _ = connection.close().await;
+}
+
 /// The ids of the other connections of this connection's user.
 async fn others(connection: &mut MySqlConnection) -> Vec<i64> {
     sqlx::query_scalar(

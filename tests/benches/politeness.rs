@@ -1,0 +1,322 @@
+//! Politeness as the hosts see it: `crawler-worker --drain` against the meter
+//! (`crawler_tests::meter`), a local server of many loopback hosts that measures, per host, the
+//! most requests in flight at once and the most started within any one second. Prints those
+//! maxima over all hosts and the time against the politeness floor (the URLs of the busiest
+//! host at the host rate: no polite crawl can be faster). Asserts nothing about speed.
+//!
+//! Run: `cargo bench -p crawler-tests --bench politeness`
+//!
+//! - `POLITENESS_BENCH=a,c` picks scenarios (all by default):
+//!   - `a`: 4 workers, 20,000 URLs on 100 hosts, `--host-concurrency 4 --host-rate 10`
+//!     (floor 20 s), the meter answering after 200 ms, so each worker alone wants about half
+//!     a host's slots (10/s × 0.2 s = 2 of 4);
+//!   - `b`: 1 worker, 100,000 URLs on 1,000 hosts, lychee's default politeness
+//!     (`--host-concurrency 10 --host-rate 20`), and lychee on the same list and meter with the
+//!     same limits, if a `lychee` binary is on PATH or in ~/.cargo/bin (else that row is
+//!     skipped, saying so); 20 ms;
+//!   - `c`: 1 worker, 10,000 URLs on 100 hosts with 10 % of them on one host,
+//!     `--host-concurrency 10 --host-rate 50` (floor 20 s); 50 ms.
+//! - `POLITENESS_BENCH_MYSQL=mysql://USER:PW@127.0.0.1:PORT/` keeps the queue on that server
+//!   (a fresh database per crawl, dropped after); by default it is a fresh SQLite file.
+//!
+//! Every server listens on 127.0.0.0/8 only; every crawl is killed after ten minutes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crawler_queue::Verdict;
+use crawler_tests::bench::{raise_fd_limit, source_state};
+use crawler_tests::bins::{command, run, stderr};
+use crawler_tests::mariadb::{drop_database, URL_VAR};
+use crawler_tests::meter::{spawn_meter, Meter, Report};
+use crawler_tests::Backend;
+use tokio::runtime::Runtime;
+
+/// The longest a crawl may run before it is killed.
+const LIMIT: Duration = Duration::from_secs(600);
+
+/// One crawl to measure, and the limits it must keep.
+struct Scenario {
+    key: &'static str,
+    workers: usize,
+    urls: usize,
+    hosts: usize,
+    /// The share of the URLs on host 0 (0: every host has as many).
+    share: f64,
+    host_concurrency: usize,
+    host_rate: usize,
+    /// How long the meter takes to answer.
+    latency: Duration,
+    /// Whether lychee crawls the same list too.
+    lychee: bool,
+}
+
+const SCENARIOS: [Scenario; 3] = [
+    Scenario {
+        key: "a",
+        workers: 4,
+        urls: 20_000,
+        hosts: 100,
+        share: 0.0,
+        host_concurrency: 4,
+        host_rate: 10,
+        latency: Duration::from_millis(200),
+        lychee: false,
+    },
+    Scenario {
+        key: "b",
+        workers: 1,
+        urls: 100_000,
+        hosts: 1000,
+        share: 0.0,
+        host_concurrency: 10,
+        host_rate: 20,
+        latency: Duration::from_millis(20),
+        lychee: true,
+    },
+    Scenario {
+        key: "c",
+        workers: 1,
+        urls: 10_000,
+        hosts: 100,
+        share: 0.1,
+        host_concurrency: 10,
+        host_rate: 50,
+        latency: Duration::from_millis(50),
+        lychee: false,
+    },
+];
+
+/// What every scenario shares.
+struct Bench {
+    runtime: Runtime,
+    backend: Backend,
+    tmp: tempfile::TempDir,
+}
+
+fn main() {
+    let picked = std::env::var("POLITENESS_BENCH").unwrap_or_else(|_| "a,b,c".into());
+    let picked: Vec<&str> = picked.split(',').map(str::trim).collect();
+    raise_fd_limit(); // inherited by the workers: connections to 1,000 hosts
+    let bench = Bench {
+        runtime: Runtime::new().expect("a tokio runtime"),
+        backend: backend(),
+        tmp: tempfile::tempdir().expect("a temp dir"),
+    };
+    let _ = crawler_tests::bins::bin("crawler-worker"); // builds the release binaries
+    println!(
+        "politeness benchmark: {}, queue on {:?}, {} cores",
+        source_state(),
+        bench.backend,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    for scenario in SCENARIOS.iter().filter(|s| picked.contains(&s.key)) {
+        scenario.run(&bench);
+    }
+}
+
+impl Scenario {
+    fn run(&self, bench: &Bench) {
+        let meter = bench
+            .runtime
+            .block_on(spawn_meter(self.hosts, self.latency));
+        let path = bench.tmp.path().join(format!("urls-{}.txt", self.key));
+        let list = meter.write_list(&path, self.urls, self.share);
+        let floor = list.most_on_one_host() as f64 / self.host_rate as f64;
+        println!(
+            "\n== {}: {} worker(s), {} URLs on {} hosts (at most {} on one), --host-concurrency {} \
+             --host-rate {}, answers after {:?}; floor {floor:.1} s ==",
+            self.key,
+            self.workers,
+            self.urls,
+            self.hosts,
+            list.most_on_one_host(),
+            self.host_concurrency,
+            self.host_rate,
+            self.latency
+        );
+        println!(
+            "{:<22} {:>8} {:>8} {:>9} {:>14} {:>14}",
+            "run", "time s", "/floor", "requests", "max in flight", "max in 1 s"
+        );
+        let (seed, crawler) = self.crawl(bench, &path);
+        self.print_row(
+            &format!("crawler, {} worker(s)", self.workers),
+            crawler,
+            floor,
+            &meter,
+        );
+        println!(
+            "  (after crawler-seed: {:.1} s, not counted)",
+            seed.as_secs_f64()
+        );
+        if self.lychee {
+            meter.reset();
+            match lychee() {
+                Some(lychee) => {
+                    let time = self.lychee(bench, &lychee, &path);
+                    self.print_row(&lychee.version, time, floor, &meter);
+                    println!(
+                        "crawler / lychee time: {:.2}",
+                        crawler.as_secs_f64() / time.as_secs_f64()
+                    );
+                }
+                None => println!("lychee: skipped (no `lychee` on PATH or in ~/.cargo/bin)"),
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// The workers' flags: politeness, and the defaults for the rest.
+    fn flags(&self) -> Vec<String> {
+        let concurrency = self.host_concurrency.to_string();
+        let rate = self.host_rate.to_string();
+        [
+            "--drain",
+            "--host-concurrency",
+            &concurrency,
+            "--host-rate",
+            &rate,
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
+    /// Seeds the list into a fresh database, then drains it: the time of each.
+    fn crawl(&self, bench: &Bench, list: &Path) -> (Duration, Duration) {
+        let db = bench.runtime.block_on(bench.backend.fresh());
+        let url = db.url.expose();
+        let started = Instant::now();
+        let seeded = run(command("crawler-seed", url).arg(list));
+        assert!(seeded.status.success(), "crawler-seed: {}", stderr(&seeded));
+        let seed = started.elapsed();
+        let started = Instant::now();
+        let workers: Vec<Child> = (0..self.workers)
+            .map(|i| {
+                command("crawler-worker", url)
+                    .args(["--id", &format!("bench-{i}")])
+                    .args(self.flags())
+                    .spawn()
+                    .expect("start crawler-worker")
+            })
+            .collect();
+        assert!(wait_all(workers), "a worker failed or ran out of time");
+        let time = started.elapsed();
+        let counts = bench.runtime.block_on(async {
+            let queue = db.queue().await;
+            let counts = queue.verdict_counts().await.expect("count the verdicts");
+            queue.db().close().await;
+            counts
+        });
+        if counts != [(Verdict::Alive, self.urls as i64)] {
+            println!(
+                "  WARNING: verdicts {counts:?}; expected {} alive",
+                self.urls
+            );
+        }
+        if bench.backend == Backend::MariaDb {
+            bench.runtime.block_on(drop_database(url));
+        }
+        (seed, time)
+    }
+
+    /// Times lychee over the list with the same limits: per host the concurrency and the
+    /// interval (1 / rate; a burst of one, as the crawler's), and the crawler's defaults for
+    /// the rest (128 in flight, 20 s timeout, 2 retries).
+    fn lychee(&self, bench: &Bench, lychee: &Lychee, list: &Path) -> Duration {
+        let interval = format!("{}ms", 1000 / self.host_rate);
+        let log = bench.tmp.path().join("lychee.log");
+        let started = Instant::now();
+        let child = Command::new(&lychee.path)
+            .args(["--no-progress", "--max-concurrency", "128"])
+            .args(["--host-concurrency", &self.host_concurrency.to_string()])
+            .args(["--host-request-interval", &interval])
+            .args(["--timeout", "20", "--max-retries", "2", "--accept", "200"])
+            .arg(list)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("create the lychee log"))
+            .spawn()
+            .expect("start lychee");
+        if !wait_all(vec![child]) {
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            println!("  WARNING: lychee failed or ran out of time: {log}");
+        }
+        started.elapsed()
+    }
+
+    fn print_row(&self, name: &str, time: Duration, floor: f64, meter: &Meter) {
+        let Report {
+            requests,
+            max_in_flight,
+            max_per_second,
+        } = meter.peaks();
+        println!(
+            "{name:<22} {:>8.1} {:>8.2} {requests:>9} {:>14} {:>14}",
+            time.as_secs_f64(),
+            time.as_secs_f64() / floor,
+            format!("{max_in_flight} (limit {})", self.host_concurrency),
+            format!("{max_per_second} (limit {})", self.host_rate),
+        );
+    }
+}
+
+/// Waits for every child, killing those still running after [`LIMIT`]; whether all exited 0.
+fn wait_all(mut children: Vec<Child>) -> bool {
+    let deadline = Instant::now() + LIMIT;
+    let mut all_ok = true;
+    for child in &mut children {
+        loop {
+            match child.try_wait().expect("wait for a child") {
+                Some(status) => {
+                    all_ok &= status.success();
+                    break;
+                }
+                None if Instant::now() > deadline => {
+                    let _ = child.kill();
+                }
+                None => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    }
+    all_ok
+}
+
+/// SQLite, or the MariaDB that `POLITENESS_BENCH_MYSQL` names (on this machine only).
+fn backend() -> Backend {
+    match std::env::var("POLITENESS_BENCH_MYSQL") {
+        Ok(admin) if !admin.is_empty() => {
+            let host = url::Url::parse(&admin)
+                .ok()
+                .and_then(|url| url.host_str().map(str::to_owned));
+            assert!(
+                matches!(host.as_deref(), Some(h) if h.starts_with("127.") || h == "localhost"),
+                "POLITENESS_BENCH_MYSQL: a server on 127.0.0.0/8 only"
+            );
+            // `Backend::MariaDb` makes its databases on the server that `URL_VAR` names.
+            std::env::set_var(URL_VAR, admin);
+            Backend::MariaDb
+        }
+        _ => Backend::Sqlite,
+    }
+}
+
+/// A lychee binary, and what `--version` says it is.
+struct Lychee {
+    path: PathBuf,
+    version: String,
+}
+
+/// `lychee` on PATH, or in ~/.cargo/bin.
+fn lychee() -> Option<Lychee> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let cargo_bin = std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo/bin"));
+    let path = std::env::split_paths(&path)
+        .chain(cargo_bin)
+        .map(|dir| dir.join("lychee"))
+        .find(|candidate| candidate.is_file())?;
+    let version = Command::new(&path).arg("--version").output().ok()?;
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    Some(Lychee { path, version })
+}
