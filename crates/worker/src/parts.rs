@@ -28,7 +28,15 @@ use crate::run::Ctx;
 pub struct Parts {
     /// This worker's parts token: fresh per run, stamped on every partition it takes.
     pub token: i64,
-    held: Mutex<HashMap<i16, CancellationToken>>,
+    held: Mutex<HashMap<i16, Held>>,
+}
+
+/// One partition held.
+struct Held {
+    /// Cancelled when the partition is lost.
+    lost: CancellationToken,
+    /// Being handed over: when it goes, it was given back, not lost.
+    draining: bool,
 }
 
 impl Default for Parts {
@@ -44,7 +52,7 @@ impl Parts {
     /// A token that is cancelled when partition `part` is lost; `None` if it is not held.
     pub fn watch(&self, part: i16) -> Option<CancellationToken> {
         let held = self.held.lock().expect("parts lock poisoned");
-        held.get(&part).map(|lost| lost.child_token())
+        held.get(&part).map(|h| h.lost.child_token())
     }
 
     /// How many partitions are held.
@@ -52,28 +60,29 @@ impl Parts {
         self.held.lock().expect("parts lock poisoned").len()
     }
 
-    /// Replaces the held set with what the database says; cancels and returns the lost ones.
+    /// Replaces the held set with what the database says; cancels the ones gone, and returns
+    /// how many of them were lost (gone without being handed over).
     fn update(&self, now_held: &[HeldPart]) -> usize {
         let mut held = self.held.lock().expect("parts lock poisoned");
-        let before = held.len();
-        let mut kept: HashMap<i16, CancellationToken> = HashMap::with_capacity(now_held.len());
+        let mut kept: HashMap<i16, Held> = HashMap::with_capacity(now_held.len());
         for part in now_held {
-            let token = held.remove(&part.id).unwrap_or_default();
-            kept.insert(part.id, token);
+            let lost = held.remove(&part.id).map(|h| h.lost).unwrap_or_default();
+            let draining = part.draining;
+            kept.insert(part.id, Held { lost, draining });
         }
-        let lost = held.len();
-        for (_, token) in held.drain() {
-            token.cancel();
+        let mut lost = 0;
+        for (_, gone) in held.drain() {
+            lost += usize::from(!gone.draining);
+            gone.lost.cancel();
         }
         *held = kept;
-        debug_assert!(before >= lost);
         lost
     }
 
     /// Cancels everything (the worker is stopping and gives its partitions back).
     pub fn clear(&self) {
-        for (_, token) in self.held.lock().expect("parts lock poisoned").drain() {
-            token.cancel();
+        for (_, held) in self.held.lock().expect("parts lock poisoned").drain() {
+            held.lost.cancel();
         }
     }
 }
@@ -167,5 +176,15 @@ mod tests {
         assert_eq!(parts.update(&held(&[1])), 1);
         assert!(on_two.is_cancelled());
         assert!(!parts.watch(1).unwrap().is_cancelled());
+    }
+
+    #[test]
+    fn a_partition_handed_over_is_not_counted_as_lost() {
+        let parts = Parts::default();
+        parts.update(&[HeldPart {
+            id: 5,
+            draining: true,
+        }]);
+        assert_eq!(parts.update(&[]), 0);
     }
 }

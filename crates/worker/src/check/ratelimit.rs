@@ -159,13 +159,28 @@ impl Limits {
             host,
             global: false,
         };
-        permit.host.wait_for_turn(&self.clock, patience).await?;
-        self.global
-            .acquire()
-            .await
-            .expect("global semaphore never closed")
-            .forget();
-        permit.global = true;
+        permit.host.wait_for_pace(patience).await?;
+        // The host's rate turn is taken only once the global slot is held, so a request starts
+        // when it takes its turn: turns taken while waiting for a slot would all start together
+        // when slots free up, a burst past the rate. A request whose turn has not come gives
+        // its slot back while it waits, so no slot waits for a host.
+        loop {
+            self.global
+                .acquire()
+                .await
+                .expect("global semaphore never closed")
+                .forget();
+            permit.global = true;
+            let Some(rate) = &permit.host.rate else { break };
+            match rate.check() {
+                Ok(()) => break,
+                Err(not_until) => {
+                    self.global.add_permits(1);
+                    permit.global = false;
+                    tokio::time::sleep(not_until.wait_time_from(self.clock.now())).await;
+                }
+            }
+        }
         Ok(permit)
     }
 
@@ -202,17 +217,9 @@ impl Limits {
 }
 
 impl Host {
-    /// Waits for the rate (governor), then for the pace (the penalty and `Retry-After`).
-    async fn wait_for_turn(
-        &self,
-        clock: &DefaultClock,
-        patience: Duration,
-    ) -> Result<(), Duration> {
-        if let Some(rate) = &self.rate {
-            while let Err(not_until) = rate.check() {
-                tokio::time::sleep(not_until.wait_time_from(clock.now())).await;
-            }
-        }
+    /// Waits for the pace (the penalty and `Retry-After`); `Err(wait)` when that is longer than
+    /// `patience`.
+    async fn wait_for_pace(&self, patience: Duration) -> Result<(), Duration> {
         let now = Instant::now();
         let at = {
             let mut pace = self.pace.lock().expect("pace lock poisoned");
@@ -519,6 +526,35 @@ mod tests {
         assert!(tokio::time::timeout(Duration::from_millis(50), second)
             .await
             .is_err());
+    }
+
+    #[tokio::test]
+    async fn requests_start_at_the_host_rate_even_after_waiting_for_a_global_slot() {
+        let rate = HostLimit {
+            concurrency: 8,
+            rate: 10.0,
+        };
+        let limits = Limits::new(rate, HashMap::new(), 1);
+        let blocker = limits
+            .acquire("other.example", Duration::MAX)
+            .await
+            .unwrap();
+        let release = async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            drop(blocker);
+        };
+        let starts = futures::future::join_all((0..4).map(|_| async {
+            let permit = limits.acquire("h.example", Duration::MAX).await.unwrap();
+            let started = Instant::now();
+            drop(permit);
+            started
+        }));
+        let ((), mut starts) = tokio::join!(release, starts);
+        starts.sort();
+        for pair in starts.windows(2) {
+            let gap = pair[1] - pair[0];
+            assert!(gap >= Duration::from_millis(90), "started {gap:?} apart");
+        }
     }
 
     #[tokio::test]
