@@ -11,6 +11,9 @@
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
 //! - `partitions`: host partitions (fleet-wide politeness): leases, fence, balance, recovery.
 //! - `report_hosts`: `crawler-report --hosts` in every format, against a queue set up by hand.
+//! - `pipelines`: what scripts and CI jobs rely on: `--fail-on` exit codes, `-o FILE`, the
+//!   summary and site columns in every format, `--host HOST:PORT`, each binary's help, environment
+//!   variables, man page and completions.
 //! - `mariadb_server`: the private test server itself.
 //! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
 //!   CAs, contact): bad values are usage errors, and secrets never print.
@@ -22,5 +25,6 @@ mod hostile;
 mod mariadb_server;
 mod options;
 mod partitions;
+mod pipelines;
 mod queue;
 mod report_hosts;

@@ -5,7 +5,7 @@
 //! - [`input`]: reading and normalizing seed lines.
 //! - [`seed`]: streaming them into the queue.
 //! - [`reap`]: one pass, or every interval under the reaper lease.
-//! - [`report`]: checked sites in four formats, and the summary.
+//! - [`report`]: checked sites, hosts and the summary in four formats, to stdout or a file.
 //! - [`redact`]: URLs shown without their credentials.
 
 pub mod input;
@@ -34,6 +34,13 @@ pub enum Error {
     },
     #[error("cannot write the report")]
     Write(#[from] std::io::Error),
+    /// The file given with `-o` cannot be created or put in place.
+    #[error("cannot write the report to {path}")]
+    Output {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot write the report")]
     Json(#[from] serde_json::Error),
 }

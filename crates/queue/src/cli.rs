@@ -3,7 +3,8 @@
 //!
 //! Exit codes: 0 success, 1 a runtime error (database unreachable, unreadable input),
 //! 2 a usage error (bad option or value, a database URL that cannot work), 3 part of the input
-//! could not be read (the rest was done), 130 a second SIGINT/SIGTERM cut the shutdown short.
+//! could not be read (the rest was done), 4 the report found what `--fail-on` names, 130 a
+//! second SIGINT/SIGTERM cut the shutdown short.
 //!
 //! Nothing here panics on a closed stdout or stderr (`| head -1`): what cannot be written is
 //! dropped, and the work goes on.
@@ -12,7 +13,7 @@ use std::fmt::Display;
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::{DatabaseUrl, Db, Queue, QueueConfig};
+use crate::{DatabaseUrl, Db, Missing, Queue, QueueConfig};
 
 /// A runtime error: the database is unreachable, no input could be read.
 pub const EXIT_RUNTIME: u8 = 1;
@@ -22,6 +23,10 @@ pub const EXIT_USAGE: u8 = 2;
 /// Part of the input could not be read (a missing file, a read error part-way); the rest
 /// was done, and the summary names what was not.
 pub const EXIT_PARTIAL: u8 = 3;
+/// The report found sites with a verdict `--fail-on` names (the links checked, the tool
+/// worked). lychee says this with 2, which is clap's usage error here; 3 is the seed's
+/// partial read, so a script can tell all three apart.
+pub const EXIT_FOUND: u8 = 4;
 /// A second signal arrived during the graceful shutdown.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -64,11 +69,12 @@ pub fn eprint_line(line: impl Display) {
 }
 
 /// Runs `body` on a tokio runtime with the queue at `url` (a pool of `connections`), then
-/// closes the pool; a URL that cannot work is a usage error, an unreachable database a runtime
-/// error.
+/// closes the pool; a URL that cannot work is a usage error, an unreachable database (or, as
+/// `missing` says, a SQLite file that is not there) a runtime error.
 pub fn with_queue(
     url: &DatabaseUrl,
     connections: u32,
+    missing: Missing,
     body: impl AsyncFnOnce(&Queue) -> ExitCode,
 ) -> ExitCode {
     if let Err(bad) = url.dialect() {
@@ -76,7 +82,7 @@ pub fn with_queue(
     }
     let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
     runtime.block_on(async {
-        let queue = match Db::connect(url, connections).await {
+        let queue = match Db::open(url, connections, missing).await {
             Ok(db) => Queue::new(db, QueueConfig::default()),
             Err(error) => return runtime_error(&error),
         };

@@ -49,12 +49,37 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 static MYSQL_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/mysql");
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
+/// What connecting does when a SQLite database file is not there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Missing {
+    /// Creates it: the seed and the worker, which fill the queue.
+    Create,
+    /// Fails, naming the path: the report and the reaper, which only read or tidy a queue, and
+    /// for which a new empty database would hide a mistyped path.
+    Refuse,
+}
+
 impl Db {
-    /// Connects and applies the migrations. `max_connections` bounds the pool.
-    /// A URL that cannot work fails before any connection ([`DatabaseUrl::dialect`]).
+    /// Connects and applies the migrations; a SQLite file that is not there is created.
+    /// `max_connections` bounds the pool. A URL that cannot work fails before any connection
+    /// ([`DatabaseUrl::dialect`]).
     pub async fn connect(url: &DatabaseUrl, max_connections: u32) -> Result<Db, Error> {
+        Self::open(url, max_connections, Missing::Create).await
+    }
+
+    /// Like [`Db::connect`], but a SQLite file that is not there is `missing`'s to decide.
+    pub async fn open(
+        url: &DatabaseUrl,
+        max_connections: u32,
+        missing: Missing,
+    ) -> Result<Db, Error> {
         let dialect = url.dialect()?;
-        let db = Self::connect_pool(url, dialect, max_connections)
+        if missing == Missing::Refuse {
+            if let Some(path) = missing_sqlite_file(url, dialect) {
+                return Err(Error::NoDatabase { path });
+            }
+        }
+        let db = Self::connect_pool(url, dialect, max_connections, missing)
             .await
             .map_err(|source| Error::Connect {
                 url: url.redacted(),
@@ -68,6 +93,7 @@ impl Db {
         url: &DatabaseUrl,
         dialect: Dialect,
         max_connections: u32,
+        missing: Missing,
     ) -> Result<Db, sqlx::Error> {
         if dialect == Dialect::MySql {
             let raw = format!("mysql:{}", url.after_scheme());
@@ -90,9 +116,8 @@ impl Db {
                 .await?;
             Ok(Db::MySql(pool))
         } else {
-            let raw = format!("sqlite:{}", url.after_scheme());
-            let options = SqliteConnectOptions::from_str(&raw)?
-                .create_if_missing(true)
+            let options = sqlite_options(url)?
+                .create_if_missing(missing == Missing::Create)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
                 .busy_timeout(SQLITE_BUSY_TIMEOUT)
@@ -143,6 +168,26 @@ impl Db {
     }
 }
 
+/// sqlx's options for the SQLite database `url` names, as the URL gives them.
+fn sqlite_options(url: &DatabaseUrl) -> Result<SqliteConnectOptions, sqlx::Error> {
+    SqliteConnectOptions::from_str(&format!("sqlite:{}", url.after_scheme()))
+}
+
+/// The path of the SQLite file `url` names, if it names one (not an in-memory database) and no
+/// such file exists.
+fn missing_sqlite_file(url: &DatabaseUrl, dialect: Dialect) -> Option<String> {
+    let rest = url.after_scheme();
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let in_memory =
+        path.trim_start_matches('/') == ":memory:" || query.split('&').any(|o| o == "mode=memory");
+    if dialect != Dialect::Sqlite || in_memory {
+        return None;
+    }
+    let options = sqlite_options(url).ok()?;
+    let path = options.get_filename();
+    (!path.exists()).then(|| path.display().to_string())
+}
+
 /// One connection attempt, bounded in time, before the pool: a pool that cannot connect only
 /// says it timed out, where this says why (refused, unknown host, access denied).
 async fn probe(options: &MySqlConnectOptions) -> Result<(), sqlx::Error> {
@@ -171,4 +216,35 @@ async fn migrate_mysql(pool: &MySqlPool) -> Result<(), sqlx::migrate::MigrateErr
         .execute(&mut *conn)
         .await?;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn missing(url: &str) -> Option<String> {
+        let url = DatabaseUrl::new(url);
+        missing_sqlite_file(&url, url.dialect().unwrap())
+    }
+
+    #[test]
+    fn a_sqlite_file_that_is_not_there_is_named() {
+        assert_eq!(
+            missing("sqlite:///nonexistent/typo.db?mode=rwc"),
+            Some("/nonexistent/typo.db".into())
+        );
+        assert_eq!(missing("sqlite://Cargo.toml"), None);
+    }
+
+    #[test]
+    fn in_memory_and_mysql_databases_are_never_missing() {
+        for url in [
+            "sqlite::memory:",
+            "sqlite://:memory:",
+            "sqlite://x.db?mode=memory",
+            "mysql://u@db.example/crawl",
+        ] {
+            assert_eq!(missing(url), None, "{url}");
+        }
+    }
 }

@@ -15,6 +15,9 @@ pub enum Error {
         #[source]
         source: sqlx::Error,
     },
+    /// A SQLite database to read is not there (see [`crate::db::Missing::Refuse`]).
+    #[error("there is no database at {path}: check --database-url, or run crawler-seed first")]
+    NoDatabase { path: String },
     #[error("cannot apply the database migrations")]
     Migrate(#[source] sqlx::migrate::MigrateError),
     /// A query failed, after the retries that transient failures get (see `retry.rs`).

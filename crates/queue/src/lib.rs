@@ -6,10 +6,12 @@
 //!
 //! # Layout
 //! - [`cli`]: logging, exit codes and signals for the binaries.
+//! - [`generate`]: every binary's man page and shell completions (`--generate KIND`).
 //! - [`bounds`]: the ranges option values must lie in (durations, ids), checked while parsing.
 //! - [`config`]: the database URL (never printed with its password) and queue settings.
 //! - [`database_url`]: checking a database URL before connecting.
-//! - [`db`]: connecting, migrations, one pool type over both backends.
+//! - [`db`]: connecting, migrations, one pool type over both backends; whether a SQLite file
+//!   that is not there is created (seed, worker) or refused (report, reap).
 //! - `sql`: every statement that differs between MySQL and SQLite.
 //! - [`queue`]: claim (update-then-select), extend, release.
 //! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness).
@@ -27,6 +29,7 @@ pub mod database_url;
 pub mod db;
 mod error;
 pub mod filter;
+pub mod generate;
 pub mod parts;
 pub mod queue;
 pub mod reap;
@@ -43,12 +46,12 @@ pub use config::{
     ClaimMethod, DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL, MAX_DELAY,
 };
 pub use database_url::BadDatabaseUrl;
-pub use db::{Db, Dialect};
+pub use db::{Db, Dialect, Missing};
 pub use error::Error;
 pub use parts::{part_of, HeldPart, Throttled, PARTS};
 pub use queue::{Batch, Queue, Site, State};
 pub use reap::Reaped;
-pub use report::{Checked, HostRow, StateCounts, WorkerRow};
+pub use report::{Checked, HostFilter, HostRow, StateCounts, WorkerRow};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
 pub use verdict::{ErrorKind, Finding, Verdict};

@@ -24,7 +24,7 @@ const WAIT: DurationRange = DurationRange::at_least(Duration::ZERO);
 
 /// Claims batches of sites from the queue and checks them over HTTP, until stopped.
 #[derive(Debug, clap::Parser)]
-#[command(name = "crawler-worker", version, about, long_about = None, args_override_self = true)]
+#[command(name = "crawler-worker", version, long_about = None, args_override_self = true)]
 pub struct Args {
     #[command(flatten)]
     pub database: DatabaseArgs,
@@ -67,7 +67,8 @@ pub struct Args {
     pub heartbeat: Duration,
 
     /// A worker silent for this long is taken for dead and its claims are given back, even
-    /// before their lease expires. At least twice --heartbeat, and at most 30d.
+    /// before their lease expires. At least twice --heartbeat, and at most 30d. crawler-reap
+    /// reads the same variable, on purpose: the fleet needs one value.
     #[arg(long, env = "CRAWLER_DEAD_AFTER", default_value = "1m", value_parser = DEAD_AFTER.parser())]
     pub dead_after: Duration,
 

@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use crawler_queue::cli;
+use crawler_queue::generate::parse_args;
 use crawler_worker::config::Args;
 
 /// mimalloc rather than glibc's malloc: on the system benchmark the worker's memory levels off
@@ -13,7 +13,10 @@ use crawler_worker::config::Args;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match parse_args::<Args>() {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
     cli::init_tracing();
     let (url, config) = match args.into_config() {
         Ok(parsed) => parsed,

@@ -85,7 +85,7 @@ fn durations_long_enough_to_overflow_are_usage_errors() {
 fn a_bad_duration_from_the_environment_names_its_option() {
     let env = [("CRAWLER_HEARTBEAT", "0s")];
     assert_usage_error("crawler-worker", &[], &env, "--heartbeat");
-    let env = [("CRAWLER_REAP_EVERY", TOO_LONG)];
+    let env = [("CRAWLER_REAPER_EVERY", TOO_LONG)];
     assert_usage_error("crawler-reap", &[], &env, "--every");
 }
 

@@ -119,8 +119,8 @@ both_backends!(
         for args in [
             &["--dead"][..],
             &["--all", "--format", "json"][..],
-            &["--dead", "--format", "csv", "--summary"][..],
-            &["--summary"][..],
+            &["--dead", "--summary"][..],
+            &["--summary", "--format", "csv"][..],
         ] {
             let mut cmd = command("crawler-report", db.url.expose());
             cmd.args(args);

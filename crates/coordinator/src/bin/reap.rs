@@ -6,20 +6,22 @@ use std::time::Duration;
 use clap::Parser;
 use crawler_coordinator::reap::{describe, reap_every, reap_once, ReapConfig, RECHECK_AFTER};
 use crawler_queue::bounds::{parse_id, DEAD_AFTER, INTERVAL};
-use crawler_queue::{cli, DatabaseArgs};
+use crawler_queue::generate::parse_args;
+use crawler_queue::{cli, DatabaseArgs, Missing};
 
 /// Gives back the sites of expired leases and dead workers, so that others check them. One
 /// pass by default; with --every, a pass each interval by whichever copy holds the reaper
 /// lease, so any number of copies (and the workers, which reap too) is safe.
 #[derive(Debug, Parser)]
-#[command(name = "crawler-reap", version, about, long_about = None, args_override_self = true)]
+#[command(name = "crawler-reap", version, long_about = None, args_override_self = true)]
 struct Args {
     #[command(flatten)]
     database: DatabaseArgs,
 
     /// Keep going, a pass every DURATION (e.g. 30s), until SIGINT/SIGTERM. Between 100ms and
-    /// 30d.
-    #[arg(long, env = "CRAWLER_REAP_EVERY", value_name = "DURATION", value_parser = INTERVAL.parser())]
+    /// 30d. Not CRAWLER_REAP_EVERY, the workers' reaping interval: a fleet's environment sets
+    /// that, and a one-shot reap run there must still stop.
+    #[arg(long, env = "CRAWLER_REAPER_EVERY", value_name = "DURATION", value_parser = INTERVAL.parser())]
     every: Option<Duration>,
 
     /// Also make done sites checked longer ago than DURATION (e.g. 7d) due again. Between 1m
@@ -28,7 +30,8 @@ struct Args {
     recheck_after: Option<Duration>,
 
     /// A worker silent for this long is taken for dead and its claims are given back. Between
-    /// 200ms and 30d; keep it at least twice the workers' --heartbeat.
+    /// 200ms and 30d; keep it at least twice the workers' --heartbeat. The workers read the
+    /// same variable, on purpose: the fleet needs one value.
     #[arg(long, env = "CRAWLER_DEAD_AFTER", default_value = "1m", value_parser = DEAD_AFTER.parser())]
     dead_after: Duration,
 
@@ -38,15 +41,21 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match parse_args::<Args>() {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
     cli::init_tracing();
     let config = ReapConfig {
         id: args.id.unwrap_or_else(cli::default_id),
         dead_after: args.dead_after,
         recheck_after: args.recheck_after,
     };
-    cli::with_queue(&args.database.database_url, 2, async |queue| {
-        match args.every {
+    cli::with_queue(
+        &args.database.database_url,
+        2,
+        Missing::Refuse,
+        async |queue| match args.every {
             Some(every) => {
                 reap_every(queue, &config, every, cli::shutdown_signal()).await;
                 ExitCode::SUCCESS
@@ -58,6 +67,6 @@ fn main() -> ExitCode {
                 }
                 Err(error) => cli::runtime_error(&error),
             },
-        }
-    })
+        },
+    )
 }

@@ -1,17 +1,21 @@
 //! `crawler-report`: parses the command line and hands off to [`crawler_coordinator::report`].
 
-use std::io::{stdout, BufWriter, Write};
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use crawler_coordinator::report::{write_hosts, write_sites, write_summary, Format};
+use crawler_coordinator::report::{
+    parse_host, write_hosts, write_sites, write_summary, FailOn, Format, Output,
+};
 use crawler_coordinator::Error;
-use crawler_queue::{cli, DatabaseArgs, Queue, Verdict};
+use crawler_queue::generate::parse_args;
+use crawler_queue::{cli, DatabaseArgs, HostFilter, Missing, Queue, Verdict};
 
-/// Lists checked sites by verdict, or hosts, or summarizes the crawl. With no filter, prints
-/// the summary.
+/// Lists checked sites by verdict, or hosts, or summarizes the crawl (what it prints with no
+/// filter). With --fail-on, exits 4 when it finds such a site.
 #[derive(Debug, Parser)]
-#[command(name = "crawler-report", version, about, long_about = None, args_override_self = true)]
+#[command(name = "crawler-report", version, long_about = None, args_override_self = true)]
 struct Args {
     #[command(flatten)]
     database: DatabaseArgs,
@@ -35,10 +39,11 @@ struct Args {
     #[arg(long)]
     all: bool,
 
-    /// Only sites on this host (as normalized: lower case, punycode, no port); with --hosts,
-    /// only this host.
-    #[arg(long, value_name = "HOST")]
-    host: Option<String>,
+    /// Only sites on this host (normalized as the seed does: lower case, punycode); with a
+    /// port, only those on that port (a URL without one is on 80 for http, 443 for https).
+    /// With --hosts, only this host, given without a port.
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = parse_host)]
+    host: Option<HostFilter>,
 
     /// Per host, in host order: its sites, how many per verdict, how many pending or claimed,
     /// the worker holding it, its backoff and its last 429 or 503. Not with the verdict
@@ -46,13 +51,26 @@ struct Args {
     #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "all", "summary"])]
     hosts: bool,
 
-    /// Output format.
+    /// Output format. The summary is one row too: in csv its counts, in json and ndjson an
+    /// object with the workers and the hosts with most dead sites as well.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 
     /// Counts per verdict and state, live workers and their rates, hosts with most dead sites.
     #[arg(long)]
     summary: bool,
+
+    /// Exit 4 when any site (of --host, if given) is dead, or not alive (dead, blocked,
+    /// unreachable or error), whatever the report lists; after writing the report. Sites not
+    /// checked yet count for neither.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    fail_on: Option<FailOn>,
+
+    /// Write the report to FILE instead of stdout: under a temporary name beside it, renamed
+    /// to FILE once complete, so FILE is never half written (a failed report leaves it as it
+    /// was).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 impl Args {
@@ -71,25 +89,60 @@ impl Args {
             .map(|(v, _)| v)
             .collect()
     }
+
+    /// What clap does not check: two reports in one machine-readable output, a port with
+    /// --hosts (a host's partition, owner and backoff are the same on every port).
+    fn check(&self) -> Result<(), &'static str> {
+        if self.summary && !self.verdicts().is_empty() && self.format != Format::Text {
+            return Err(
+                "--summary with a verdict filter makes two reports, which one csv, json \
+                        or ndjson output cannot hold: ask for them in two runs",
+            );
+        }
+        if self.hosts && self.host.as_ref().is_some_and(|h| h.port().is_some()) {
+            return Err("--host with --hosts names a whole host: give it without a port");
+        }
+        Ok(())
+    }
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match parse_args::<Args>() {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
     cli::init_tracing();
-    cli::with_queue(&args.database.database_url, 2, async |queue| {
-        let mut out = BufWriter::new(stdout().lock());
-        match report(&args, queue, &mut out).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) if error.is_broken_pipe() => ExitCode::SUCCESS,
-            Err(error) => cli::runtime_error(&error),
-        }
-    })
+    if let Err(message) = args.check() {
+        return cli::usage_error(message);
+    }
+    let mut out = match Output::open(args.output.as_deref()) {
+        Ok(out) => out,
+        Err(error) => return cli::runtime_error(&error),
+    };
+    cli::with_queue(
+        &args.database.database_url,
+        2,
+        Missing::Refuse,
+        async |queue| {
+            let written = match report(&args, queue, &mut out).await {
+                Ok(()) => out.finish(),
+                Err(error) => Err(error),
+            };
+            match written {
+                Ok(()) => exit_code(&args, queue).await,
+                // The reader went away (`| head`): what it read stands, and so does --fail-on.
+                Err(error) if error.is_broken_pipe() => exit_code(&args, queue).await,
+                Err(error) => cli::runtime_error(&error),
+            }
+        },
+    )
 }
 
 /// Writes what `args` ask for: the hosts, or the sites and the summary.
 async fn report(args: &Args, queue: &Queue, out: &mut impl Write) -> Result<(), Error> {
-    let host = args.host.as_deref();
+    let host = args.host.as_ref();
     if args.hosts {
+        let host = host.map(HostFilter::host);
         return write_hosts(queue, host, args.format, out).await.map(drop);
     }
     let verdicts = args.verdicts();
@@ -97,7 +150,22 @@ async fn report(args: &Args, queue: &Queue, out: &mut impl Write) -> Result<(), 
         write_sites(queue, &verdicts, host, args.format, out).await?;
     }
     if args.summary || verdicts.is_empty() {
-        write_summary(queue, out).await?;
+        write_summary(queue, args.format, out).await?;
     }
     Ok(())
+}
+
+/// 4 when a site in the report's scope has a verdict `--fail-on` names, 0 otherwise.
+async fn exit_code(args: &Args, queue: &Queue) -> ExitCode {
+    let Some(fail_on) = args.fail_on else {
+        return ExitCode::SUCCESS;
+    };
+    match queue
+        .any_checked(fail_on.verdicts(), args.host.as_ref())
+        .await
+    {
+        Ok(true) => ExitCode::from(cli::EXIT_FOUND),
+        Ok(false) => ExitCode::SUCCESS,
+        Err(error) => cli::runtime_error(&error),
+    }
 }

@@ -6,13 +6,14 @@ use clap::Parser;
 use crawler_coordinator::redact::strip_userinfo;
 use crawler_coordinator::seed::{is_database_url, seed_with, SeedSummary};
 use crawler_queue::filter::UrlFilter;
-use crawler_queue::{cli, DatabaseArgs};
+use crawler_queue::generate::parse_args;
+use crawler_queue::{cli, DatabaseArgs, Missing};
 
 /// Loads URLs, one a line, into the queue. Bad lines are reported on stderr as FILE:LINE:
 /// reason and skipped; duplicates (after normalization) are counted, not added. A file that
 /// cannot be read is named and the others are seeded (exit 3).
 #[derive(Debug, Parser)]
-#[command(name = "crawler-seed", version, about, long_about = None, args_override_self = true)]
+#[command(name = "crawler-seed", version, long_about = None, args_override_self = true)]
 struct Args {
     #[command(flatten)]
     database: DatabaseArgs,
@@ -31,7 +32,10 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match parse_args::<Args>() {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
     cli::init_tracing();
     let files = if args.files.is_empty() {
         vec!["-".to_owned()]
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
     cli::with_queue(
         &args.database.database_url,
         4,
+        Missing::Create,
         async |queue| match seed_with(queue, &files, args.recheck, &args.filter).await {
             Ok(summary) => {
                 cli::print_line(&summary);

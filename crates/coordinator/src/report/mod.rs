@@ -5,16 +5,24 @@
 //! - `sites`: checked sites by verdict ([`write_sites`]).
 //! - `hosts`: per host, its sites, the worker holding it, its throttling ([`write_hosts`]).
 //! - `summary`: counts, workers, the hosts with the most dead sites ([`write_summary`]).
-//! - `rows`: what the streamed reports share: each format's framing, CSV quoting.
+//! - `rows`: what the reports share: each format's framing, CSV quoting.
+//! - `host`: `--host HOST[:PORT]` as typed, to the queue's filter ([`parse_host`]).
+//! - `output`: stdout, or a file written whole or not at all ([`Output`]).
 
+mod host;
 mod hosts;
+mod output;
 mod rows;
 mod sites;
 mod summary;
 
+pub use host::parse_host;
 pub use hosts::write_hosts;
+pub use output::Output;
 pub use sites::write_sites;
 pub use summary::write_summary;
+
+use crawler_queue::Verdict;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -26,6 +34,32 @@ pub enum Format {
     Json,
     /// One object per line.
     Ndjson,
+}
+
+/// What makes a report exit 4 (`--fail-on`): a site in the report's scope (every site, or
+/// `--host`'s) whose verdict this names, whatever the report lists. A site not checked yet has
+/// no verdict, and counts for neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// A dead site: 404, 410, another 4xx.
+    Dead,
+    /// A site that is not alive: dead, blocked, unreachable or error.
+    NotAlive,
+}
+
+impl FailOn {
+    /// The verdicts that fail.
+    pub fn verdicts(self) -> &'static [Verdict] {
+        match self {
+            FailOn::Dead => &[Verdict::Dead],
+            FailOn::NotAlive => &[
+                Verdict::Dead,
+                Verdict::Blocked,
+                Verdict::Unreachable,
+                Verdict::Error,
+            ],
+        }
+    }
 }
 
 /// Unix milliseconds as RFC 3339 in UTC, e.g. `2026-11-22T14:03:07.123Z`.
@@ -43,6 +77,17 @@ pub fn rfc3339(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn not_alive_fails_on_every_verdict_but_alive() {
+        let mut verdicts = FailOn::NotAlive.verdicts().to_vec();
+        verdicts.push(Verdict::Alive);
+        verdicts.sort_by_key(|v| v.as_str());
+        let mut all = Verdict::ALL.to_vec();
+        all.sort_by_key(|v| v.as_str());
+        assert_eq!(verdicts, all);
+        assert_eq!(FailOn::Dead.verdicts(), [Verdict::Dead]);
+    }
 
     #[test]
     fn milliseconds_print_as_rfc3339_utc() {

@@ -94,6 +94,23 @@ fn csv_field(field: &str) -> Cow<'_, str> {
     }
 }
 
+/// Asserts that `row`'s JSON object has exactly `keys`, in that order (the contract the CSV
+/// header shares).
+#[cfg(test)]
+pub(super) fn assert_json_keys(row: &impl Row, keys: &[&str]) {
+    let json = serde_json::to_string(row).unwrap();
+    let mut at = 0;
+    for key in keys {
+        let key = format!("\"{key}\":");
+        let found = json[at..]
+            .find(&key)
+            .unwrap_or_else(|| panic!("{key} in order in {json}"));
+        at += found + key.len();
+    }
+    let object = serde_json::from_str::<serde_json::Value>(&json).unwrap();
+    assert_eq!(object.as_object().unwrap().len(), keys.len(), "{json}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

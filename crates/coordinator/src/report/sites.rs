@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{Checked, Queue, Verdict};
+use crawler_queue::{Checked, HostFilter, Queue, Verdict};
 use serde::Serialize;
 
 use super::rows::{Row, Rows};
@@ -14,8 +14,24 @@ use crate::Error;
 /// Rows fetched per query.
 const PAGE: u32 = 5000;
 
-/// One site as the machine-readable formats print it (a contract: scripts depend on the keys).
-/// URLs are printed without credentials, whatever the database holds.
+/// The columns in order: the CSV header's, the JSON keys. New columns go at the end, so that
+/// scripts reading CSV by position keep working.
+const COLUMNS: [&str; 11] = [
+    "url",
+    "verdict",
+    "status",
+    "error_kind",
+    "final_url",
+    "checked_at",
+    "attempts",
+    "latency_ms",
+    "redirects",
+    "last_alive_at",
+    "consecutive_failures",
+];
+
+/// One site as the machine-readable formats print it (a contract: scripts depend on the keys,
+/// the names in [`COLUMNS`]). URLs are printed without credentials, whatever the database holds.
 #[derive(Serialize)]
 struct Record<'a> {
     url: Cow<'a, str>,
@@ -25,6 +41,14 @@ struct Record<'a> {
     final_url: Option<Cow<'a, str>>,
     checked_at: String,
     attempts: i32,
+    /// The last check's time, redirects included.
+    latency_ms: Option<i32>,
+    /// Redirects the last check followed.
+    redirects: Option<i32>,
+    /// RFC 3339: the last check that found the site alive, in any round; none if none did.
+    last_alive_at: Option<String>,
+    /// Checks in a row, over rounds, that did not find it alive.
+    consecutive_failures: i32,
 }
 
 impl<'a> Record<'a> {
@@ -37,27 +61,37 @@ impl<'a> Record<'a> {
             final_url: site.final_url.as_deref().map(strip_userinfo),
             checked_at: rfc3339(site.checked_at),
             attempts: site.attempts,
+            latency_ms: site.latency_ms,
+            redirects: site.redirects,
+            last_alive_at: site.last_alive_at.map(rfc3339),
+            consecutive_failures: site.consecutive_failures,
         }
     }
 }
 
+/// A number, or an empty field.
+fn number(n: Option<impl ToString>) -> Cow<'static, str> {
+    n.map(|n| n.to_string()).unwrap_or_default().into()
+}
+
 impl Row for Record<'_> {
     fn csv_header() -> String {
-        "url,verdict,status,error_kind,final_url,checked_at,attempts".into()
+        COLUMNS.join(",")
     }
 
     fn csv_fields(&self) -> Vec<Cow<'_, str>> {
         vec![
             Cow::Borrowed(self.url.as_ref()),
             self.verdict.as_str().into(),
-            self.status
-                .map(|s| s.to_string())
-                .unwrap_or_default()
-                .into(),
+            number(self.status),
             self.error_kind.unwrap_or("").into(),
             self.final_url.as_deref().unwrap_or("").into(),
             Cow::Borrowed(self.checked_at.as_str()),
             self.attempts.to_string().into(),
+            number(self.latency_ms),
+            number(self.redirects),
+            self.last_alive_at.as_deref().unwrap_or("").into(),
+            self.consecutive_failures.to_string().into(),
         ]
     }
 
@@ -72,11 +106,11 @@ impl Row for Record<'_> {
     }
 }
 
-/// Writes every checked site with one of `verdicts` (and `host`) to `out`; returns the count.
+/// Writes every checked site with one of `verdicts` (and of `host`) to `out`; returns the count.
 pub async fn write_sites(
     queue: &Queue,
     verdicts: &[Verdict],
-    host: Option<&str>,
+    host: Option<&HostFilter>,
     format: Format,
     out: &mut impl Write,
 ) -> Result<u64, Error> {
@@ -95,4 +129,65 @@ pub async fn write_sites(
         }
     }
     rows.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::rows::assert_json_keys;
+    use super::*;
+    use crawler_queue::ErrorKind;
+
+    /// Dead after two redirects, alive once before.
+    fn moved() -> Checked {
+        Checked {
+            id: 7,
+            url: "https://user:pw@a.example/old".into(),
+            host: "a.example".into(),
+            verdict: Verdict::Dead,
+            status: Some(404),
+            error_kind: None,
+            final_url: Some("https://a.example/new,page".into()),
+            checked_at: 1_795_000_000_123,
+            attempts: 1,
+            latency_ms: Some(35),
+            redirects: Some(2),
+            last_alive_at: Some(1_795_000_000_000),
+            consecutive_failures: 3,
+        }
+    }
+
+    #[test]
+    fn json_keys_are_the_csv_columns_in_order() {
+        let site = moved();
+        assert_json_keys(&Record::new(&site), &COLUMNS);
+        assert_eq!(Record::csv_header(), COLUMNS.join(","));
+    }
+
+    #[test]
+    fn every_column_prints_in_csv_and_missing_ones_are_empty() {
+        let site = moved();
+        assert_eq!(
+            Record::new(&site).csv_fields().join("|"),
+            "https://a.example/old|dead|404||https://a.example/new,page|2026-11-18T11:06:40.123Z|\
+             1|35|2|2026-11-18T11:06:40Z|3"
+        );
+        let never = Checked {
+            verdict: Verdict::Unreachable,
+            status: None,
+            error_kind: Some(ErrorKind::Dns),
+            final_url: None,
+            latency_ms: None,
+            redirects: None,
+            last_alive_at: None,
+            ..moved()
+        };
+        let record = Record::new(&never);
+        assert_eq!(
+            record.csv_fields().join("|"),
+            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3"
+        );
+        let mut text = Vec::new();
+        record.write_text(&mut text).unwrap();
+        assert_eq!(text, b"https://a.example/old dns unreachable");
+    }
 }

@@ -1,50 +1,278 @@
 //! The summary: where the crawl stands, who works on it, and where the dead sites are.
+//!
+//! Text is for people. CSV, JSON and NDJSON hold it as one row, framed as the other reports are
+//! (JSON an array of one object), for scripts and dashboards: the counts per state and verdict,
+//! then the workers (in CSV, their number) and, in JSON and NDJSON, the hosts with the most dead
+//! sites (for every host, `--hosts`).
 
+use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{Queue, Verdict};
+use crawler_queue::{Queue, Verdict, WorkerRow};
+use serde::Serialize;
 
+use super::rows::{Row, Rows};
+use super::{rfc3339, Format};
 use crate::Error;
 
-/// Counts per verdict and per state, the live workers and their rates, and the hosts with the
-/// most dead sites.
-pub async fn write_summary(queue: &Queue, out: &mut impl Write) -> Result<(), Error> {
-    let states = queue.state_counts().await?;
-    let verdicts = queue.verdict_counts().await?;
-    let now = queue.now().await?;
-    writeln!(
-        out,
-        "sites: {} pending, {} claimed, {} done",
-        states.pending, states.claimed, states.done
-    )?;
-    for v in Verdict::ALL {
-        let n = verdicts
-            .iter()
-            .find(|(x, _)| *x == v)
-            .map_or(0, |(_, n)| *n);
-        writeln!(out, "{:<12} {n}", format!("{v}:"))?;
-    }
-    let workers = queue.workers().await?;
-    writeln!(out, "workers: {}", workers.len())?;
-    for w in workers {
+/// The hosts with the most dead sites that the summary names.
+const TOP_DEAD_HOSTS: u32 = 10;
+
+/// The counts, in order: the CSV columns and the first JSON keys (then `workers`, a number in
+/// CSV and the list in JSON, and `top_dead_hosts`).
+const COUNTS: [&str; 8] = [
+    "pending",
+    "claimed",
+    "done",
+    "alive",
+    "dead",
+    "blocked",
+    "unreachable",
+    "error",
+];
+
+/// The summary as the machine-readable formats print it (a contract: scripts depend on the
+/// keys).
+#[derive(Serialize)]
+struct Summary {
+    pending: i64,
+    claimed: i64,
+    done: i64,
+    alive: i64,
+    dead: i64,
+    blocked: i64,
+    unreachable: i64,
+    error: i64,
+    /// The registered workers, most recently heard first.
+    workers: Vec<Worker>,
+    top_dead_hosts: Vec<DeadHost>,
+    /// The database's clock, for the text's "last heard".
+    #[serde(skip)]
+    now: i64,
+}
+
+#[derive(Serialize)]
+struct Worker {
+    id: String,
+    /// The machine it runs on.
+    host: String,
+    pid: i64,
+    /// Sites it checked since it started.
+    checked: i64,
+    /// `checked` over the time from its start to its last heartbeat.
+    per_second: f64,
+    /// RFC 3339.
+    started_at: String,
+    /// RFC 3339: when it was last heard.
+    heartbeat_at: String,
+    #[serde(skip)]
+    heartbeat_ms: i64,
+}
+
+#[derive(Serialize)]
+struct DeadHost {
+    host: String,
+    dead: i64,
+}
+
+impl Worker {
+    fn new(w: WorkerRow) -> Worker {
         let secs = ((w.heartbeat_at - w.started_at) as f64 / 1000.0).max(0.001);
-        let seen = (now - w.heartbeat_at) as f64 / 1000.0;
-        writeln!(
-            out,
-            "  {} on {}: {} checked, {:.1}/s, last heard {seen:.0}s ago",
-            w.id,
-            w.host,
-            w.checked,
-            w.checked as f64 / secs
-        )?;
-    }
-    let hosts = queue.top_dead_hosts(10).await?;
-    if !hosts.is_empty() {
-        writeln!(out, "hosts with the most dead sites:")?;
-        for (host, n) in hosts {
-            writeln!(out, "  {n:>8} {host}")?;
+        Worker {
+            per_second: w.checked as f64 / secs,
+            started_at: rfc3339(w.started_at),
+            heartbeat_at: rfc3339(w.heartbeat_at),
+            heartbeat_ms: w.heartbeat_at,
+            id: w.id,
+            host: w.host,
+            pid: w.pid,
+            checked: w.checked,
         }
     }
-    out.flush()?;
-    Ok(())
+}
+
+impl Summary {
+    async fn read(queue: &Queue) -> Result<Summary, Error> {
+        let states = queue.state_counts().await?;
+        let verdicts = queue.verdict_counts().await?;
+        let count = |v: Verdict| {
+            verdicts
+                .iter()
+                .find(|(x, _)| *x == v)
+                .map_or(0, |(_, n)| *n)
+        };
+        let top_dead_hosts = queue.top_dead_hosts(TOP_DEAD_HOSTS).await?;
+        Ok(Summary {
+            pending: states.pending,
+            claimed: states.claimed,
+            done: states.done,
+            alive: count(Verdict::Alive),
+            dead: count(Verdict::Dead),
+            blocked: count(Verdict::Blocked),
+            unreachable: count(Verdict::Unreachable),
+            error: count(Verdict::Error),
+            workers: queue
+                .workers()
+                .await?
+                .into_iter()
+                .map(Worker::new)
+                .collect(),
+            top_dead_hosts: top_dead_hosts
+                .into_iter()
+                .map(|(host, dead)| DeadHost { host, dead })
+                .collect(),
+            now: queue.now().await?,
+        })
+    }
+
+    /// The counts per verdict, in [`Verdict::ALL`]'s order.
+    fn verdicts(&self) -> [(Verdict, i64); 5] {
+        Verdict::ALL.map(|v| {
+            let n = match v {
+                Verdict::Alive => self.alive,
+                Verdict::Dead => self.dead,
+                Verdict::Blocked => self.blocked,
+                Verdict::Unreachable => self.unreachable,
+                Verdict::Error => self.error,
+            };
+            (v, n)
+        })
+    }
+}
+
+impl Row for Summary {
+    fn csv_header() -> String {
+        format!("{},workers", COUNTS.join(","))
+    }
+
+    fn csv_fields(&self) -> Vec<Cow<'_, str>> {
+        let mut counts = vec![self.pending, self.claimed, self.done];
+        counts.extend(self.verdicts().map(|(_, n)| n));
+        counts.push(self.workers.len() as i64);
+        counts.into_iter().map(|n| n.to_string().into()).collect()
+    }
+
+    fn write_text(&self, out: &mut impl Write) -> std::io::Result<()> {
+        write!(
+            out,
+            "sites: {} pending, {} claimed, {} done",
+            self.pending, self.claimed, self.done
+        )?;
+        for (v, n) in self.verdicts() {
+            write!(out, "\n{:<12} {n}", format!("{v}:"))?;
+        }
+        write!(out, "\nworkers: {}", self.workers.len())?;
+        for w in &self.workers {
+            let seen = (self.now - w.heartbeat_ms) as f64 / 1000.0;
+            write!(
+                out,
+                "\n  {} on {}: {} checked, {:.1}/s, last heard {seen:.0}s ago",
+                w.id, w.host, w.checked, w.per_second
+            )?;
+        }
+        if !self.top_dead_hosts.is_empty() {
+            write!(out, "\nhosts with the most dead sites:")?;
+            for h in &self.top_dead_hosts {
+                write!(out, "\n  {:>8} {}", h.dead, h.host)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Counts per verdict and per state, the live workers and their rates, and the hosts with the
+/// most dead sites, in `format`.
+pub async fn write_summary(
+    queue: &Queue,
+    format: Format,
+    out: &mut impl Write,
+) -> Result<(), Error> {
+    let summary = Summary::read(queue).await?;
+    let mut rows = Rows::start::<Summary>(out, format)?;
+    rows.write(&summary)?;
+    rows.finish().map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::rows::assert_json_keys;
+    use super::*;
+
+    fn summary() -> Summary {
+        Summary {
+            pending: 1,
+            claimed: 2,
+            done: 10,
+            alive: 6,
+            dead: 3,
+            blocked: 1,
+            unreachable: 0,
+            error: 0,
+            workers: vec![Worker::new(WorkerRow {
+                id: "w1".into(),
+                host: "box".into(),
+                pid: 42,
+                started_at: 1_795_000_000_000,
+                heartbeat_at: 1_795_000_010_000,
+                checked: 50,
+            })],
+            top_dead_hosts: vec![DeadHost {
+                host: "a.example".into(),
+                dead: 3,
+            }],
+            now: 1_795_000_012_000,
+        }
+    }
+
+    fn written(format: Format) -> String {
+        let mut out = Vec::new();
+        let mut rows = Rows::start::<Summary>(&mut out, format).unwrap();
+        rows.write(&summary()).unwrap();
+        rows.finish().unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn csv_is_a_header_and_one_row_of_counts() {
+        assert_eq!(
+            written(Format::Csv),
+            "pending,claimed,done,alive,dead,blocked,unreachable,error,workers\n\
+             1,2,10,6,3,1,0,0,1\n"
+        );
+    }
+
+    #[test]
+    fn json_holds_the_counts_then_the_workers_and_dead_hosts() {
+        let keys = [&COUNTS[..], &["workers", "top_dead_hosts"]].concat();
+        assert_json_keys(&summary(), &keys);
+        let json: serde_json::Value = serde_json::from_str(&written(Format::Json)).unwrap();
+        assert_eq!(json[0]["workers"][0]["per_second"], 5.0);
+        assert_eq!(
+            json[0]["workers"][0]["heartbeat_at"],
+            "2026-11-18T11:06:50Z"
+        );
+        assert_eq!(json[0]["top_dead_hosts"][0]["dead"], 3);
+        let ndjson = written(Format::Ndjson);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&ndjson).unwrap(),
+            json[0]
+        );
+    }
+
+    #[test]
+    fn text_reads_as_it_always_did() {
+        assert_eq!(
+            written(Format::Text),
+            "sites: 1 pending, 2 claimed, 10 done\n\
+             alive:       6\n\
+             dead:        3\n\
+             blocked:     1\n\
+             unreachable: 0\n\
+             error:       0\n\
+             workers: 1\n  \
+             w1 on box: 50 checked, 5.0/s, last heard 2s ago\n\
+             hosts with the most dead sites:\n         \
+             3 a.example\n"
+        );
+    }
 }

@@ -4,15 +4,18 @@
 //! Pages are keyset-paginated per verdict (`WHERE verdict = ? AND id > ? ORDER BY id LIMIT ?`,
 //! served by the `sites_verdict` index), so a report of millions of rows holds one page in
 //! memory and no statement runs for long. The hosts report pages the same way by host name
-//! (`hosts.rs`).
+//! (`hosts.rs`); `--host HOST[:PORT]` is `host_filter.rs`.
 
+mod host_filter;
 mod hosts;
 
+pub use host_filter::HostFilter;
 pub use hosts::HostRow;
 
 use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::Queue;
+use crate::sql::placeholders;
 use crate::verdict::{ErrorKind, Verdict};
 
 /// One checked site, as the report prints it.
@@ -28,8 +31,19 @@ pub struct Checked {
     /// Unix milliseconds.
     pub checked_at: i64,
     pub attempts: i32,
+    /// How long the last check took, redirects included.
     pub latency_ms: Option<i32>,
+    /// Redirects the last check followed.
+    pub redirects: Option<i32>,
+    /// Unix milliseconds of the last check that found the site alive, in any round.
+    pub last_alive_at: Option<i64>,
+    /// Checks in a row, over rounds, that did not find the site alive (0 once it is).
+    pub consecutive_failures: i32,
 }
+
+/// The columns a [`CheckedRow`] reads.
+const CHECKED_COLUMNS: &str = "id, url, host, verdict, http_status, error_kind, final_url, \
+     checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures";
 
 #[derive(sqlx::FromRow)]
 struct CheckedRow {
@@ -43,6 +57,9 @@ struct CheckedRow {
     checked_at: Option<i64>,
     attempts: i32,
     latency_ms: Option<i32>,
+    redirects: Option<i32>,
+    last_alive_at: Option<i64>,
+    consecutive_failures: i32,
 }
 
 impl TryFrom<CheckedRow> for Checked {
@@ -59,6 +76,9 @@ impl TryFrom<CheckedRow> for Checked {
             checked_at: row.checked_at.unwrap_or(0),
             attempts: row.attempts,
             latency_ms: row.latency_ms,
+            redirects: row.redirects,
+            last_alive_at: row.last_alive_at,
+            consecutive_failures: row.consecutive_failures,
         })
     }
 }
@@ -83,29 +103,50 @@ pub struct WorkerRow {
 }
 
 impl Queue {
-    /// Up to `limit` sites with `verdict` (and `host`, if given) whose id is above `after`, in id
-    /// order. The next page starts after the last id of this one.
+    /// Up to `limit` sites with `verdict` (and of `host`, if given) whose id is above `after`,
+    /// in id order. The next page starts after the last id of this one.
     pub async fn checked_page(
         &self,
         verdict: Verdict,
-        host: Option<&str>,
+        host: Option<&HostFilter>,
         after: i64,
         limit: u32,
     ) -> Result<Vec<Checked>, Error> {
-        let host_filter = if host.is_some() { "AND host = ?" } else { "" };
         let sql = format!(
-            "SELECT id, url, host, verdict, http_status, error_kind, final_url, checked_at, \
-             attempts, latency_ms FROM sites WHERE verdict = ? AND id > ? {host_filter} \
-             ORDER BY verdict, id LIMIT ?"
+            "SELECT {CHECKED_COLUMNS} FROM sites WHERE verdict = ? AND id > ? {} \
+             ORDER BY verdict, id LIMIT ?",
+            host_filter::condition(host)
         );
         let rows: Vec<CheckedRow> = with_pool!(&self.db, pool => {
-            let mut q = sqlx::query_as(&sql).bind(verdict.as_str()).bind(after);
-            if let Some(host) = host {
-                q = q.bind(host);
-            }
-            q.bind(limit).fetch_all(pool).await?
+            let q = sqlx::query_as(&sql).bind(verdict.as_str()).bind(after);
+            host_filter::bind(q, host).bind(limit).fetch_all(pool).await?
         });
         rows.into_iter().map(Checked::try_from).collect()
+    }
+
+    /// Whether any site (of `host`, if given) has one of `verdicts`: one row read at most,
+    /// through the `sites_verdict` index.
+    pub async fn any_checked(
+        &self,
+        verdicts: &[Verdict],
+        host: Option<&HostFilter>,
+    ) -> Result<bool, Error> {
+        if verdicts.is_empty() {
+            return Ok(false);
+        }
+        let sql = format!(
+            "SELECT id FROM sites WHERE verdict IN ({}) {} LIMIT 1",
+            placeholders(verdicts.len()),
+            host_filter::condition(host)
+        );
+        let found: Option<(i64,)> = with_pool!(&self.db, pool => {
+            let mut q = sqlx::query_as(&sql);
+            for verdict in verdicts {
+                q = q.bind(verdict.as_str());
+            }
+            host_filter::bind(q, host).fetch_optional(pool).await?
+        });
+        Ok(found.is_some())
     }
 
     /// Sites per state.
