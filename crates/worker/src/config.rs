@@ -33,8 +33,9 @@ pub struct Args {
     #[arg(long, env = "CRAWLER_WORKER_ID", value_parser = parse_id)]
     pub id: Option<String>,
 
-    /// Checks in flight at once, over all hosts.
-    #[arg(long, env = "CRAWLER_CONCURRENCY", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    /// Requests on the wire at once, over all hosts; a check waiting for its host (its
+    /// concurrency, rate or backoff) holds none, so this bounds sockets, not politeness.
+    #[arg(long, env = "CRAWLER_CONCURRENCY", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub concurrency: u32,
 
     /// Sites per claim. The next batch is claimed while this one is checked.

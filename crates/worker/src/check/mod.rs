@@ -110,7 +110,7 @@ impl Default for CheckConfig {
             max_redirects: 10,
             host_concurrency: 8,
             host_rate: 20.0,
-            concurrency: 128,
+            concurrency: 512,
             host_limits: HashMap::new(),
             user_agent: user_agent(None),
             insecure: false,
