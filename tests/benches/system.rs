@@ -1033,7 +1033,7 @@ mod scale {
             .await
             .expect("connect");
         let queue = Queue::new(db, QueueConfig::default());
-        let latency = crawler_tests::bench::claim_latency(&queue, None, SAMPLES).await;
+        let latency = crawler_tests::bench::claim_latency(&queue, 1, SAMPLES).await;
         queue.db().close().await;
         latency
     }

@@ -52,33 +52,51 @@ pub async fn bind_hosts(n: usize) -> Vec<TcpListener> {
     panic!("no port free on all {n} loopback addresses");
 }
 
-/// Claim latency (p50, p99) of `samples` claims of 100 sites, in the partitions that `parts`
-/// holds (or in all). Each batch is given back at once (due again), so the table keeps its size
-/// and its count of due rows while it is measured.
-pub async fn claim_latency(
-    queue: &Queue,
-    parts: Option<i64>,
-    samples: usize,
-) -> (Duration, Duration) {
-    let mut times = Vec::with_capacity(samples);
+/// Claim latency (p50, p99) of `samples` claims of 100 sites by each of `fleet` claimers at
+/// once. With a fleet of one, a claim in every partition ([`Queue::claim`]); with more, each
+/// claimer holds its share of the host partitions and claims there, as the workers of a fleet
+/// do. Each batch is given back at once (due again), so the table keeps its size and its count
+/// of due rows while it is measured.
+pub async fn claim_latency(queue: &Queue, fleet: usize, samples: usize) -> (Duration, Duration) {
     let lease = Duration::from_secs(600);
-    for _ in 0..samples {
-        let started = Instant::now();
-        let batch = match parts {
-            Some(token) => queue.claim_held(token, "latency", 100, lease).await,
-            None => queue.claim("latency", 100, lease).await,
+    let share = u32::from(crawler_queue::PARTS).div_ceil(fleet as u32);
+    let claimers = (0..fleet).map(|c| async move {
+        let token = c as i64 + 1;
+        if fleet > 1 {
+            let owner = format!("latency{c}");
+            queue
+                .take_parts(&owner, token, share, lease)
+                .await
+                .expect("take parts");
         }
-        .expect("claim");
-        times.push(started.elapsed());
-        assert_eq!(batch.sites.len(), 100, "the table ran out of due sites");
-        let ids: Vec<i64> = batch.sites.iter().map(|s| s.id).collect();
-        queue
-            .release(batch.token, &ids, Duration::ZERO)
-            .await
-            .expect("give back");
-    }
+        let mut times = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let started = Instant::now();
+            let batch = match fleet {
+                1 => queue.claim("latency", 100, lease).await,
+                _ => queue.claim_held(token, "latency", 100, lease).await,
+            }
+            .expect("claim");
+            times.push(started.elapsed());
+            assert_eq!(batch.sites.len(), 100, "the table ran out of due sites");
+            let ids: Vec<i64> = batch.sites.iter().map(|s| s.id).collect();
+            queue
+                .release(batch.token, &ids, Duration::ZERO)
+                .await
+                .expect("give back");
+        }
+        if fleet > 1 {
+            queue.release_parts(token).await.expect("give back parts");
+        }
+        times
+    });
+    let mut times: Vec<Duration> = futures::future::join_all(claimers)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
     times.sort();
-    (times[samples / 2], times[samples * 99 / 100])
+    (times[times.len() / 2], times[times.len() * 99 / 100])
 }
 
 /// (busy, total) CPU seconds of the whole machine so far, from /proc/stat.

@@ -25,25 +25,18 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue, Site};
 use crate::retry::{is_transient, retry};
-use crate::sql::{case_by_id, placeholders};
+use crate::sql::{case_by_id, padded, placeholders};
 use crate::verdict::{ErrorKind, Finding, Verdict};
 
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
 /// 32,766 and MySQL's 65,535), and the CASE lists stay short enough to evaluate cheaply.
 const CHUNK: usize = 128;
 
-/// The rows of a statement, padded to a power of two by repeating the last one, which
-/// changes nothing (a CASE takes the first match; an IN list matches a row once). So a
-/// statement has one of 8 shapes, not one per chunk length: each connection prepares it once
-/// and keeps it in its statement cache, where varying shapes would be prepared again and
-/// again, and would fill every connection's cache with large statements.
-fn padded<T: Copy>(chunk: &[T]) -> Vec<T> {
-    let mut rows = chunk.to_vec();
-    if let Some(&last) = chunk.last() {
-        rows.resize(chunk.len().next_power_of_two(), last);
-    }
-    rows
-}
+// Statements are padded to a power of two by repeating the last row (`sql::padded`), which
+// changes nothing (a CASE takes the first match; an IN list matches a row once). So a
+// statement has one of 8 shapes, not one per chunk length: each connection prepares it once
+// and keeps it in its statement cache, where varying shapes would be prepared again and
+// again, and would fill every connection's cache with large statements.
 
 /// A site's check result, to write back.
 #[derive(Clone, Debug)]

@@ -23,9 +23,13 @@ pub(crate) struct Statements {
     pub now: String,
     /// Binds: owner, token, lease ms, n. Stamps a claim on up to n due pending rows.
     pub claim: String,
-    /// Binds: owner, token, lease ms, parts token, n. Like `claim`, only in the host partitions
-    /// the parts token holds and is not handing over.
+    /// Binds: owner, token, lease ms, the partitions (`{parts}`: that many placeholders), n.
+    /// Like `claim`, only in those host partitions.
     pub claim_held: String,
+    /// Binds: token, parts token. Reads a claimed batch, only sites of partitions still held.
+    pub select_held_batch: String,
+    /// Binds: token, parts token. Gives back what a claim took in partitions no longer held.
+    pub unclaim_lost: String,
     /// Binds: owner, parts token, lease ms, n. Leases up to n free partitions.
     pub take_parts: String,
     /// Binds: lease ms, parts token.
@@ -117,7 +121,7 @@ impl Statements {
             claim: limited(claim_set, due, "next_check_at, id"),
             claim_held: limited(
                 claim_set,
-                &format!("{due} AND part IN ({HELD_PARTS})"),
+                &format!("{due} AND part IN ({{parts}})"),
                 "next_check_at, id",
             ),
             take_parts: limited_in(
@@ -158,6 +162,14 @@ impl Statements {
             select_batch: format!(
                 "SELECT id, claim_token, url, host, part, tries, consecutive_failures \
                  FROM {by_token} WHERE claim_token = ? AND state = 1"
+            ),
+            select_held_batch: format!(
+                "SELECT id, claim_token, url, host, part, tries, consecutive_failures \
+                 FROM {by_token} WHERE claim_token = ? AND state = 1 AND part IN ({HELD_PARTS})"
+            ),
+            unclaim_lost: format!(
+                "UPDATE {by_token} SET {unclaim} \
+                 WHERE claim_token = ? AND state = 1 AND part NOT IN ({HELD_PARTS})"
             ),
             extend: sql(&format!(
                 "UPDATE {by_token} SET expires_at = {{now}} + ? WHERE claim_token = ? AND state = 1"
@@ -204,6 +216,17 @@ pub(crate) const HELD_PARTS: &str = "SELECT id FROM parts WHERE token = ? AND dr
 
 /// A partition nobody holds.
 pub(crate) const FREE_PART: &str = "owner = NULL, token = NULL, expires_at = 0, draining = 0";
+
+/// `rows` padded to a power of two by repeating the last one, so that a statement with an
+/// `IN` list of them has one of a few shapes (each connection prepares each once), and the
+/// list still matches the same rows.
+pub(crate) fn padded<T: Copy>(rows: &[T]) -> Vec<T> {
+    let mut padded = rows.to_vec();
+    if let Some(&last) = rows.last() {
+        padded.resize(rows.len().next_power_of_two(), last);
+    }
+    padded
+}
 
 /// `?, ?, …, ?`: `n` placeholders for an `IN (…)` list.
 pub(crate) fn placeholders(n: usize) -> String {
