@@ -386,7 +386,7 @@ fn help_names_every_default_and_environment_variable_but_no_password() {
         );
     }
     assert!(
-        worker.contains("[default: 2m]") && worker.contains("[default: 128]"),
+        worker.contains("[default: 2m]") && worker.contains("[default: 512]"),
         "{worker}"
     );
 }
