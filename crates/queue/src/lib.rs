@@ -51,4 +51,4 @@ pub use reap::Reaped;
 pub use report::{Checked, HostRow, StateCounts, WorkerRow};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
-pub use verdict::{ErrorKind, Finding, Verdict};
+pub use verdict::{ErrorKind, Finding, Verdict, VerdictCounts};
