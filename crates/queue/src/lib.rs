@@ -5,7 +5,8 @@
 //! for a retry, or by `release`/`reap`), and `recheck` makes old verdicts due again.
 //!
 //! # Layout
-//! - [`cli`]: logging, exit codes and signals for the binaries.
+//! - [`cli`]: exit codes and signals for the binaries; [`logging`]: `-q`, `-v`,
+//!   `--log-format`, colour and progress bars.
 //! - [`bounds`]: the ranges option values must lie in (durations, ids), checked while parsing.
 //! - [`config`]: the database URL (never printed with its password) and queue settings.
 //! - [`database_url`]: checking a database URL before connecting.
@@ -27,6 +28,7 @@ pub mod database_url;
 pub mod db;
 mod error;
 pub mod filter;
+pub mod logging;
 pub mod parts;
 pub mod queue;
 pub mod reap;
@@ -45,6 +47,7 @@ pub use config::{
 pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect};
 pub use error::Error;
+pub use logging::{LogArgs, LogFormat};
 pub use parts::{part_of, HeldPart, Throttled, PARTS};
 pub use queue::{Batch, Queue, Site, State};
 pub use reap::Reaped;

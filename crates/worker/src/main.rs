@@ -14,7 +14,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    cli::init_tracing();
+    cli::init_tracing(&args.log);
     let (url, config) = match args.into_config() {
         Ok(parsed) => parsed,
         Err(message) => return cli::usage_error(&message),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Parser;
 use crawler_coordinator::reap::{describe, reap_every, reap_once, ReapConfig, RECHECK_AFTER};
 use crawler_queue::bounds::{parse_id, DEAD_AFTER, INTERVAL};
-use crawler_queue::{cli, DatabaseArgs};
+use crawler_queue::{cli, DatabaseArgs, LogArgs};
 
 /// Gives back the sites of expired leases and dead workers, so that others check them. One
 /// pass by default; with --every, a pass each interval by whichever copy holds the reaper
@@ -16,6 +16,10 @@ use crawler_queue::{cli, DatabaseArgs};
 struct Args {
     #[command(flatten)]
     database: DatabaseArgs,
+
+    /// -q, -v, --log-format.
+    #[command(flatten)]
+    log: LogArgs,
 
     /// Keep going, a pass every DURATION (e.g. 30s), until SIGINT/SIGTERM. Between 100ms and
     /// 30d.
@@ -39,7 +43,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    cli::init_tracing();
+    cli::init_tracing(&args.log);
     let config = ReapConfig {
         id: args.id.unwrap_or_else(cli::default_id),
         dead_after: args.dead_after,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use crawler_coordinator::report::{write_hosts, write_sites, write_summary, Format};
 use crawler_coordinator::Error;
-use crawler_queue::{cli, DatabaseArgs, Queue, Verdict};
+use crawler_queue::{cli, DatabaseArgs, LogArgs, Queue, Verdict};
 
 /// Lists checked sites by verdict, or hosts, or summarizes the crawl. With no filter, prints
 /// the summary.
@@ -15,6 +15,10 @@ use crawler_queue::{cli, DatabaseArgs, Queue, Verdict};
 struct Args {
     #[command(flatten)]
     database: DatabaseArgs,
+
+    /// -q, -v, --log-format.
+    #[command(flatten)]
+    log: LogArgs,
 
     /// Sites that are gone: 404, 410 and other 4xx.
     #[arg(long)]
@@ -75,7 +79,7 @@ impl Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    cli::init_tracing();
+    cli::init_tracing(&args.log);
     cli::with_queue(&args.database.database_url, 2, async |queue| {
         let mut out = BufWriter::new(stdout().lock());
         match report(&args, queue, &mut out).await {

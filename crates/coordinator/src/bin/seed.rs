@@ -6,7 +6,7 @@ use clap::Parser;
 use crawler_coordinator::redact::strip_userinfo;
 use crawler_coordinator::seed::{is_database_url, seed_with, SeedSummary};
 use crawler_queue::filter::UrlFilter;
-use crawler_queue::{cli, DatabaseArgs};
+use crawler_queue::{cli, DatabaseArgs, LogArgs};
 
 /// Loads URLs, one a line, into the queue. Bad lines are reported on stderr as FILE:LINE:
 /// reason and skipped; duplicates (after normalization) are counted, not added. A file that
@@ -16,6 +16,10 @@ use crawler_queue::{cli, DatabaseArgs};
 struct Args {
     #[command(flatten)]
     database: DatabaseArgs,
+
+    /// -q, -v, --log-format.
+    #[command(flatten)]
+    log: LogArgs,
 
     /// Files of URLs; `-` (or none) reads stdin.
     #[arg(value_name = "FILE")]
@@ -32,7 +36,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    cli::init_tracing();
+    cli::init_tracing(&args.log);
     let files = if args.files.is_empty() {
         vec!["-".to_owned()]
     } else {
