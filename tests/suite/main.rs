@@ -13,6 +13,8 @@
 //! - `mariadb_server`: the private test server itself.
 //! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
 //!   CAs, contact): bad values are usage errors, and secrets never print.
+//! - `progress`: what a worker tells: a bar and colour on a terminal (in a pseudo-terminal),
+//!   plain lines in a pipe, `NO_COLOR`, `--log-format json`, `-q`, verdicts counted once.
 
 mod e2e;
 mod faults;
@@ -20,5 +22,6 @@ mod hostile;
 mod mariadb_server;
 mod options;
 mod partitions;
+mod progress;
 mod queue;
 mod report_hosts;

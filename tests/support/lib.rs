@@ -8,6 +8,7 @@
 //! - [`bench`]: what the benchmarks share (loopback hosts, claim latency).
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
 //! - [`findings`]: findings and outcomes to write back without an HTTP check.
+//! - [`terminal`]: a pseudo-terminal to run a binary in, as a person would.
 
 pub mod backend;
 pub mod bench;
@@ -15,5 +16,6 @@ pub mod bins;
 pub mod findings;
 pub mod mariadb;
 pub mod site;
+pub mod terminal;
 
 pub use backend::{Backend, TestDb};
