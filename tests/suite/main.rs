@@ -17,6 +17,8 @@
 //! - `mariadb_server`: the private test server itself.
 //! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
 //!   CAs, contact): bad values are usage errors, and secrets never print.
+//! - `progress`: what a worker tells: a bar and colour on a terminal (in a pseudo-terminal),
+//!   plain lines in a pipe, `NO_COLOR`, `--log-format json`, `-q`, verdicts counted once.
 
 mod e2e;
 mod faults;
@@ -26,5 +28,6 @@ mod mariadb_server;
 mod options;
 mod partitions;
 mod pipelines;
+mod progress;
 mod queue;
 mod report_hosts;

@@ -476,3 +476,56 @@ both_backends!(
         assert_eq!(queue.seed(&sites(3), false).await.unwrap().added, 3);
     }
 );
+
+both_backends!(
+    async fn a_write_back_counts_the_verdicts_it_stored_once_each_and_no_retry(backend: Backend) {
+        let config = QueueConfig {
+            max_attempts: 2,
+            ..Default::default()
+        };
+        let (_db, queue) = seeded(backend, 6, config).await;
+        let batch = queue.claim("w", 6, LONG).await.unwrap();
+        let (dead, rest) = batch.sites.split_at(2);
+        let (transient, busy) = rest.split_at(2);
+        let mut results = outcomes(dead, Verdict::Dead, false);
+        results.extend(outcomes(transient, Verdict::Error, true));
+        results.extend(busy.iter().map(|site| Outcome {
+            site: site.clone(),
+            finding: Finding::deferred(LONG),
+        }));
+        let written = queue.complete(&results).await.unwrap();
+        assert_eq!(
+            (written.done, written.retrying, written.deferred),
+            (2, 2, 2)
+        );
+        assert_eq!(written.verdicts.get(Verdict::Dead), 2);
+        assert_eq!(written.verdicts.total(), 2, "a retry stores no verdict");
+    }
+);
+
+both_backends!(
+    async fn a_write_back_that_lost_part_of_its_claim_counts_the_verdicts_it_stored(
+        backend: Backend,
+    ) {
+        let (_db, queue) = seeded(backend, 10, QueueConfig::default()).await;
+        let batch = queue.claim("w", 10, LONG).await.unwrap();
+        let (lost, kept) = batch.sites.split_at(5);
+        assert_eq!(
+            queue.release(batch.token, &ids(lost), LONG).await.unwrap(),
+            5
+        );
+        // One statement, half of whose rows the claim no longer owns: the dead results are
+        // the lost ones, and only the alive ones are stored.
+        let mut results = outcomes(lost, Verdict::Dead, false);
+        results.extend(outcomes(kept, Verdict::Alive, false));
+        let written = queue.complete(&results).await.unwrap();
+        assert_eq!((written.done, written.stale), (5, 5));
+        assert_eq!(
+            (
+                written.verdicts.get(Verdict::Alive),
+                written.verdicts.get(Verdict::Dead)
+            ),
+            (5, 0)
+        );
+    }
+);

@@ -9,6 +9,7 @@
 //! - [`bench`]: what the benchmarks share (loopback hosts, claim latency).
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
 //! - [`findings`]: findings and outcomes to write back without an HTTP check.
+//! - [`terminal`]: a pseudo-terminal to run a binary in, as a person would.
 
 pub mod backend;
 pub mod bench;
@@ -17,5 +18,6 @@ pub mod findings;
 pub mod mariadb;
 pub mod meter;
 pub mod site;
+pub mod terminal;
 
 pub use backend::{Backend, TestDb};

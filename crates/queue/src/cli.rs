@@ -1,5 +1,5 @@
-//! What the four binaries share: logging, exit codes, the shutdown signal, and (for the
-//! coordinator's three) a runtime with a connected queue.
+//! What the four binaries share: logging (see [`crate::logging`]), exit codes, the shutdown
+//! signal, and (for the coordinator's three) a runtime with a connected queue.
 //!
 //! Exit codes: 0 success, 1 a runtime error (database unreachable, unreadable input),
 //! 2 a usage error (bad option or value, a database URL that cannot work), 3 part of the input
@@ -13,6 +13,7 @@ use std::fmt::Display;
 use std::io::Write;
 use std::process::ExitCode;
 
+pub use crate::logging::{bars_shown, init_tracing};
 use crate::{DatabaseUrl, Db, Missing, Queue, QueueConfig};
 
 /// A runtime error: the database is unreachable, no input could be read.
@@ -43,19 +44,6 @@ pub fn hostname() -> String {
         .map(|h| h.trim().to_owned())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".into())
-}
-
-/// Logs to stderr, filtered by `RUST_LOG` (default `info`); results go to stdout. A log line
-/// that cannot be written is dropped (by default tracing reports that with `eprintln!`, which
-/// panics when stderr is closed).
-pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .log_internal_errors(false)
-        .init();
 }
 
 /// Prints a line of results on stdout; a closed stdout loses the line, never the work.
@@ -121,13 +109,16 @@ pub fn usage_error(message: &(impl Display + ?Sized)) -> ExitCode {
 }
 
 /// Completes at the first SIGINT or SIGTERM; a second one exits the process at once (exit
-/// 130), leaving what it held to the leases.
+/// 130), leaving what it held to the leases, and the terminal clean: the progress bars are
+/// cleared first, and never drawn again.
 pub async fn shutdown_signal() {
     wait_for_signal().await;
     tokio::spawn(async {
         wait_for_signal().await;
-        eprint_line("second signal: exiting at once");
-        std::process::exit(i32::from(EXIT_INTERRUPTED));
+        tracing_indicatif::suspend_tracing_indicatif(|| {
+            eprint_line("second signal: exiting at once");
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        })
     });
 }
 

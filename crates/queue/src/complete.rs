@@ -3,7 +3,9 @@
 //! A final result sets the verdict and marks the site done. A transient one (the finding says
 //! the failure may pass) sends the site back to pending, due again after a backoff, until its
 //! attempts reach the limit; then that result is final. Either way, only rows the claim still
-//! owns are written, and the count of the others comes back as `stale`.
+//! owns are written, and the count of the others comes back as `stale`. A write-back tells
+//! what it stored ([`Completed`]): the verdicts, each site once when it gets its verdict, apart
+//! from the retries and the deferrals, so that a worker's count tells the truth.
 //!
 //! Delays are bounded: every one is capped at [`MAX_DELAY`] (saturating), and a site deferred
 //! past the queue's `defer_horizon` (a far `Retry-After`) gets its current result as its
@@ -26,7 +28,7 @@ use crate::error::Error;
 use crate::queue::{millis, Queue, Site};
 use crate::retry::{is_transient, retry};
 use crate::sql::{case_by_id, padded, placeholders};
-use crate::verdict::{ErrorKind, Finding, Verdict};
+use crate::verdict::{ErrorKind, Finding, Verdict, VerdictCounts};
 
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
 /// 32,766 and MySQL's 65,535), and the CASE lists stay short enough to evaluate cheaply.
@@ -50,8 +52,13 @@ pub struct Outcome {
 pub struct Completed {
     /// Sites that got their verdict.
     pub done: u64,
-    /// Sites sent back to pending to be checked again later.
+    /// `done`, by the verdict stored: each site once, when it gets its verdict (a result sent
+    /// back for a retry, or deferred, stores none).
+    pub verdicts: VerdictCounts,
+    /// Sites sent back to pending to be checked again later, after a transient failure.
     pub retrying: u64,
+    /// Sites sent back to pending unchecked (their host was busy): not a try, and no verdict.
+    pub deferred: u64,
     /// Results dropped because their claim had lost the site (lease expired or reaped).
     pub stale: u64,
 }
@@ -59,7 +66,9 @@ pub struct Completed {
 impl std::ops::AddAssign for Completed {
     fn add_assign(&mut self, other: Completed) {
         self.done += other.done;
+        self.verdicts += other.verdicts;
         self.retrying += other.retrying;
+        self.deferred += other.deferred;
         self.stale += other.stale;
     }
 }
@@ -122,7 +131,7 @@ impl Fence {
     }
 }
 
-/// The three statement kinds a write-back uses.
+/// The statement kinds a write-back uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Write {
     /// Verdicts, due again at once (for `--recheck-after`).
@@ -131,6 +140,8 @@ enum Write {
     Deferred,
     /// Back to pending.
     Retry,
+    /// Back to pending, unchecked: counted apart from the retries.
+    Unchecked,
 }
 
 impl Queue {
@@ -145,6 +156,7 @@ impl Queue {
             let (write, delay) = match self.next(outcome) {
                 Next::Final { not_before: 0 } => (Write::Final, 0),
                 Next::Final { not_before } => (Write::Deferred, not_before),
+                Next::Retry { after } if outcome.finding.deferred => (Write::Unchecked, after),
                 Next::Retry { after } => (Write::Retry, after),
             };
             let site = &outcome.site;
@@ -213,14 +225,17 @@ impl Queue {
         while let Some(part) = parts.pop() {
             let result = match write {
                 Write::Final | Write::Deferred => self.write_finals(fence, part, write).await,
-                Write::Retry => self.write_retries(fence, part).await,
+                Write::Retry | Write::Unchecked => self.write_retries(fence, part).await,
             };
             match result {
                 Ok(written) => {
-                    if write == Write::Retry {
-                        completed.retrying += written;
-                    } else {
-                        completed.done += written;
+                    match write {
+                        Write::Retry => completed.retrying += written,
+                        Write::Unchecked => completed.deferred += written,
+                        Write::Final | Write::Deferred => {
+                            completed.done += written;
+                            completed.verdicts += self.verdicts_stored(fence, part, written).await;
+                        }
                     }
                     completed.stale += part.len() as u64 - written;
                 }
@@ -302,6 +317,42 @@ impl Queue {
         Ok(written)
     }
 
+    /// The verdicts a final statement stored, `written` of `rows`: all of theirs when it changed
+    /// every row. Otherwise the claim had lost some rows meanwhile, and the database does not
+    /// say which, so they are read back: the rows this claim's token completed (a token is
+    /// never reused, and a completed row keeps it).
+    async fn verdicts_stored(&self, fence: Fence, rows: &[Row<'_>], written: u64) -> VerdictCounts {
+        let verdicts = rows.iter().map(|r| r.outcome.finding.verdict);
+        if written == rows.len() as u64 {
+            return verdicts.collect();
+        }
+        let sql = format!(
+            "SELECT verdict FROM sites WHERE claim_token = ? AND state = 2 AND id IN ({})",
+            placeholders(rows.len())
+        );
+        let stored: Result<Vec<String>, sqlx::Error> = with_pool!(&self.db, pool => {
+            retry("read back the verdicts stored", || {
+                let mut q = sqlx::query_scalar(&sql).bind(fence.token);
+                for row in rows {
+                    q = q.bind(row.outcome.site.id);
+                }
+                q.fetch_all(pool)
+            })
+            .await
+        });
+        let counts = stored.map_err(Error::from).and_then(|stored| {
+            stored
+                .iter()
+                .map(|v| v.parse::<Verdict>().map_err(Error::from))
+                .collect()
+        });
+        counts.unwrap_or_else(|error| {
+            let error = crate::cli::error_chain(&error);
+            tracing::warn!(%error, "cannot read back which results were stored; counting the first ones");
+            verdicts.take(written as usize).collect()
+        })
+    }
+
     async fn write_retries(&self, fence: Fence, rows: &[Row<'_>]) -> Result<u64, sqlx::Error> {
         let now = self.now_expr();
         let rows = padded(rows);
@@ -355,8 +406,11 @@ impl Queue {
             .await?
             .rows_affected()
         });
+        let mut verdicts = VerdictCounts::default();
+        verdicts.add(Verdict::Error, written);
         Ok(Completed {
             done: written,
+            verdicts,
             stale: 1 - written,
             ..Completed::default()
         })

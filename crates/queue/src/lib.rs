@@ -5,7 +5,8 @@
 //! for a retry, or by `release`/`reap`), and `recheck` makes old verdicts due again.
 //!
 //! # Layout
-//! - [`cli`]: logging, exit codes and signals for the binaries.
+//! - [`cli`]: exit codes and signals for the binaries; [`logging`]: `-q`, `-v`,
+//!   `--log-format`, colour and progress bars.
 //! - [`generate`]: every binary's man page and shell completions (`--generate KIND`).
 //! - [`bounds`]: the ranges option values must lie in (durations, ids), checked while parsing.
 //! - [`config`]: the database URL (never printed with its password) and queue settings.
@@ -30,6 +31,7 @@ pub mod db;
 mod error;
 pub mod filter;
 pub mod generate;
+pub mod logging;
 pub mod parts;
 pub mod queue;
 pub mod reap;
@@ -48,10 +50,11 @@ pub use config::{
 pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect, Missing};
 pub use error::Error;
+pub use logging::{LogArgs, LogFormat};
 pub use parts::{part_of, HeldPart, Throttled, PARTS};
 pub use queue::{Batch, Queue, Site, State};
 pub use reap::Reaped;
 pub use report::{Checked, HostFilter, HostRow, StateCounts, WorkerRow};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
-pub use verdict::{ErrorKind, Finding, Verdict};
+pub use verdict::{ErrorKind, Finding, Verdict, VerdictCounts};

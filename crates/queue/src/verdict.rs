@@ -43,6 +43,53 @@ impl Verdict {
     }
 }
 
+/// How many sites got each verdict: what a write-back stored, what a worker has stored so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VerdictCounts([u64; 5]);
+
+impl VerdictCounts {
+    pub fn add(&mut self, verdict: Verdict, n: u64) {
+        self.0[Self::index(verdict)] += n;
+    }
+
+    pub fn get(&self, verdict: Verdict) -> u64 {
+        self.0[Self::index(verdict)]
+    }
+
+    /// Sites with any verdict.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// Each verdict and its count, in [`Verdict::ALL`] order.
+    pub fn iter(&self) -> impl Iterator<Item = (Verdict, u64)> + '_ {
+        Verdict::ALL.into_iter().zip(self.0)
+    }
+
+    /// `Verdict::ALL` lists the variants in declaration order.
+    fn index(verdict: Verdict) -> usize {
+        verdict as usize
+    }
+}
+
+impl std::ops::AddAssign for VerdictCounts {
+    fn add_assign(&mut self, other: VerdictCounts) {
+        for (n, m) in self.0.iter_mut().zip(other.0) {
+            *n += m;
+        }
+    }
+}
+
+impl FromIterator<Verdict> for VerdictCounts {
+    fn from_iter<I: IntoIterator<Item = Verdict>>(verdicts: I) -> Self {
+        let mut counts = VerdictCounts::default();
+        for v in verdicts {
+            counts.add(v, 1);
+        }
+        counts
+    }
+}
+
 /// Why a check got no usable HTTP answer; `None` in a [`Finding`] when the server answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -188,5 +235,21 @@ mod tests {
             assert_eq!(k.as_str().parse::<ErrorKind>(), Ok(k));
         }
         assert!("gone".parse::<Verdict>().is_err());
+    }
+
+    #[test]
+    fn verdict_counts_count_each_verdict_in_its_own_place() {
+        let mut counts: VerdictCounts = [Verdict::Dead, Verdict::Alive, Verdict::Dead]
+            .into_iter()
+            .collect();
+        counts += [Verdict::Error].into_iter().collect();
+        for (v, n) in counts.iter() {
+            assert_eq!(counts.get(v), n);
+        }
+        assert_eq!(counts.get(Verdict::Dead), 2);
+        assert_eq!(counts.get(Verdict::Alive), 1);
+        assert_eq!(counts.get(Verdict::Error), 1);
+        assert_eq!(counts.get(Verdict::Blocked), 0);
+        assert_eq!(counts.total(), 4);
     }
 }

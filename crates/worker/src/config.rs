@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crawler_queue::bounds::{parse_id, DurationRange, DEAD_AFTER, INTERVAL};
 use crawler_queue::filter::UrlFilter;
-use crawler_queue::{ClaimMethod, DatabaseArgs, QueueConfig};
+use crawler_queue::{ClaimMethod, DatabaseArgs, LogArgs, QueueConfig};
 use reqwest::header::{HeaderName, HeaderValue};
 
 use crate::check::{user_agent, BasicAuth, CheckConfig, StatusSet};
@@ -28,6 +28,10 @@ const WAIT: DurationRange = DurationRange::at_least(Duration::ZERO);
 pub struct Args {
     #[command(flatten)]
     pub database: DatabaseArgs,
+
+    /// -q, -v, --log-format.
+    #[command(flatten)]
+    pub log: LogArgs,
 
     /// This worker's name in the queue, 1 to 255 characters. Default: HOST:PID.
     #[arg(long, env = "CRAWLER_WORKER_ID", value_parser = parse_id)]

@@ -11,7 +11,8 @@
 //! - `held`: the sites this worker holds; `parts`: the host partitions it holds (fleet-wide
 //!   politeness: one worker at a time asks a host); `upkeep`: leases, heartbeat, reaper,
 //!   progress.
-//! - `stats`: counts, the progress bar and log line.
+//! - `stats`: what this worker has done, a site counted once when it gets its verdict;
+//!   `progress`: the bar on a terminal, a periodic log line otherwise.
 
 pub mod check;
 mod checking;
@@ -21,6 +22,7 @@ mod held;
 mod host_limits;
 mod options;
 mod parts;
+mod progress;
 pub mod run;
 mod stats;
 mod upkeep;

@@ -17,7 +17,7 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    cli::init_tracing();
+    cli::init_tracing(&args.log);
     let (url, config) = match args.into_config() {
         Ok(parsed) => parsed,
         Err(message) => return cli::usage_error(&message),

@@ -1,101 +1,122 @@
-//! What this worker has done, counted as it goes, and shown as a progress bar on a terminal or
-//! a periodic log line otherwise.
+//! What this worker has done, as the write-backs stored it: a site counts once, when it gets
+//! its verdict. A result sent back for another check counts as retrying, a site given back
+//! unchecked (its host busy) as deferred, neither as checked; a result whose lease was lost
+//! counts as stale.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::{Duration, Instant};
 
-use crawler_queue::{Completed, Verdict};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use crawler_queue::{Completed, Verdict, VerdictCounts};
 
 #[derive(Debug, Default)]
 pub struct Stats {
-    /// Verdicts written, by `Verdict::ALL` index.
+    /// Sites given their verdict (the write-backs' `done`).
+    checked: AtomicU64,
+    /// The same sites by verdict, in `Verdict::ALL` order.
     verdicts: [AtomicU64; 5],
-    pub retrying: AtomicU64,
+    /// Results sent back to the queue for another check.
+    retrying: AtomicU64,
+    /// Sites given back unchecked, their host busy.
+    deferred: AtomicU64,
     /// Results dropped because this worker had lost the site's lease meanwhile.
-    pub stale: AtomicU64,
+    stale: AtomicU64,
 }
 
 impl Stats {
-    pub fn record(&self, completed: Completed, verdicts: impl Iterator<Item = Verdict>) {
-        for v in verdicts {
-            let i = Verdict::ALL.iter().position(|x| *x == v).unwrap_or(0);
-            self.verdicts[i].fetch_add(1, Relaxed);
+    /// Counts what one write-back stored.
+    pub fn record(&self, completed: &Completed) {
+        self.checked.fetch_add(completed.done, Relaxed);
+        for ((_, n), count) in completed.verdicts.iter().zip(&self.verdicts) {
+            count.fetch_add(n, Relaxed);
         }
         self.retrying.fetch_add(completed.retrying, Relaxed);
+        self.deferred.fetch_add(completed.deferred, Relaxed);
         self.stale.fetch_add(completed.stale, Relaxed);
     }
 
     /// Sites given a verdict by this worker.
     pub fn checked(&self) -> u64 {
-        self.verdicts.iter().map(|v| v.load(Relaxed)).sum()
+        self.checked.load(Relaxed)
     }
 
-    /// `1234 checked (alive 1000, dead 200, …), 3 retrying, 0 stale`.
+    /// Sites given each verdict by this worker.
+    pub fn verdicts(&self) -> VerdictCounts {
+        let mut counts = VerdictCounts::default();
+        for (v, n) in Verdict::ALL.into_iter().zip(&self.verdicts) {
+            counts.add(v, n.load(Relaxed));
+        }
+        counts
+    }
+
+    /// Results sent back for another check, so far.
+    pub fn retrying(&self) -> u64 {
+        self.retrying.load(Relaxed)
+    }
+
+    /// `1234 checked (alive 1000, dead 200, …), 3 retrying, 40 deferred, 0 stale`.
     pub fn line(&self) -> String {
-        let verdicts: Vec<String> = Verdict::ALL
+        let verdicts: Vec<String> = self
+            .verdicts()
             .iter()
-            .zip(&self.verdicts)
-            .map(|(v, n)| format!("{v} {}", n.load(Relaxed)))
+            .map(|(v, n)| format!("{v} {n}"))
             .collect();
         format!(
-            "{} checked ({}), {} retrying, {} stale",
+            "{} checked ({}), {} retrying, {} deferred, {} stale",
             self.checked(),
             verdicts.join(", "),
-            self.retrying.load(Relaxed),
+            self.retrying(),
+            self.deferred.load(Relaxed),
             self.stale.load(Relaxed)
         )
     }
 }
 
-/// Shows progress every `every` until dropped: a bar on a terminal, else a log line.
-pub struct Progress {
-    bar: ProgressBar,
-    started: Instant,
-    last_log: Instant,
-    every: Duration,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Progress {
-    pub fn new(every: Duration) -> Progress {
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("valid template"),
+    fn completed(done: &[Verdict], retrying: u64, stale: u64) -> Completed {
+        Completed {
+            done: done.len() as u64,
+            verdicts: done.iter().copied().collect(),
+            retrying,
+            stale,
+            ..Completed::default()
+        }
+    }
+
+    #[test]
+    fn a_site_counts_once_when_it_gets_its_verdict_not_when_it_is_retried() {
+        let stats = Stats::default();
+        // First round: two sites answer 500 and go back for a retry; one is dead.
+        stats.record(&completed(&[Verdict::Dead], 2, 0));
+        // Second round: the two answer 500 again, and that is their verdict.
+        stats.record(&completed(&[Verdict::Error, Verdict::Error], 0, 0));
+        assert_eq!(stats.checked(), 3);
+        assert_eq!(stats.retrying(), 2);
+        assert_eq!(
+            stats.line(),
+            "3 checked (alive 0, dead 1, blocked 0, unreachable 0, error 2), 2 retrying, \
+             0 deferred, 0 stale"
         );
-        let now = Instant::now();
-        Progress {
-            bar,
-            started: now,
-            last_log: now,
-            every,
-        }
     }
 
-    pub fn update(&mut self, stats: &Stats, remaining: Option<i64>) {
-        let rate = stats.checked() as f64 / self.started.elapsed().as_secs_f64().max(0.001);
-        let queue = remaining
-            .map(|n| format!(", {n} left in the queue"))
-            .unwrap_or_default();
-        let line = format!("{}, {rate:.0}/s{queue}", stats.line());
-        if self.bar.is_hidden() {
-            if self.last_log.elapsed() >= self.every {
-                tracing::info!("{line}");
-                self.last_log = Instant::now();
-            }
-        } else {
-            self.bar.set_message(line);
-            self.bar.tick();
-        }
+    #[test]
+    fn a_result_whose_lease_was_lost_is_stale_not_checked() {
+        let stats = Stats::default();
+        stats.record(&completed(&[Verdict::Alive], 0, 4));
+        assert_eq!(stats.checked(), 1);
+        assert_eq!(stats.verdicts().get(Verdict::Alive), 1);
+        assert!(stats.line().ends_with("0 retrying, 0 deferred, 4 stale"));
     }
 
-    /// Whether a person is watching (stderr is a terminal).
-    pub fn on_terminal(&self) -> bool {
-        !self.bar.is_hidden()
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.bar.finish_and_clear();
+    #[test]
+    fn a_site_given_back_unchecked_is_deferred_not_retrying() {
+        let stats = Stats::default();
+        stats.record(&Completed {
+            deferred: 40,
+            ..Completed::default()
+        });
+        assert_eq!((stats.checked(), stats.retrying()), (0, 0));
+        assert!(stats.line().ends_with("0 retrying, 40 deferred, 0 stale"));
     }
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::progress::Progress;
 use crate::run::Ctx;
-use crate::stats::Progress;
 
 /// The singleton lease under which reaping runs, shared with `crawler-reap`.
 pub const REAPER: &str = "reap";
@@ -90,21 +90,27 @@ pub async fn reap(ctx: &Ctx) {
     }
 }
 
+/// Shows progress until `stop`, from this worker's counts every 250 ms. On a terminal the bar's
+/// total also needs the sites due in the queue: counting them scans the table, so only for a
+/// person watching, every 5 s, and a count the database is slow to give never holds up `stop`.
 pub async fn progress(ctx: Arc<Ctx>, stop: CancellationToken) {
     let mut progress = Progress::new(Duration::from_secs(10));
-    let mut remaining = None;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     for ticks in 0u64.. {
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        // Counting the queue scans the table: only for a person watching, every 5 s.
         if progress.on_terminal() && ticks % 20 == 0 {
-            if let Ok(c) = ctx.queue.state_counts().await {
-                remaining = Some(c.pending + c.claimed);
+            let checked = ctx.stats.checked();
+            let counts = tokio::select! {
+                _ = stop.cancelled() => return,
+                counts = ctx.queue.state_counts() => counts,
+            };
+            if let Ok(c) = counts {
+                progress.set_due((c.pending + c.claimed).max(0) as u64, checked);
             }
         }
-        progress.update(&ctx.stats, remaining);
+        progress.update(&ctx.stats);
     }
 }

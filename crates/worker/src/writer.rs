@@ -58,10 +58,7 @@ async fn flush(ctx: &Ctx, pending: &mut Vec<Outcome>) -> bool {
                     "dropped results whose lease was lost (another worker has the sites)"
                 );
             }
-            // A deferred site was not checked: it has no verdict to count.
-            let verdicts = pending.iter().filter(|o| !o.finding.deferred);
-            ctx.stats
-                .record(completed, verdicts.map(|o| o.finding.verdict));
+            ctx.stats.record(&completed);
             record_throttled(ctx, pending).await;
             for o in pending.drain(..) {
                 ctx.held.remove(o.site.token, o.site.id);

@@ -7,7 +7,7 @@ use clap::Parser;
 use crawler_coordinator::reap::{describe, reap_every, reap_once, ReapConfig, RECHECK_AFTER};
 use crawler_queue::bounds::{parse_id, DEAD_AFTER, INTERVAL};
 use crawler_queue::generate::parse_args;
-use crawler_queue::{cli, DatabaseArgs, Missing};
+use crawler_queue::{cli, DatabaseArgs, LogArgs, Missing};
 
 /// Gives back the sites of expired leases and dead workers, so that others check them. One
 /// pass by default; with --every, a pass each interval by whichever copy holds the reaper
@@ -17,6 +17,10 @@ use crawler_queue::{cli, DatabaseArgs, Missing};
 struct Args {
     #[command(flatten)]
     database: DatabaseArgs,
+
+    /// -q, -v, --log-format.
+    #[command(flatten)]
+    log: LogArgs,
 
     /// Keep going, a pass every DURATION (e.g. 30s), until SIGINT/SIGTERM. Between 100ms and
     /// 30d. Not CRAWLER_REAP_EVERY, the workers' reaping interval: a fleet's environment sets
@@ -45,7 +49,7 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    cli::init_tracing();
+    cli::init_tracing(&args.log);
     let config = ReapConfig {
         id: args.id.unwrap_or_else(cli::default_id),
         dead_after: args.dead_after,

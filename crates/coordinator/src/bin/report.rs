@@ -10,7 +10,7 @@ use crawler_coordinator::report::{
 };
 use crawler_coordinator::Error;
 use crawler_queue::generate::parse_args;
-use crawler_queue::{cli, DatabaseArgs, HostFilter, Missing, Queue, Verdict};
+use crawler_queue::{cli, DatabaseArgs, HostFilter, LogArgs, Missing, Queue, Verdict};
 
 /// Lists checked sites by verdict, or hosts, or summarizes the crawl (what it prints with no
 /// filter). With --fail-on, exits 4 when it finds such a site.
@@ -19,6 +19,10 @@ use crawler_queue::{cli, DatabaseArgs, HostFilter, Missing, Queue, Verdict};
 struct Args {
     #[command(flatten)]
     database: DatabaseArgs,
+
+    /// -q, -v, --log-format.
+    #[command(flatten)]
+    log: LogArgs,
 
     /// Sites that are gone: 404, 410 and other 4xx.
     #[arg(long)]
@@ -111,7 +115,7 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    cli::init_tracing();
+    cli::init_tracing(&args.log);
     if let Err(message) = args.check() {
         return cli::usage_error(message);
     }

@@ -7,7 +7,7 @@ use crawler_coordinator::redact::strip_userinfo;
 use crawler_coordinator::seed::{is_database_url, seed_with, SeedSummary};
 use crawler_queue::filter::UrlFilter;
 use crawler_queue::generate::parse_args;
-use crawler_queue::{cli, DatabaseArgs, Missing};
+use crawler_queue::{cli, DatabaseArgs, LogArgs, Missing};
 
 /// Loads URLs, one a line, into the queue. Bad lines are reported on stderr as FILE:LINE:
 /// reason and skipped; duplicates (after normalization) are counted, not added. A file that
@@ -17,6 +17,10 @@ use crawler_queue::{cli, DatabaseArgs, Missing};
 struct Args {
     #[command(flatten)]
     database: DatabaseArgs,
+
+    /// -q, -v, --log-format.
+    #[command(flatten)]
+    log: LogArgs,
 
     /// Files of URLs; `-` (or none) reads stdin.
     #[arg(value_name = "FILE")]
@@ -36,7 +40,7 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    cli::init_tracing();
+    cli::init_tracing(&args.log);
     let files = if args.files.is_empty() {
         vec!["-".to_owned()]
     } else {

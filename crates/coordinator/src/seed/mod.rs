@@ -109,7 +109,11 @@ pub fn is_database_url(source: &str) -> bool {
     database && !Path::new(source).exists()
 }
 
+/// A spinner on stderr, where the logging draws bars (a terminal, text, no `-q`).
 fn spinner() -> ProgressBar {
+    if !crawler_queue::cli::bars_shown() {
+        return ProgressBar::hidden();
+    }
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template("{spinner} {elapsed} {pos} URLs read ({per_sec}) {msg}")
