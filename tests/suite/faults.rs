@@ -77,25 +77,34 @@ async fn a_killed_worker_delays_its_sites_until_its_heartbeat_stops_and_loses_no
     let server = MariaDb::start();
     let (db, queue) = private_db(&server).await;
     // Many hosts, so that each worker holds host partitions and sites of its own.
-    let (file, expected) = spread_url_file(30, 30, &[Page::Slow, Page::Alive, Page::Dead]).await;
+    let (file, expected) = spread_url_file(30, 40, &[Page::Slow, Page::Alive, Page::Dead]).await;
     seed(&db, file.path());
     let mut workers: Vec<_> = (0..3)
         .map(|i| spawn_worker(&db, &format!("w{i}"), &[&["--drain"], QUICK].concat()))
         .collect();
     wait_for_progress(&db, 100).await;
+    // Kill whichever worker holds the most sites at that moment.
     let started = Instant::now();
-    while ids_held_by(&queue, "w0").await.len() < 5 {
+    let (victim, name) = loop {
+        let mut held = Vec::new();
+        for i in 0..3 {
+            held.push((ids_held_by(&queue, &format!("w{i}")).await.len(), i));
+        }
+        let (most, i) = held.into_iter().max().unwrap();
+        if most >= 5 {
+            break (i, format!("w{i}"));
+        }
         assert!(
             started.elapsed() < Duration::from_secs(30),
-            "w0 never held sites"
+            "no worker held sites"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    unsafe { libc::kill(workers[0].id() as i32, libc::SIGKILL) };
+    };
+    unsafe { libc::kill(workers[victim].id() as i32, libc::SIGKILL) };
     let killed_at = queue.now().await.unwrap();
-    let orphaned = ids_held_by(&queue, "w0").await;
+    let orphaned = ids_held_by(&queue, &name).await;
     assert!(!orphaned.is_empty(), "the killed worker held sites");
-    let _ = workers.remove(0).wait();
+    let _ = workers.remove(victim).wait();
     wait_all(workers).await;
     assert_report_matches(&db, &expected);
     assert_eq!(unfinished(&db), (0, 0));

@@ -512,6 +512,7 @@ fn no_two_binaries_read_one_environment_variable_unless_it_means_the_same_to_bot
         "CRAWLER_DEAD_AFTER",
         "CRAWLER_INCLUDE",
         "CRAWLER_EXCLUDE",
+        "CRAWLER_LOG_FORMAT",
     ];
     let read: Vec<(&str, BTreeSet<String>)> = BINARIES.iter().map(|n| (*n, env_vars(n))).collect();
     for (i, (a, a_vars)) in read.iter().enumerate() {
