@@ -37,16 +37,7 @@ pub fn url_file(
     n: usize,
     kinds: &[Page],
 ) -> (tempfile::NamedTempFile, HashMap<String, Page>) {
-    let mut file = tempfile::NamedTempFile::new().unwrap();
-    let mut expected = HashMap::new();
-    for i in 0..n {
-        let page = kinds[i % kinds.len()];
-        let url = site.url(page, i);
-        writeln!(file, "{url}").unwrap();
-        expected.insert(url, page);
-    }
-    file.flush().unwrap();
-    (file, expected)
+    write_urls(std::slice::from_ref(site), n, kinds)
 }
 
 /// A list of `per_host` URLs on each of `hosts` sites at 127.0.9.1, 127.0.9.2, …, every kind of
@@ -56,11 +47,23 @@ pub async fn spread_url_file(
     per_host: usize,
     kinds: &[Page],
 ) -> (tempfile::NamedTempFile, HashMap<String, Page>) {
+    let mut sites = Vec::new();
+    for h in 1..=hosts {
+        sites.push(crawler_tests::site::spawn_site_at(&format!("127.0.9.{h}")).await);
+    }
+    write_urls(&sites, per_host, kinds)
+}
+
+/// `per_site` URLs of each of `sites`, every kind of page in turn.
+fn write_urls(
+    sites: &[Site],
+    per_site: usize,
+    kinds: &[Page],
+) -> (tempfile::NamedTempFile, HashMap<String, Page>) {
     let mut file = tempfile::NamedTempFile::new().unwrap();
     let mut expected = HashMap::new();
-    for h in 1..=hosts {
-        let site = crawler_tests::site::spawn_site_at(&format!("127.0.9.{h}")).await;
-        for i in 0..per_host {
+    for site in sites {
+        for i in 0..per_site {
             let page = kinds[i % kinds.len()];
             let url = site.url(page, i);
             writeln!(file, "{url}").unwrap();

@@ -335,6 +335,15 @@ impl Pace {
 mod tests {
     use super::*;
 
+    /// Limits with no rate, `host` requests in flight per host and `global` in all.
+    fn unlimited(host: usize, global: usize) -> Limits {
+        let limit = HostLimit {
+            concurrency: host,
+            rate: f64::INFINITY,
+        };
+        Limits::new(limit, HashMap::new(), global)
+    }
+
     #[test]
     fn penalty_doubles_from_half_a_second_up_to_thirty() {
         let now = Instant::now();
@@ -388,14 +397,7 @@ mod tests {
 
     #[tokio::test]
     async fn idle_hosts_are_dropped_so_the_map_stays_bounded() {
-        let limits = Limits::new(
-            HostLimit {
-                concurrency: 4,
-                rate: f64::INFINITY,
-            },
-            HashMap::new(),
-            16,
-        );
+        let limits = unlimited(4, 16);
         for i in 0..10 * MIN_SWEEP {
             drop(
                 limits
@@ -559,14 +561,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_busy_host_is_kept() {
-        let limits = Limits::new(
-            HostLimit {
-                concurrency: 4,
-                rate: f64::INFINITY,
-            },
-            HashMap::new(),
-            16,
-        );
+        let limits = unlimited(4, 16);
         let held = limits.acquire("busy.example", Duration::MAX).await.unwrap();
         for i in 0..2 * MIN_SWEEP {
             drop(
