@@ -52,7 +52,7 @@ async fn wait_all(workers: Vec<std::process::Child>) {
     tokio::task::spawn_blocking(move || {
         for mut w in workers {
             assert!(
-                wait(&mut w, Duration::from_secs(120)).success(),
+                wait(&mut w, Duration::from_secs(300)).success(),
                 "a worker failed"
             );
         }

@@ -41,8 +41,10 @@ pub struct Ctx {
 /// What is then still claimed comes back through its lease or the reaper.
 pub const FINAL_WRITE: Duration = Duration::from_secs(10);
 
-/// Connections: claimer, writer, lease keeper, heartbeat and reaper, progress, and a spare.
-const POOL_SIZE: u32 = 8;
+/// Connections: claimer, writer, lease keeper, partition keeper, heartbeat and reaper,
+/// progress, and spares for a database that is slow to hand them back (a fleet of N workers
+/// opens up to 10 N: size `max_connections` for it).
+const POOL_SIZE: u32 = 10;
 
 /// Runs a worker until `shutdown` completes (or, with `drain`, the queue is empty).
 pub async fn run(
