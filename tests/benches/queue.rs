@@ -16,9 +16,9 @@ const SERVER_FLAGS: &str = "--innodb-log-file-size=512M --innodb-buffer-pool-siz
 
 use std::time::{Duration, Instant};
 
-use crawler_queue::{ClaimMethod, NewSite, Outcome, Queue, QueueConfig, PARTS};
+use crawler_queue::{ClaimMethod, NewSite, Queue, QueueConfig, PARTS};
 use crawler_tests::bench::{claim_latency, machine_cpu};
-use crawler_tests::findings::alive;
+use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::Backend;
 
 const LEASE: Duration = Duration::from_secs(600);
@@ -81,14 +81,7 @@ async fn drain(queue: &Queue, claimers: usize) -> (f64, f64, Duration, Duration)
                     if batch.sites.is_empty() {
                         return (n, batches, claiming, completing);
                     }
-                    let outcomes: Vec<_> = batch
-                        .sites
-                        .into_iter()
-                        .map(|site| Outcome {
-                            site,
-                            finding: alive(),
-                        })
-                        .collect();
+                    let outcomes = outcomes_of(batch.sites, &alive());
                     let t = Instant::now();
                     n += queue.complete(&outcomes).await.unwrap().done;
                     completing += t.elapsed();

@@ -5,8 +5,8 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use crawler_queue::{part_of, Db, NewSite, Outcome, Queue, Throttled, PARTS};
-use crawler_tests::findings::alive;
+use crawler_queue::{part_of, Db, NewSite, Queue, Throttled, PARTS};
+use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::site::Page;
 use crawler_tests::{both_backends, TestDb};
 
@@ -143,14 +143,7 @@ both_backends!(
         // "a" stalls; its partitions are freed (say, by the reaper) and taken by "b".
         queue.release_parts(1).await.unwrap();
         queue.take_parts("b", 2, 1024, LEASE).await.unwrap();
-        let outcomes: Vec<Outcome> = batch
-            .sites
-            .into_iter()
-            .map(|site| Outcome {
-                site,
-                finding: alive(),
-            })
-            .collect();
+        let outcomes = outcomes_of(batch.sites, &alive());
         let completed = queue.complete(&outcomes).await.unwrap();
         assert_eq!(
             (completed.done, completed.stale),

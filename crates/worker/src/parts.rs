@@ -55,11 +55,6 @@ impl Parts {
         held.get(&part).map(|h| h.lost.child_token())
     }
 
-    /// How many partitions are held.
-    pub fn count(&self) -> usize {
-        self.held.lock().expect("parts lock poisoned").len()
-    }
-
     /// Replaces the held set with what the database says; cancels the ones gone, and returns
     /// how many of them were lost (gone without being handed over).
     fn update(&self, now_held: &[HeldPart]) -> usize {

@@ -257,21 +257,8 @@ async fn sigterm_ends_a_worker_whose_database_hangs_and_loses_nothing() {
     let site = spawn_site().await;
     let (file, expected) = url_file(&site, 600, &[Page::Slow, Page::Alive]);
     seed(&db, file.path());
-    let quick = [
-        "--lease",
-        "3s",
-        "--heartbeat",
-        "300ms",
-        "--dead-after",
-        "1500ms",
-        "--grace",
-        "2s",
-    ];
-    let mut stuck = spawn_worker(
-        &db,
-        "stuck",
-        &[&["--concurrency", "20"], &quick[..]].concat(),
-    );
+    let quick = [crate::faults::QUICK, &["--grace", "2s"]].concat();
+    let mut stuck = spawn_worker(&db, "stuck", &quick);
     while queue.has_unfinished().await.unwrap() && crate::e2e::reported(&db).len() < 50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

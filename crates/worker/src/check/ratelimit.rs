@@ -335,6 +335,15 @@ impl Pace {
 mod tests {
     use super::*;
 
+    /// Limits of 8 in flight and 10 requests per second per host, 16 in all.
+    fn at_ten_per_second() -> Limits {
+        let limit = HostLimit {
+            concurrency: 8,
+            rate: 10.0,
+        };
+        Limits::new(limit, HashMap::new(), 16)
+    }
+
     /// Limits with no rate, `host` requests in flight per host and `global` in all.
     fn unlimited(host: usize, global: usize) -> Limits {
         let limit = HostLimit {
@@ -415,14 +424,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_wait_cancelled_halfway_gives_its_slots_back() {
-        let limits = Limits::new(
-            HostLimit {
-                concurrency: 1,
-                rate: f64::INFINITY,
-            },
-            HashMap::new(),
-            1,
-        );
+        let limits = unlimited(1, 1);
         let held = limits.acquire("a.example", Duration::MAX).await.unwrap();
         let waiting = limits.acquire("b.example", Duration::MAX); // gets b's slot, then waits for the global one
         let cancelled = tokio::time::timeout(Duration::from_millis(20), waiting).await;
@@ -440,14 +442,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_host_in_backoff_or_with_a_long_queue_is_not_admitted() {
-        let limits = Limits::new(
-            HostLimit {
-                concurrency: 8,
-                rate: 10.0,
-            },
-            HashMap::new(),
-            16,
-        ); // 10 requests per second
+        let limits = at_ten_per_second(); // 10 requests per second
         let patience = Duration::from_secs(1);
         assert_eq!(limits.admit("a.example", patience), Ok(()));
         let permit = limits.acquire("a.example", Duration::MAX).await.unwrap();
@@ -469,14 +464,7 @@ mod tests {
 
     #[tokio::test]
     async fn sites_turned_away_are_booked_one_turn_apart() {
-        let limits = Limits::new(
-            HostLimit {
-                concurrency: 8,
-                rate: 10.0,
-            },
-            HashMap::new(),
-            16,
-        );
+        let limits = at_ten_per_second();
         limits
             .host("d.example")
             .waiting
