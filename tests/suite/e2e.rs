@@ -47,9 +47,20 @@ pub async fn spread_url_file(
     per_host: usize,
     kinds: &[Page],
 ) -> (tempfile::NamedTempFile, HashMap<String, Page>) {
+    let ips: Vec<String> = (1..=hosts).map(|h| format!("127.0.9.{h}")).collect();
+    url_file_at(&ips, per_host, kinds).await
+}
+
+/// `per_host` URLs on each of the local hosts `ips` (a test site on each), every kind of page
+/// in turn.
+pub async fn url_file_at(
+    ips: &[String],
+    per_host: usize,
+    kinds: &[Page],
+) -> (tempfile::NamedTempFile, HashMap<String, Page>) {
     let mut sites = Vec::new();
-    for h in 1..=hosts {
-        sites.push(crawler_tests::site::spawn_site_at(&format!("127.0.9.{h}")).await);
+    for ip in ips {
+        sites.push(crawler_tests::site::spawn_site_at(ip).await);
     }
     write_urls(&sites, per_host, kinds)
 }

@@ -10,6 +10,8 @@
 //! - `hostile`: hostile servers, input lines, pipes and flags.
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
 //! - `partitions`: host partitions (fleet-wide politeness): leases, fence, balance, recovery.
+//! - `balance`: work-aware balance (an idle worker is handed a busy partition) and the hosts'
+//!   shared error rate.
 //! - `report_hosts`: `crawler-report --hosts` in every format, against a queue set up by hand.
 //! - `pipelines`: what scripts and CI jobs rely on: `--fail-on` exit codes, `-o FILE`, the
 //!   summary and site columns in every format, `--host HOST:PORT`, each binary's help, environment
@@ -20,6 +22,7 @@
 //! - `progress`: what a worker tells: a bar and colour on a terminal (in a pseudo-terminal),
 //!   plain lines in a pipe, `NO_COLOR`, `--log-format json`, `-q`, verdicts counted once.
 
+mod balance;
 mod e2e;
 mod faults;
 mod fleet;

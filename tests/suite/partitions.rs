@@ -58,7 +58,7 @@ both_backends!(
         assert!(held_a.is_disjoint(&held_b));
         // Handing over: drained partitions go free only when nothing of them is in flight.
         assert_eq!(queue.drain_parts(a, 100).await.unwrap(), 100);
-        assert_eq!(queue.release_drained(a, "a").await.unwrap(), 100);
+        assert_eq!(queue.release_drained(a, "a", LEASE).await.unwrap(), 100);
         assert_eq!(queue.keep_parts(a, LEASE).await.unwrap().len(), 500);
         assert_eq!(queue.take_parts("b", b, 1000, LEASE).await.unwrap(), 100);
         assert_eq!(queue.release_parts(a).await.unwrap(), 500);
@@ -169,12 +169,12 @@ both_backends!(
             .await
             .unwrap();
         queue.take_parts("next", 9, 1024, LEASE).await.unwrap();
-        let backoffs = queue.host_backoffs(9).await.unwrap();
-        assert_eq!(backoffs.len(), 1);
-        let (host, left) = &backoffs[0];
+        let states = queue.host_states(9).await.unwrap();
+        assert_eq!(states.len(), 1);
+        let (host, left) = (&states[0].host, states[0].backoff);
         assert_eq!(host, "slow.example");
         assert!(
-            *left > hour - Duration::from_secs(60) && *left <= hour,
+            left > hour - Duration::from_secs(60) && left <= hour,
             "{left:?}"
         );
     }
@@ -191,7 +191,7 @@ async fn holders(queue: &Queue) -> Vec<(String, i64)> {
 }
 
 /// Waits until `check` holds for the partition holders, or panics after `limit`.
-async fn until_holders(
+pub(crate) async fn until_holders(
     queue: &Queue,
     limit: Duration,
     what: &str,

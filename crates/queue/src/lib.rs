@@ -15,13 +15,16 @@
 //!   that is not there is created (seed, worker) or refused (report, reap).
 //! - `sql`: every statement that differs between MySQL and SQLite.
 //! - [`queue`]: claim (update-then-select), extend, release.
-//! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness).
+//! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness);
+//!   [`balance`]: work-aware balance (an idle worker asks for a busy partition);
+//!   [`hosts`]: what the fleet learned about a host (backoff, recent error rate).
 //! - [`complete`]: bulk, fenced write-back of results, with retry backoff.
 //! - [`seed`], [`reap`], `workers`, `singleton`, [`report`]: the other operations.
 //! - [`verdict`]: what a check found.
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 
+pub mod balance;
 pub mod bounds;
 pub mod cli;
 pub mod complete;
@@ -31,6 +34,7 @@ pub mod db;
 mod error;
 pub mod filter;
 pub mod generate;
+pub mod hosts;
 pub mod logging;
 pub mod parts;
 pub mod queue;
@@ -43,6 +47,7 @@ mod sql;
 pub mod verdict;
 mod workers;
 
+pub use balance::DuePart;
 pub use complete::{Completed, Outcome};
 pub use config::{
     ClaimMethod, DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL, MAX_DELAY,
@@ -50,8 +55,9 @@ pub use config::{
 pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect, Missing};
 pub use error::Error;
+pub use hosts::{HostChecks, HostState, Throttled};
 pub use logging::{LogArgs, LogFormat};
-pub use parts::{part_of, HeldPart, Throttled, PARTS};
+pub use parts::{part_of, HeldPart, PARTS};
 pub use queue::{Batch, Queue, Site, State};
 pub use reap::Reaped;
 pub use report::{Checked, HostFilter, HostRow, StateCounts, WorkerRow};

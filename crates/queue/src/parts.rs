@@ -23,7 +23,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::FREE_PART;
+use crate::sql::{FREE_PART, IN_FLIGHT};
 
 /// Host partitions. Fixed: it is in the migrations (the `parts` rows, the SQL backfill).
 pub const PARTS: u16 = 1024;
@@ -41,15 +41,6 @@ pub struct HeldPart {
     pub id: i16,
     /// Being handed over: no more claims from it.
     pub draining: bool,
-}
-
-/// A host that answered 429 or 503, for the fleet's shared host state.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Throttled {
-    pub host: String,
-    pub status: u16,
-    /// What the server asked for (`Retry-After`), if anything.
-    pub retry_after: Option<Duration>,
 }
 
 impl Queue {
@@ -104,16 +95,30 @@ impl Queue {
         }))
     }
 
-    /// Gives back the draining partitions of `token` in which `owner` has no site in flight.
-    pub async fn release_drained(&self, token: i64, owner: &str) -> Result<u64, Error> {
-        let sql = format!(
-            "UPDATE parts SET {FREE_PART} WHERE token = ? AND draining = 1 AND NOT EXISTS \
-             (SELECT 1 FROM sites WHERE sites.state = 1 AND sites.part = parts.id AND sites.owner = ?)"
+    /// Gives back the draining partitions of `token` in which `owner` has no site in flight:
+    /// to the worker that asked for it, if one did (its heir, see `balance.rs`; leased for
+    /// `lease` from now), else free for anyone.
+    pub async fn release_drained(
+        &self,
+        token: i64,
+        owner: &str,
+        lease: Duration,
+    ) -> Result<u64, Error> {
+        let to_heirs = &self.sql().hand_to_heirs;
+        let free = format!(
+            "UPDATE parts SET {FREE_PART} WHERE token = ? AND draining = 1 AND NOT EXISTS {IN_FLIGHT}"
         );
         Ok(with_pool!(&self.db, pool => {
-            retry("release drained parts", || sqlx::query(&sql).bind(token).bind(owner).execute(pool))
-                .await?
-                .rows_affected()
+            let handed = retry("hand partitions to their heirs", || {
+                sqlx::query(to_heirs).bind(millis(lease)).bind(token).bind(owner).execute(pool)
+            })
+            .await?
+            .rows_affected();
+            handed + retry("release drained parts", || {
+                sqlx::query(&free).bind(token).bind(owner).execute(pool)
+            })
+            .await?
+            .rows_affected()
         }))
     }
 
@@ -138,40 +143,6 @@ impl Queue {
                 .await?
         });
         Ok(n.max(0) as u64)
-    }
-
-    /// The hosts of `token`'s partitions still in backoff, with the time left: what the fleet
-    /// learned before this worker held them.
-    pub async fn host_backoffs(&self, token: i64) -> Result<Vec<(String, Duration)>, Error> {
-        let sql = &self.sql().host_backoffs;
-        let rows: Vec<(String, i64)> = with_pool!(&self.db, pool => {
-            retry("host backoffs", || sqlx::query_as(sql).bind(token).fetch_all(pool)).await?
-        });
-        Ok(rows
-            .into_iter()
-            .map(|(host, ms)| (host, Duration::from_millis(ms.max(0) as u64)))
-            .collect())
-    }
-
-    /// Records hosts that throttled, so that whoever holds them next waits as they asked.
-    pub async fn record_throttled(&self, hosts: &[Throttled]) -> Result<(), Error> {
-        let sql = &self.sql().record_throttled;
-        for t in hosts {
-            let asked = millis(t.retry_after.unwrap_or_default().min(crate::MAX_DELAY));
-            with_pool!(&self.db, pool => {
-                retry("record throttled host", || {
-                    sqlx::query(sql)
-                        .bind(&t.host)
-                        .bind(part_of(&t.host))
-                        .bind(asked)
-                        .bind(i32::from(t.status))
-                        .bind(t.retry_after.map(|_| asked))
-                        .execute(pool)
-                })
-                .await?;
-            });
-        }
-        Ok(())
     }
 }
 

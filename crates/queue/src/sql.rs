@@ -36,12 +36,22 @@ pub(crate) struct Statements {
     pub keep_parts: String,
     /// Binds: parts token, n. Marks up to n held partitions as being handed over.
     pub drain_parts: String,
+    /// Binds: n. The partitions of the earliest n due sites, not draining: id, holder's token,
+    /// due sites among the n (see `balance.rs`).
+    pub due_parts: String,
+    /// Binds: lease ms, parts token, owner. Hands the draining partitions of the token that
+    /// have an heir, and none of the owner's sites in flight, to their heir.
+    pub hand_to_heirs: String,
     /// Binds: dead-after ms. Partitions of workers whose heartbeat stopped become free.
     pub reap_dead_parts: String,
-    /// Binds: parts token. Hosts of the held partitions in backoff: host, milliseconds left.
-    pub host_backoffs: String,
+    /// Binds: parts token. Hosts of the held partitions that the fleet learned something of:
+    /// host, milliseconds of backoff left, recent checks, recent errors.
+    pub host_states: String,
     /// Binds: host, part, backoff ms, status, retry-after ms. Records that a host throttled.
     pub record_throttled: String,
+    /// Binds, per row of `{rows}`: host, part, checks, errors. Adds to hosts' recent counts,
+    /// halving both whenever the checks pass [`RECENT_CHECKS`].
+    pub record_checks: String,
     /// Binds: token. Reads a claimed batch.
     pub select_batch: String,
     /// Binds: lease ms, token.
@@ -88,15 +98,23 @@ impl Statements {
 
     fn new(dialect: Dialect) -> Statements {
         // SQLite's planner picks these indexes unaided; MariaDB's has been seen not to.
-        let (now, insert_ignore, by_token, sites_by_id, sites_by_host) = match dialect {
+        let (now, insert_ignore, by_token, sites_by_id, sites_by_host, by_due) = match dialect {
             Dialect::MySql => (
                 MYSQL_NOW,
                 "INSERT IGNORE",
                 "sites FORCE INDEX (sites_token)",
                 "sites FORCE INDEX (PRIMARY)",
                 "sites FORCE INDEX (sites_host)",
+                "sites FORCE INDEX (sites_due)",
             ),
-            Dialect::Sqlite => (SQLITE_NOW, "INSERT OR IGNORE", "sites", "sites", "sites"),
+            Dialect::Sqlite => (
+                SQLITE_NOW,
+                "INSERT OR IGNORE",
+                "sites",
+                "sites",
+                "sites",
+                "sites",
+            ),
         };
         let sql = |text: &str| text.replace("{now}", now);
         // MySQL can UPDATE … ORDER BY … LIMIT directly; SQLite (as bundled) cannot, and picks the
@@ -132,13 +150,26 @@ impl Statements {
             ),
             keep_parts: sql("UPDATE parts SET expires_at = {now} + ? WHERE token = ?"),
             drain_parts: limited_in("parts", "draining = 1", "token = ? AND draining = 0", "id DESC"),
+            due_parts: sql(&format!(
+                "SELECT s.part, p.token, COUNT(*) FROM \
+                 (SELECT part FROM {by_due} WHERE {due} ORDER BY next_check_at, id LIMIT ?) AS s \
+                 JOIN parts AS p ON p.id = s.part WHERE p.draining = 0 GROUP BY s.part, p.token"
+            )),
+            // The heir's columns are read before they are cleared: MySQL assigns left to right,
+            // SQLite from the old row.
+            hand_to_heirs: sql(&format!(
+                "UPDATE parts SET owner = heir_owner, token = heir_token, \
+                 expires_at = {{now}} + ?, draining = 0, heir_token = NULL, heir_owner = NULL \
+                 WHERE token = ? AND draining = 1 AND heir_token IS NOT NULL AND NOT EXISTS {IN_FLIGHT}"
+            )),
             reap_dead_parts: sql(&format!(
                 "UPDATE parts SET {FREE_PART} \
                  WHERE owner IN (SELECT id FROM workers WHERE heartbeat_at < {{now}} - ?)"
             )),
-            host_backoffs: sql(
-                "SELECT host, backoff_until - {now} FROM hosts \
-                 WHERE part IN (SELECT id FROM parts WHERE token = ?) AND backoff_until > {now}",
+            host_states: sql(
+                "SELECT host, backoff_until - {now}, recent_checks, recent_errors FROM hosts \
+                 WHERE part IN (SELECT id FROM parts WHERE token = ?) \
+                 AND (backoff_until > {now} OR recent_errors > 0)",
             ),
             record_throttled: {
                 let insert = "INSERT INTO hosts (host, part, backoff_until, last_throttled_at, \
@@ -158,6 +189,32 @@ impl Statements {
                          retry_after_ms = excluded.retry_after_ms, throttled = throttled + 1"
                     ),
                 })
+            },
+            record_checks: {
+                let (new, div, upsert) = match dialect {
+                    Dialect::MySql => ("VALUES", "DIV", "ON DUPLICATE KEY UPDATE"),
+                    Dialect::Sqlite => ("excluded.", "/", "ON CONFLICT (host) DO UPDATE SET"),
+                };
+                let new = |col: &str| match dialect {
+                    Dialect::MySql => format!("{new}({col})"),
+                    Dialect::Sqlite => format!("{new}{col}"),
+                };
+                let recent = |col: &str| {
+                    let sum = format!("{col} + {}", new(col));
+                    format!(
+                        "{col} = CASE WHEN recent_checks + {} > {RECENT_CHECKS} \
+                         THEN ({sum}) {div} 2 ELSE {sum} END",
+                        new("recent_checks")
+                    )
+                };
+                // Errors first: MySQL assigns left to right, and the errors' test reads the
+                // checks before they change.
+                format!(
+                    "INSERT INTO hosts (host, part, recent_checks, recent_errors) VALUES {{rows}} \
+                     {upsert} {}, {}",
+                    recent("recent_errors"),
+                    recent("recent_checks")
+                )
             },
             select_batch: format!(
                 "SELECT id, claim_token, url, host, part, tries, consecutive_failures \
@@ -214,8 +271,18 @@ impl Statements {
 /// The partitions a parts token holds and is not handing over (binds: the token).
 pub(crate) const HELD_PARTS: &str = "SELECT id FROM parts WHERE token = ? AND draining = 0";
 
+/// Binds: owner. Whether the owner has a site of the partition (of the enclosing `UPDATE
+/// parts`) in flight: a partition is handed over only once none is.
+pub(crate) const IN_FLIGHT: &str =
+    "(SELECT 1 FROM sites WHERE sites.state = 1 AND sites.part = parts.id AND sites.owner = ?)";
+
+/// A host's recent checks are halved, errors with them, when they pass this: the error rate
+/// weighs the last hundred or so.
+pub(crate) const RECENT_CHECKS: i64 = 100;
+
 /// A partition nobody holds.
-pub(crate) const FREE_PART: &str = "owner = NULL, token = NULL, expires_at = 0, draining = 0";
+pub(crate) const FREE_PART: &str =
+    "owner = NULL, token = NULL, expires_at = 0, draining = 0, heir_token = NULL, heir_owner = NULL";
 
 /// `rows` padded to a power of two by repeating the last one, so that a statement with an
 /// `IN` list of them has one of a few shapes (each connection prepares each once), and the

@@ -7,6 +7,7 @@
 //! checker's patience is not waited for but deferred (see `check/ratelimit.rs`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crawler_queue::{Outcome, Site};
 use tokio::sync::mpsc;
@@ -27,19 +28,22 @@ pub async fn check_loop(
         tokio::select! {
             biased;
             _ = stop.cancelled() => break,
-            Some(done) = running.join_next(), if !running.is_empty() => forward(&ctx, done, &outcomes, stop.cancelled()).await,
+            Some(done) = running.join_next(), if !running.is_empty() => forward(done, &outcomes, stop.cancelled()).await,
             site = sites.recv(), if running.len() < limit => match site {
                 Some(site) => {
                     // A partition lost meanwhile: its hosts are another worker's now.
-                    let Some(lost) = ctx.parts.watch(site.part) else {
+                    let Some(stop) = ctx.parts.watch(site.part) else {
                         ctx.held.remove(site.token, site.id);
                         continue;
                     };
-                    let checker = ctx.checker.clone();
+                    let ctx = ctx.clone();
                     running.spawn(async move {
                         tokio::select! {
-                            finding = checker.check(&site.url) => Ok(Outcome { site, finding }),
-                            _ = lost.cancelled() => Err(site),
+                            finding = ctx.checker.check(&site.url) => Some(Outcome { site, finding }),
+                            _ = stop.cancelled() => {
+                                give_back(&ctx, site).await;
+                                None
+                            }
                         }
                     });
                 }
@@ -54,7 +58,7 @@ pub async fn check_loop(
     let grace = tokio::time::Instant::now() + ctx.config.grace;
     let finish = async {
         while let Some(done) = running.join_next().await {
-            forward(&ctx, done, &outcomes, std::future::pending()).await;
+            forward(done, &outcomes, std::future::pending()).await;
         }
     };
     if tokio::time::timeout_at(grace, finish).await.is_err() {
@@ -63,6 +67,21 @@ pub async fn check_loop(
             "grace period over; giving back checks in flight"
         );
         running.abort_all();
+    }
+}
+
+/// Gives back, due at once, a site whose check was cut off because its partition was lost or
+/// is being handed over, so that the partition's next holder gets it without waiting for the
+/// lease; fenced by the claim, so it changes nothing if the site is no longer this worker's.
+/// It is forgotten first, so the lease keeper does not take it for lost.
+async fn give_back(ctx: &Ctx, site: Site) {
+    ctx.held.remove(site.token, site.id);
+    if let Err(error) = ctx
+        .queue
+        .release(site.token, &[site.id], Duration::ZERO)
+        .await
+    {
+        tracing::debug!(error = %crate::chain(&error), "cannot give back a site; its lease will expire");
     }
 }
 
@@ -77,16 +96,15 @@ fn tasks_limit(concurrency: usize, batch_size: u32) -> usize {
 /// `until` completes first (the worker is stopping), the outcome is dropped: its site is still
 /// held, and is given back or its lease expires.
 async fn forward(
-    ctx: &Ctx,
-    done: Result<Result<Outcome, Site>, tokio::task::JoinError>,
+    done: Result<Option<Outcome>, tokio::task::JoinError>,
     outcomes: &mpsc::Sender<Outcome>,
     until: impl std::future::Future<Output = ()>,
 ) {
     match done {
-        // Cancelled: the site's partition was lost. Its claim is no longer extended: it lapses,
-        // and the site comes back to whoever holds the partition now.
-        Ok(Err(site)) => ctx.held.remove(site.token, site.id),
-        Ok(Ok(outcome)) => {
+        // Cut off: the site's partition was lost or is being handed over, and the site was
+        // given back (or, if the database refused, its claim lapses, no longer extended).
+        Ok(None) => {}
+        Ok(Some(outcome)) => {
             tokio::select! {
                 _ = outcomes.send(outcome) => {}
                 _ = until => {}

@@ -55,6 +55,7 @@ pub async fn claim_loop(
                     "claimed a batch"
                 );
                 ctx.held.add(&batch);
+                ctx.parts.adopt(batch.sites.iter().map(|s| s.part));
                 for (site, permit) in batch.sites.into_iter().zip(permits) {
                     permit.send(site);
                 }

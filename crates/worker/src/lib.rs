@@ -9,8 +9,8 @@
 //! - [`run`]: a worker's life, start to stop; it runs the stages below.
 //! - `claimer`, `checking`, `writer`: claim → check → write back.
 //! - `held`: the sites this worker holds; `parts`: the host partitions it holds (fleet-wide
-//!   politeness: one worker at a time asks a host); `upkeep`: leases, heartbeat, reaper,
-//!   progress.
+//!   politeness: one worker at a time asks a host); `host_health`: what it learns of its
+//!   hosts, shared with the fleet; `upkeep`: leases, heartbeat, reaper, progress.
 //! - `stats`: what this worker has done, a site counted once when it gets its verdict;
 //!   `progress`: the bar on a terminal, a periodic log line otherwise.
 
@@ -19,6 +19,7 @@ mod checking;
 mod claimer;
 pub mod config;
 mod held;
+mod host_health;
 mod host_limits;
 mod options;
 mod parts;

@@ -11,20 +11,26 @@
 //! keeper periods (10 s by default): one for the others to notice it and hand over, one for
 //! it to take.
 //!
-//! A partition lost (its lease expired while this worker was stalled, and another took it)
-//! cancels the checks in flight on its hosts at once; their write-back would be refused anyway.
+//! Work-aware balance (see `crawler_queue::balance`): a worker that holds at least two fewer
+//! of the partitions with sites due than another asks it for one, and hands over one with
+//! nothing due in exchange; the busy one comes straight to it once nothing of it is in flight.
+//!
+//! A partition lost (its lease expired while this worker was stalled, and another took it), or
+//! starting to be handed over, cancels the checks on its hosts at once (those waiting for the
+//! host and those on the wire; their write-back would be refused anyway, or would hold up the
+//! hand-over), and their sites are given back, due at once, for whoever holds it next.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crawler_queue::{HeldPart, PARTS};
+use crawler_queue::{DuePart, HeldPart, PARTS};
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
 
 use crate::run::Ctx;
 
-/// The partitions held, each with a token cancelled when it is lost.
+/// The partitions held, each with a token cancelled when it is lost or handed over.
 pub struct Parts {
     /// This worker's parts token: fresh per run, stamped on every partition it takes.
     pub token: i64,
@@ -33,8 +39,8 @@ pub struct Parts {
 
 /// One partition held.
 struct Held {
-    /// Cancelled when the partition is lost.
-    lost: CancellationToken,
+    /// Cancelled when the partition is lost, or starts being handed over.
+    stop: CancellationToken,
     /// Being handed over: when it goes, it was given back, not lost.
     draining: bool,
 }
@@ -49,10 +55,11 @@ impl Default for Parts {
 }
 
 impl Parts {
-    /// A token that is cancelled when partition `part` is lost; `None` if it is not held.
+    /// A token that is cancelled when partition `part` is lost or starts being handed over
+    /// (already cancelled if it is being handed over); `None` if it is not held.
     pub fn watch(&self, part: i16) -> Option<CancellationToken> {
         let held = self.held.lock().expect("parts lock poisoned");
-        held.get(&part).map(|h| h.lost.child_token())
+        held.get(&part).map(|h| h.stop.child_token())
     }
 
     /// Replaces the held set with what the database says; cancels the ones gone, and returns
@@ -61,23 +68,48 @@ impl Parts {
         let mut held = self.held.lock().expect("parts lock poisoned");
         let mut kept: HashMap<i16, Held> = HashMap::with_capacity(now_held.len());
         for part in now_held {
-            let lost = held.remove(&part.id).map(|h| h.lost).unwrap_or_default();
+            let stop = held.remove(&part.id).map(|h| h.stop).unwrap_or_default();
             let draining = part.draining;
-            kept.insert(part.id, Held { lost, draining });
+            if draining {
+                stop.cancel();
+            }
+            kept.insert(part.id, Held { stop, draining });
         }
         let mut lost = 0;
         for (_, gone) in held.drain() {
             lost += usize::from(!gone.draining);
-            gone.lost.cancel();
+            gone.stop.cancel();
         }
         *held = kept;
         lost
     }
 
+    /// Takes note of partitions a claim just found held by this worker's token (the database
+    /// said so in the claim's own read) but the keeper has not seen yet: taken or handed over
+    /// since its last round. Without this, their sites would be dropped as if lost.
+    pub fn adopt(&self, parts: impl IntoIterator<Item = i16>) {
+        let mut held = self.held.lock().expect("parts lock poisoned");
+        for id in parts {
+            held.entry(id).or_insert_with(|| Held {
+                stop: CancellationToken::new(),
+                draining: false,
+            });
+        }
+    }
+
+    /// The partitions held and not being handed over.
+    fn active(&self) -> Vec<i16> {
+        let held = self.held.lock().expect("parts lock poisoned");
+        held.iter()
+            .filter(|(_, h)| !h.draining)
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
     /// Cancels everything (the worker is stopping and gives its partitions back).
     pub fn clear(&self) {
         for (_, held) in self.held.lock().expect("parts lock poisoned").drain() {
-            held.lost.cancel();
+            held.stop.cancel();
         }
     }
 }
@@ -94,8 +126,8 @@ fn fair_share(live: u64) -> u64 {
     u64::from(PARTS).div_ceil(live.max(1))
 }
 
-/// One keeper round: extend, notice losses, hand over the excess, take up to the share, and
-/// load the hosts' shared backoffs into the checker.
+/// One keeper round: extend, notice losses, hand over the excess, take up to the share, ask
+/// for busy partitions when idle, and load what the fleet learned about the hosts.
 pub async fn keep(ctx: &Ctx) {
     if let Err(error) = try_keep(ctx).await {
         tracing::warn!(error = %crate::chain(&error), "cannot keep the host partitions; will try again");
@@ -118,8 +150,12 @@ async fn try_keep(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
         queue
             .drain_parts(parts.token, (active - share) as u32)
             .await?;
+        // Known as draining before it goes, so that its going is not taken for a loss.
+        parts.update(&queue.keep_parts(parts.token, config.lease).await?);
     }
-    queue.release_drained(parts.token, &config.id).await?;
+    queue
+        .release_drained(parts.token, &config.id, config.lease)
+        .await?;
     if active < share {
         let taken = queue
             .take_parts(
@@ -134,8 +170,69 @@ async fn try_keep(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
             parts.update(&held);
         }
     }
-    for (host, wait) in queue.host_backoffs(parts.token).await? {
-        ctx.checker.defer_host(&host, wait);
+    balance_by_work(ctx).await?;
+    load_host_states(ctx).await
+}
+
+/// Work-aware balance (see `crawler_queue::balance`): a worker with nothing in flight asks a
+/// worker that holds at least two more of the partitions with sites due for one of them, and
+/// hands over in exchange one partition that has nothing due. One request per round, as KCL
+/// steals one. A busy worker never asks: the hand-over cuts off the checks of the partition
+/// at its holder, worth it only to put an idle worker to work.
+async fn balance_by_work(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
+    let (queue, parts) = (&ctx.queue, &ctx.parts);
+    if !ctx.held.is_empty() {
+        return Ok(());
+    }
+    let due = queue.due_parts().await?;
+    let Some((holder, part)) = busiest_other(&due, parts.token) else {
+        return Ok(());
+    };
+    if !queue
+        .ask_for_part(part, holder, parts.token, &ctx.config.id)
+        .await?
+    {
+        return Ok(());
+    }
+    tracing::debug!(partition = part, "asked a busier worker for a partition");
+    let busy: HashSet<i16> = due.iter().map(|p| p.id).collect();
+    if let Some(idle) = parts.active().into_iter().find(|id| !busy.contains(id)) {
+        queue.drain_part(parts.token, idle).await?;
+    }
+    Ok(())
+}
+
+/// The holder with the most due partitions and one of them, when it has at least two more
+/// than `mine`; a worker's last busy partition is never asked for.
+fn busiest_other(due: &[DuePart], mine: i64) -> Option<(i64, i16)> {
+    let mut by_holder: HashMap<i64, Vec<i16>> = HashMap::new();
+    for part in due {
+        if let Some(holder) = part.holder {
+            by_holder.entry(holder).or_default().push(part.id);
+        }
+    }
+    let own = by_holder.get(&mine).map_or(0, Vec::len);
+    let (&holder, theirs) = by_holder
+        .iter()
+        .filter(|(&holder, _)| holder != mine)
+        .max_by_key(|(&holder, parts)| (parts.len(), holder))?;
+    if theirs.len() < own + 2 {
+        return None;
+    }
+    let pick = theirs[rand::rng().random_range(0..theirs.len())];
+    Some((holder, pick))
+}
+
+/// Loads what the fleet learned about the hosts of the partitions held: backoffs are waited
+/// out, and a host failing lately starts slowed down, as its last holder left it.
+async fn load_host_states(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
+    for host in ctx.queue.host_states(ctx.parts.token).await? {
+        if !host.backoff.is_zero() {
+            ctx.checker.defer_host(&host.host, host.backoff);
+        }
+        if host.failing() {
+            ctx.checker.slow_host(&host.host);
+        }
     }
     Ok(())
 }
@@ -171,6 +268,53 @@ mod tests {
         assert_eq!(parts.update(&held(&[1])), 1);
         assert!(on_two.is_cancelled());
         assert!(!parts.watch(1).unwrap().is_cancelled());
+    }
+
+    #[test]
+    fn a_partition_starting_its_hand_over_cuts_its_checks_off() {
+        let parts = Parts::default();
+        let part = |draining| HeldPart { id: 4, draining };
+        parts.update(&[part(false)]);
+        let watching = parts.watch(4).unwrap();
+        parts.update(&[part(true)]);
+        assert!(watching.is_cancelled());
+        assert!(
+            parts.watch(4).unwrap().is_cancelled(),
+            "a site claimed before the hand-over is not checked"
+        );
+    }
+
+    #[test]
+    fn a_partition_a_claim_found_is_adopted_until_the_keeper_knows() {
+        let parts = Parts::default();
+        assert!(parts.watch(9).is_none());
+        parts.adopt([9, 9]);
+        assert!(!parts.watch(9).unwrap().is_cancelled());
+        assert_eq!(parts.active(), [9]);
+    }
+
+    #[test]
+    fn only_a_holder_with_two_more_busy_partitions_is_asked_and_never_for_its_last() {
+        let due = |id, holder| DuePart {
+            id,
+            holder: Some(holder),
+            sites: 1,
+        };
+        let mine = 1;
+        assert_eq!(busiest_other(&[due(10, 2)], mine), None, "its last one");
+        let (holder, part) = busiest_other(&[due(10, 2), due(11, 2), due(12, 3)], mine).unwrap();
+        assert_eq!(holder, 2);
+        assert!([10, 11].contains(&part));
+        assert_eq!(
+            busiest_other(&[due(10, 2), due(11, 2), due(12, 1)], mine),
+            None,
+            "one apart is balanced"
+        );
+        let free = DuePart {
+            holder: None,
+            ..due(13, 0)
+        };
+        assert_eq!(busiest_other(&[free, due(10, 2)], mine), None);
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::check::Checker;
 use crate::claimer::{claim_loop, Ended};
 use crate::config::WorkerConfig;
 use crate::held::Held;
+use crate::host_health::HostHealth;
 use crate::parts::Parts;
 use crate::stats::Stats;
 use crate::upkeep::{self, every, REAPER};
@@ -33,6 +34,8 @@ pub struct Ctx {
     pub held: Held,
     /// The host partitions held: sites are claimed, and hosts asked, only in these.
     pub parts: Parts,
+    /// What this worker learns of its hosts, shared with the fleet after each write-back.
+    pub hosts: HostHealth,
     pub stats: Stats,
 }
 
@@ -69,6 +72,7 @@ pub async fn run(
         checker,
         held: Held::default(),
         parts: Parts::default(),
+        hosts: HostHealth::default(),
         stats: Stats::default(),
     });
     // Take a share of the host partitions before claiming anything.

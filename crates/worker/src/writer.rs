@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crawler_queue::{Outcome, Throttled};
+use crawler_queue::Outcome;
 use tokio::sync::mpsc;
 
 use crate::run::Ctx;
@@ -59,7 +59,7 @@ async fn flush(ctx: &Ctx, pending: &mut Vec<Outcome>) -> bool {
                 );
             }
             ctx.stats.record(&completed);
-            record_throttled(ctx, pending).await;
+            ctx.hosts.record(&ctx.queue, pending).await;
             for o in pending.drain(..) {
                 ctx.held.remove(o.site.token, o.site.id);
             }
@@ -69,29 +69,5 @@ async fn flush(ctx: &Ctx, pending: &mut Vec<Outcome>) -> bool {
             tracing::warn!(error = %crate::chain(&error), results = pending.len(), "cannot write results; keeping them to try again");
             false
         }
-    }
-}
-
-/// Shares with the fleet which hosts throttled (429/503) and for how long they asked, so that
-/// whoever holds them next respects it. Best effort: the worker's own limiter already knows.
-async fn record_throttled(ctx: &Ctx, written: &[Outcome]) {
-    let mut hosts: Vec<Throttled> = Vec::new();
-    for o in written.iter().filter(|o| !o.finding.deferred) {
-        let Some(status @ (429 | 503)) = o.finding.status else {
-            continue;
-        };
-        if !hosts.iter().any(|t| t.host == o.site.host) {
-            hosts.push(Throttled {
-                host: o.site.host.clone(),
-                status,
-                retry_after: o.finding.retry_after,
-            });
-        }
-    }
-    if hosts.is_empty() {
-        return;
-    }
-    if let Err(error) = ctx.queue.record_throttled(&hosts).await {
-        tracing::warn!(error = %crate::chain(&error), "cannot record throttled hosts");
     }
 }

@@ -108,13 +108,17 @@ impl Inner {
         let started = Instant::now();
         let result = self.send(method, url, started + *budget).await;
         *budget = budget.saturating_sub(started.elapsed());
-        if let Ok(reply) = &result {
-            let hold = reply.retry_after.unwrap_or_default();
-            permit.record(
-                reply.status,
-                reply.retry_after,
-                hold.min(self.config.retry_after_cap),
-            );
+        match &result {
+            Ok(reply) => {
+                let hold = reply.retry_after.unwrap_or_default();
+                permit.record(
+                    reply.status,
+                    reply.retry_after,
+                    hold.min(self.config.retry_after_cap),
+                );
+            }
+            Err(Failure::Timeout | Failure::Reset | Failure::Refused) => permit.record_failure(),
+            Err(_) => {}
         }
         result
     }

@@ -217,6 +217,11 @@ impl Checker {
         self.inner.limits.defer(host, wait.min(MAX_DELAY));
     }
 
+    /// Slows `host` down from its first request: the fleet saw it failing lately.
+    pub fn slow_host(&self, host: &str) {
+        self.inner.limits.slow(host);
+    }
+
     /// Checks one URL, retries included, and says what was found.
     pub async fn check(&self, url: &str) -> Finding {
         let started = Instant::now();

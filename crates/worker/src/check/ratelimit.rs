@@ -24,6 +24,10 @@ use super::HostLimit;
 /// First penalty after a 429 or 503; it doubles on each one after, like lychee.
 const PENALTY_MIN: Duration = Duration::from_millis(500);
 const PENALTY_MAX: Duration = Duration::from_secs(30);
+/// Requests in a row that got no answer (timeouts, resets, refusals) after which a host is
+/// slowed down as if it had answered 429: a server that struggles is not pressed harder (Nutch
+/// purges a queue after 5 exceptions). A 5xx is an answer, often about one page only.
+const FAILURES_BEFORE_PENALTY: u32 = 3;
 /// A penalty is forgotten once the host has not complained for this long.
 const PENALTY_MEMORY: Duration = Duration::from_secs(60);
 /// The host map is swept for idle hosts whenever it doubles past this size.
@@ -71,6 +75,8 @@ struct Pace {
     /// The turns handed out to deferred checks end here (see [`Limits::admit`]).
     booked: Instant,
     last_used: Instant,
+    /// Requests in a row that got no answer.
+    failures: u32,
 }
 
 /// Held for the duration of one request; gives the host and global slots back when dropped.
@@ -127,6 +133,16 @@ impl Limits {
         let at = pace.booked.max(now + wait);
         pace.booked = at + turn;
         Err(at - now)
+    }
+
+    /// Slows `host` down as after a complaint, unless it already is: the fleet saw it failing
+    /// lately (see `crawler_queue::HostState::failing`).
+    pub(crate) fn slow(&self, host: &str) {
+        let host = self.host(host);
+        let mut pace = host.pace.lock().expect("pace lock poisoned");
+        if pace.penalty.is_zero() {
+            pace.penalize(Instant::now(), Duration::ZERO);
+        }
     }
 
     /// Defers every check of `host` for `wait` from now (at least).
@@ -284,6 +300,14 @@ impl Permit<'_> {
     }
 }
 
+impl Permit<'_> {
+    /// Tells the host's pace that the request got no answer (timeout, reset, refused).
+    pub(crate) fn record_failure(&self) {
+        let mut pace = self.host.pace.lock().expect("pace lock poisoned");
+        pace.fail(Instant::now());
+    }
+}
+
 impl Pace {
     fn new(now: Instant) -> Self {
         Self {
@@ -293,6 +317,15 @@ impl Pace {
             deferred_until: None,
             booked: now,
             last_used: now,
+            failures: 0,
+        }
+    }
+
+    /// One more failure in a row; the third and every one after slows the host down.
+    fn fail(&mut self, now: Instant) {
+        self.failures += 1;
+        if self.failures >= FAILURES_BEFORE_PENALTY {
+            self.penalize(now, Duration::ZERO);
         }
     }
 
@@ -323,6 +356,7 @@ impl Pace {
 
     /// Halves the penalty, and gives back the slot reserved under the old one.
     fn relax(&mut self) {
+        self.failures = 0;
         self.penalty /= 2;
         if self.penalty < PENALTY_MIN {
             self.penalty = Duration::ZERO;
@@ -392,6 +426,36 @@ mod tests {
         let mut pace = Pace::new(now);
         pace.penalize(now, Duration::from_secs(5));
         assert_eq!(pace.reserve(now), now + Duration::from_secs(5));
+    }
+
+    #[test]
+    fn three_failures_in_a_row_slow_a_host_and_an_answer_resets_the_count() {
+        let now = Instant::now();
+        let mut pace = Pace::new(now);
+        pace.fail(now);
+        pace.fail(now);
+        assert_eq!(pace.penalty, Duration::ZERO, "two may be bad luck");
+        pace.relax();
+        pace.fail(now);
+        pace.fail(now);
+        assert_eq!(pace.penalty, Duration::ZERO, "an answer in between");
+        pace.fail(now);
+        assert_eq!(pace.penalty, PENALTY_MIN);
+        pace.fail(now);
+        assert_eq!(
+            pace.penalty,
+            2 * PENALTY_MIN,
+            "each failure after doubles it"
+        );
+    }
+
+    #[test]
+    fn a_host_the_fleet_saw_failing_starts_slowed_once() {
+        let limits = at_ten_per_second();
+        limits.slow("down.example");
+        limits.slow("down.example");
+        let host = limits.host("down.example");
+        assert_eq!(host.pace.lock().unwrap().penalty, PENALTY_MIN);
     }
 
     #[test]

@@ -1,0 +1,198 @@
+//! Work-aware balance of the host partitions and the fleet's shared host health, on every
+//! backend: an idle worker is handed a busy partition by its holder once nothing of it is in
+//! flight, and a host's recent error rate is kept for whoever holds it next.
+
+use std::time::Duration;
+
+use crawler_queue::{part_of, HostChecks, NewSite, Queue};
+use crawler_tests::findings::{alive, outcomes_of};
+use crawler_tests::site::Page;
+use crawler_tests::{both_backends, TestDb};
+
+use crate::e2e::{assert_report_matches, seed, spawn_worker, unfinished, url_file_at, wait};
+use crate::faults::QUICK;
+
+const LEASE: Duration = Duration::from_secs(600);
+
+/// `n` host names, each in its own partition below `below`.
+fn hosts_below(below: i16, n: usize, name: impl Fn(usize) -> String) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut hosts = Vec::new();
+    for host in (0..).map(name) {
+        let part = part_of(&host);
+        if part < below && !parts.contains(&part) {
+            parts.push(part);
+            hosts.push(host);
+            if hosts.len() == n {
+                return hosts;
+            }
+        }
+    }
+    unreachable!()
+}
+
+/// The owner of partition `part`.
+async fn owner_of(queue: &Queue, part: i16) -> Option<String> {
+    let sql = "SELECT owner FROM parts WHERE id = ?";
+    match queue.db() {
+        crawler_queue::Db::MySql(pool) => sqlx::query_scalar(sql)
+            .bind(part)
+            .fetch_one(pool)
+            .await
+            .unwrap(),
+        crawler_queue::Db::Sqlite(pool) => sqlx::query_scalar(sql)
+            .bind(part)
+            .fetch_one(pool)
+            .await
+            .unwrap(),
+    }
+}
+
+both_backends!(
+    async fn a_busy_partition_asked_for_goes_to_its_heir_once_nothing_of_it_is_in_flight(
+        backend: Backend,
+    ) {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let (a, b) = (1, 2);
+        // Partitions are taken in id order: a holds 0..512, b the rest; all the work is a's.
+        assert_eq!(queue.take_parts("a", a, 512, LEASE).await.unwrap(), 512);
+        assert_eq!(queue.take_parts("b", b, 512, LEASE).await.unwrap(), 512);
+        let hosts = hosts_below(512, 4, |i| format!("h{i}.example"));
+        let sites: Vec<NewSite> = (0..40)
+            .map(|i| NewSite {
+                url: format!("https://{}/{i}", hosts[i % 4]),
+                host: hosts[i % 4].clone(),
+            })
+            .collect();
+        queue.seed(&sites, false).await.unwrap();
+        let due = queue.due_parts().await.unwrap();
+        assert_eq!(due.len(), 4, "{due:?}");
+        assert!(due.iter().all(|p| p.holder == Some(a) && p.sites == 10));
+
+        let claimed = queue.claim_held(a, "a", 100, LEASE).await.unwrap();
+        assert_eq!(claimed.sites.len(), 40);
+        let wanted = due[0].id;
+        assert!(queue.ask_for_part(wanted, a, b, "b").await.unwrap());
+        assert!(
+            !queue.ask_for_part(wanted, a, 3, "c").await.unwrap(),
+            "one heir at a time"
+        );
+        assert_eq!(
+            queue.release_drained(a, "a", LEASE).await.unwrap(),
+            0,
+            "its sites are still in flight"
+        );
+        assert_eq!(owner_of(&queue, wanted).await.as_deref(), Some("a"));
+
+        let (in_wanted, others): (Vec<_>, Vec<_>) =
+            claimed.sites.into_iter().partition(|s| s.part == wanted);
+        let written = queue
+            .complete(&outcomes_of(in_wanted, &alive()))
+            .await
+            .unwrap();
+        assert_eq!(
+            written.done, 10,
+            "the holder writes back while it hands over"
+        );
+        assert_eq!(queue.release_drained(a, "a", LEASE).await.unwrap(), 1);
+        assert_eq!(owner_of(&queue, wanted).await.as_deref(), Some("b"));
+        let held_by_b: Vec<i16> = queue
+            .keep_parts(b, LEASE)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|p| !p.draining)
+            .map(|p| p.id)
+            .collect();
+        assert!(held_by_b.contains(&wanted));
+        assert_eq!(held_by_b.len(), 513);
+        queue
+            .complete(&outcomes_of(others, &alive()))
+            .await
+            .unwrap();
+    }
+);
+
+both_backends!(
+    async fn a_hosts_recent_error_rate_is_kept_for_its_next_holder(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let checks = |host: &str, checks, errors| HostChecks {
+            host: host.into(),
+            checks,
+            errors,
+        };
+        queue
+            .record_checks(&[checks("down.example", 20, 15), checks("fine.example", 3, 1)])
+            .await
+            .unwrap();
+        queue.take_parts("next", 9, 1024, LEASE).await.unwrap();
+        let states = queue.host_states(9).await.unwrap();
+        let down = states.iter().find(|h| h.host == "down.example").unwrap();
+        assert_eq!((down.recent_checks, down.recent_errors), (20, 15));
+        assert!(down.failing());
+        let fine = states.iter().find(|h| h.host == "fine.example").unwrap();
+        assert!(!fine.failing(), "too few checks to judge");
+        // It recovers: past 100 checks the counts are halved, so old failures weigh less.
+        queue
+            .record_checks(&[checks("down.example", 100, 0)])
+            .await
+            .unwrap();
+        let states = queue.host_states(9).await.unwrap();
+        let down = states.iter().find(|h| h.host == "down.example").unwrap();
+        assert_eq!((down.recent_checks, down.recent_errors), (60, 7));
+        assert!(!down.failing());
+    }
+);
+
+both_backends!(
+    async fn an_idle_worker_gets_busy_partitions_from_a_loaded_one_and_nothing_is_lost(
+        backend: Backend,
+    ) {
+        let db: TestDb = backend.fresh().await;
+        let queue = db.queue().await;
+        // Six hosts, all in partitions the first worker keeps when a second joins (it hands
+        // over its highest 512): by count alone, the second would have nothing to do.
+        let ips = hosts_below(512, 6, |i| format!("127.0.10.{}", i + 1));
+        let parts: Vec<i16> = ips.iter().map(|ip| part_of(ip)).collect();
+        let (file, expected) = url_file_at(&ips, 40, &[Page::Slow]).await;
+        seed(&db, file.path());
+        let args = [
+            &["--drain", "--host-concurrency", "1", "--batch-size", "50"][..],
+            QUICK,
+        ]
+        .concat();
+        let first = spawn_worker(&db, "first", &args);
+        crate::partitions::until_holders(
+            &queue,
+            Duration::from_secs(10),
+            "the first worker takes every partition",
+            |h| h == [("first".to_owned(), 1024)],
+        )
+        .await;
+        let late = spawn_worker(&db, "late", &args);
+        let started = std::time::Instant::now();
+        loop {
+            let mut owners = Vec::new();
+            for &part in &parts {
+                owners.push(owner_of(&queue, part).await);
+            }
+            if owners.iter().any(|o| o.as_deref() == Some("late")) {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the late worker never got a busy partition: {owners:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for mut worker in [first, late] {
+            let done =
+                tokio::task::spawn_blocking(move || wait(&mut worker, Duration::from_secs(120)));
+            assert!(done.await.unwrap().success());
+        }
+        assert_report_matches(&db, &expected);
+        assert_eq!(unfinished(&db), (0, 0));
+    }
+);
