@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crawler_queue::{part_of, Finding, NewSite, Outcome, Queue, Throttled, Verdict};
+use crawler_queue::{part_of, Finding, HostChecks, NewSite, Outcome, Queue, Throttled, Verdict};
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::findings::alive;
 use crawler_tests::{both_backends, TestDb};
@@ -55,7 +55,7 @@ const HOSTS: [(&str, &[Fate]); 4] = [
 const OWNED: u32 = 232;
 
 /// The report's columns, in order.
-const COLUMNS: [&str; 12] = [
+const COLUMNS: [&str; 14] = [
     "host",
     "sites",
     "alive",
@@ -68,6 +68,8 @@ const COLUMNS: [&str; 12] = [
     "backoff_until",
     "last_throttled_at",
     "last_status",
+    "recent_checks",
+    "recent_errors",
 ];
 
 /// What the report must say of each host, but for its times.
@@ -75,23 +77,38 @@ fn expected() -> Vec<Value> {
     let host = |host,
                 [sites, alive, dead, blocked, unreachable, error, pending]: [i64; 7],
                 owner: Option<&str>,
-                status: Option<i32>| {
+                status: Option<i32>,
+                [checks, errors]: [i64; 2]| {
         json!({
             "host": host, "sites": sites, "alive": alive, "dead": dead, "blocked": blocked,
             "unreachable": unreachable, "error": error, "pending": pending,
             "owner": owner, "last_status": status,
+            "recent_checks": checks, "recent_errors": errors,
         })
     };
     vec![
-        host("a.example", [5, 2, 1, 0, 1, 0, 1], Some("worker-7"), None),
+        host(
+            "a.example",
+            [5, 2, 1, 0, 1, 0, 1],
+            Some("worker-7"),
+            None,
+            [0, 0],
+        ),
         host(
             "b.example",
             [3, 0, 0, 1, 0, 1, 1],
             Some("worker-7"),
             Some(429),
+            [0, 0],
         ),
-        host("c.example", [2, 0, 0, 0, 0, 0, 2], None, Some(503)),
-        host("d.example", [2, 0, 2, 0, 0, 0, 1], Some("worker-7"), None),
+        host("c.example", [2, 0, 0, 0, 0, 0, 2], None, Some(503), [0, 0]),
+        host(
+            "d.example",
+            [2, 0, 2, 0, 0, 0, 1],
+            Some("worker-7"),
+            None,
+            [12, 5],
+        ),
     ]
 }
 
@@ -182,6 +199,12 @@ async fn throttle(queue: &Queue) -> (i64, i64) {
         },
     ];
     queue.record_throttled(&hosts).await.unwrap();
+    let failing = HostChecks {
+        host: "d.example".into(),
+        checks: 12,
+        errors: 5,
+    };
+    queue.record_checks(&[failing]).await.unwrap();
     (before, queue.now().await.unwrap())
 }
 

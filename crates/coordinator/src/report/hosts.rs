@@ -1,5 +1,5 @@
 //! The hosts report: per host, its sites by verdict, those waiting for a check, the worker
-//! holding its partition, and what the fleet learned when it throttled; one row a host, in
+//! holding its partition, and what the fleet learned when it throttled or failed; one row a host, in
 //! host order.
 //!
 //! Text is aligned columns under a header (the CSV column names, upper case). The widths are
@@ -21,7 +21,7 @@ const PAGE: u32 = 1000;
 
 /// The columns in order: name (the CSV header's, the JSON key), width in text, and whether
 /// text aligns it right (the counts).
-const COLUMNS: [(&str, usize, bool); 12] = [
+const COLUMNS: [(&str, usize, bool); 14] = [
     ("host", 32, false),
     ("sites", 7, true),
     ("alive", 7, true),
@@ -33,7 +33,9 @@ const COLUMNS: [(&str, usize, bool); 12] = [
     ("owner", 20, false),
     ("backoff_until", 24, false),
     ("last_throttled_at", 24, false),
-    ("last_status", 0, false),
+    ("last_status", 11, false),
+    ("recent_checks", 13, true),
+    ("recent_errors", 0, true),
 ];
 
 /// One host as the machine-readable formats print it (a contract: scripts depend on the keys,
@@ -54,6 +56,9 @@ struct HostRecord<'a> {
     /// RFC 3339.
     last_throttled_at: Option<String>,
     last_status: Option<i32>,
+    /// Its recent checks, and those that got no answer.
+    recent_checks: i64,
+    recent_errors: i64,
 }
 
 impl<'a> HostRecord<'a> {
@@ -71,11 +76,13 @@ impl<'a> HostRecord<'a> {
             backoff_until: row.backoff_until.map(rfc3339),
             last_throttled_at: row.last_throttled_at.map(rfc3339),
             last_status: row.last_status,
+            recent_checks: row.recent_checks,
+            recent_errors: row.recent_errors,
         }
     }
 
     /// The values in column order, empty where missing.
-    fn cells(&self) -> [Cow<'_, str>; 12] {
+    fn cells(&self) -> [Cow<'_, str>; COLUMNS.len()] {
         let count = |n: i64| Cow::Owned(n.to_string());
         let text = |s: Option<&'a str>| Cow::Borrowed(s.unwrap_or(""));
         [
@@ -94,6 +101,8 @@ impl<'a> HostRecord<'a> {
                 .map(|s| s.to_string())
                 .unwrap_or_default()
                 .into(),
+            count(self.recent_checks),
+            count(self.recent_errors),
         ]
     }
 }
@@ -117,7 +126,7 @@ impl Row for HostRecord<'_> {
 }
 
 /// `cells` padded to their columns' widths, `-` for an empty one, with no trailing space.
-fn text_line(cells: &[impl AsRef<str>; 12]) -> String {
+fn text_line(cells: &[impl AsRef<str>; COLUMNS.len()]) -> String {
     let padded: Vec<String> = COLUMNS
         .iter()
         .zip(cells)
@@ -177,6 +186,8 @@ mod tests {
             backoff_until: Some(1_795_000_000_123),
             last_throttled_at: Some(1_795_000_000_000),
             last_status: Some(429),
+            recent_checks: 40,
+            recent_errors: 3,
         }
     }
 
@@ -187,6 +198,8 @@ mod tests {
             backoff_until: None,
             last_throttled_at: None,
             last_status: None,
+            recent_checks: 0,
+            recent_errors: 0,
             ..throttled()
         }
     }
@@ -206,13 +219,13 @@ mod tests {
         assert_eq!(
             record.csv_fields().join(","),
             "a.example,12,5,3,1,0,1,2,worker-1:42,2026-11-18T11:06:40.123Z,\
-             2026-11-18T11:06:40Z,429"
+             2026-11-18T11:06:40Z,429,40,3"
         );
         let row = quiet();
         let record = HostRecord::new(&row);
         assert_eq!(
             record.csv_fields().join(","),
-            "b.example,12,5,3,1,0,1,2,,,,"
+            "b.example,12,5,3,1,0,1,2,,,,,0,0"
         );
         let json: serde_json::Value = serde_json::to_value(&record).unwrap();
         for key in ["owner", "backoff_until", "last_throttled_at", "last_status"] {
@@ -244,7 +257,9 @@ mod tests {
                 "-",
                 "-",
                 "-",
-                "-"
+                "-",
+                "0",
+                "0"
             ]
         );
         // Every column but the last sits where the widths before it put it, on every line:

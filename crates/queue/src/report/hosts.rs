@@ -1,5 +1,5 @@
 //! The hosts report's pages: per host, its sites by verdict and state, who holds its partition,
-//! and what the fleet learned when it throttled.
+//! and what the fleet learned when it throttled or failed.
 //!
 //! Keyset-paginated by host name (`WHERE host > ? GROUP BY host ORDER BY host LIMIT ?`, read in
 //! order from the `sites_host` index), so a report of millions of hosts holds one page in
@@ -34,6 +34,10 @@ pub struct HostRow {
     pub last_throttled_at: Option<i64>,
     /// That answer's HTTP status.
     pub last_status: Option<i32>,
+    /// Checks of the host lately, and how many got no answer (see `crate::hosts`): its recent
+    /// error rate. Zero for a host that never failed nor throttled.
+    pub recent_checks: i64,
+    pub recent_errors: i64,
 }
 
 impl Queue {
@@ -67,7 +71,9 @@ impl Queue {
             "SELECT g.host, g.sites, g.alive, g.dead, g.blocked, g.unreachable, g.error, g.pending, \
              CASE WHEN p.expires_at > {now} THEN p.owner END AS owner, \
              CASE WHEN h.backoff_until > {now} THEN h.backoff_until END AS backoff_until, \
-             h.last_throttled_at, h.last_status \
+             h.last_throttled_at, h.last_status, \
+             COALESCE(h.recent_checks, 0) AS recent_checks, \
+             COALESCE(h.recent_errors, 0) AS recent_errors \
              FROM (SELECT host, MAX(part) AS part, COUNT(*) AS sites, \
                    COUNT(CASE WHEN verdict = 'alive' THEN 1 END) AS alive, \
                    COUNT(CASE WHEN verdict = 'dead' THEN 1 END) AS dead, \
