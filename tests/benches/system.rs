@@ -9,6 +9,7 @@
 //!   `mariadb` (the default, ~6 min), `1` (MariaDB and SQLite, ~20 min on 2 cores) or `0`.
 //! - `SYSTEM_BENCH_SCALE=1` adds the scale runs (off by default, several minutes): MariaDB with
 //!   1M and then 10M rows, the claim latency and the time of `crawler-report --dead`.
+//! - `SYSTEM_BENCH_CONCURRENCY` sets the checks in flight of the worker and the bare loop (128).
 //! - `SYSTEM_BENCH_PERF=DIR` records the worker and `mariadbd` during the 100k MariaDB run
 //!   with `perf record` into `DIR/{worker,mariadbd}.perf.data` (that run's figures then
 //!   include perf's overhead).
@@ -34,8 +35,13 @@ use crawler_tests::mariadb::MariaDb;
 use tempfile::TempDir;
 
 /// Hosts the URLs are spread over: 127.0.1.1 to 127.0.4.250, one port.
-/// Checks in flight, the same for the worker and the bare loop.
-const CONCURRENCY: usize = 128;
+/// Checks in flight, the same for the worker and the bare loop: `SYSTEM_BENCH_CONCURRENCY`,
+/// 128 by default (the worker's own default is 512: run with it to see its memory there).
+static CONCURRENCY: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
+    std::env::var("SYSTEM_BENCH_CONCURRENCY")
+        .map(|v| v.parse().expect("SYSTEM_BENCH_CONCURRENCY: a number"))
+        .unwrap_or(128)
+});
 /// The list of the main comparison, and the long one for memory flatness.
 const SMALL: usize = 100_000;
 const BIG: usize = 1_000_000;
@@ -233,8 +239,10 @@ fn header(big: &[&str], scale: bool) {
         u8::from(scale)
     );
     println!(
-        "worker: --drain --concurrency {CONCURRENCY} --host-concurrency 64 --host-rate 100000 \
-         --timeout 5s --retries 0 --attempts 1; bare loop: HEAD, buffer_unordered({CONCURRENCY})"
+        "worker: --drain --concurrency {} --host-concurrency 64 --host-rate 100000 \
+         --timeout 5s --retries 0 --attempts 1; bare loop: HEAD, buffer_unordered({})",
+        *CONCURRENCY,
+        *CONCURRENCY
     );
 }
 
@@ -389,7 +397,7 @@ mod bare {
                 let client = client.clone();
                 async move { client.head(url).send().await.is_ok() }
             })
-            .buffer_unordered(CONCURRENCY)
+            .buffer_unordered(*CONCURRENCY)
             .fold((0, 0), |(ok, failed), answered| async move {
                 if answered {
                     (ok + 1, failed)
