@@ -21,6 +21,7 @@
 //! - [`verdict`]: what a check found.
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
+//! - [`metrics`]: claim and write-back latency, database errors (no-ops without a recorder).
 
 pub mod bounds;
 pub mod cli;
@@ -32,6 +33,7 @@ mod error;
 pub mod filter;
 pub mod generate;
 pub mod logging;
+pub mod metrics;
 pub mod parts;
 pub mod queue;
 pub mod reap;

@@ -183,3 +183,10 @@ mod tests {
         assert_eq!(parts.update(&[]), 0);
     }
 }
+
+impl Parts {
+    /// How many partitions are held, those being handed over included (the metrics' gauge).
+    pub fn count(&self) -> usize {
+        self.held.lock().expect("parts lock poisoned").len()
+    }
+}
