@@ -90,8 +90,7 @@ fn workspace_binaries() -> BTreeMap<String, String> {
 fn image_packages(dockerfile: &str) -> BTreeSet<String> {
     let build = dockerfile
         .lines()
-        .filter(|l| l.contains("cargo build --release --locked"))
-        .last()
+        .rfind(|l| l.contains("cargo build --release --locked"))
         .expect("a cargo build in the Dockerfile");
     assert!(
         build.contains("--bins"),

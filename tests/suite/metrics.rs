@@ -3,6 +3,7 @@
 //! an address in use a startup error, both naming `--metrics`.
 
 use std::collections::HashMap;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use crawler_tests::bins::{command, run, stderr};
@@ -63,6 +64,19 @@ fn verdicts_in_database(db: &TestDb) -> HashMap<String, f64> {
         .collect()
 }
 
+/// A worker, killed if the test fails before stopping it (a live child would hold the test's
+/// output open).
+struct Running(Option<Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 const KINDS: &[Page] = &[
     Page::Alive,
     Page::Dead,
@@ -79,7 +93,7 @@ both_backends!(
         let (file, expected) = url_file(&site, 300, KINDS);
         seed(&db, file.path());
         let addr = free_addr();
-        let mut worker = spawn_worker(&db, "metered", &["--metrics", &addr]);
+        let mut running = Running(Some(spawn_worker(&db, "metered", &["--metrics", &addr])));
         let started = Instant::now();
         while unfinished(&db) != (0, 0) {
             assert!(
@@ -134,6 +148,7 @@ both_backends!(
         let port = addr.rsplit_once(':').unwrap().1;
         assert!(std::net::TcpStream::connect(format!("127.0.0.2:{port}")).is_err());
 
+        let mut worker = running.0.take().unwrap();
         unsafe { libc::kill(worker.id() as i32, libc::SIGTERM) };
         let status =
             tokio::task::spawn_blocking(move || wait(&mut worker, Duration::from_secs(60)))

@@ -140,6 +140,13 @@ async fn try_keep(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
     Ok(())
 }
 
+impl Parts {
+    /// How many partitions are held, those being handed over included (the metrics' gauge).
+    pub fn count(&self) -> usize {
+        self.held.lock().expect("parts lock poisoned").len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,12 +188,5 @@ mod tests {
             draining: true,
         }]);
         assert_eq!(parts.update(&[]), 0);
-    }
-}
-
-impl Parts {
-    /// How many partitions are held, those being handed over included (the metrics' gauge).
-    pub fn count(&self) -> usize {
-        self.held.lock().expect("parts lock poisoned").len()
     }
 }
