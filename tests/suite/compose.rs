@@ -230,8 +230,8 @@ fn worker_pool() -> u64 {
 
 /// The workers the compose file's comments promise room for (`--scale worker=16`).
 const WORKERS_WITH_ROOM: u64 = 16;
-/// The other services' pools: crawler-reap 2, crawler-seed 4, two crawler-report 2 each (their
-/// `cli::with_queue`), and the dashboard, counted as 4.
+/// The other services' pools (their `cli::with_queue`): crawler-reap 2, crawler-seed 4, two
+/// crawler-report 2 each, crawler-dashboard 4.
 const OTHERS: u64 = 2 + 4 + 2 * 2 + 4;
 
 #[test]
