@@ -241,8 +241,7 @@ fn header(big: &[&str], scale: bool) {
     println!(
         "worker: --drain --concurrency {} --host-concurrency 64 --host-rate 100000 \
          --timeout 5s --retries 0 --attempts 1; bare loop: HEAD, buffer_unordered({})",
-        *CONCURRENCY,
-        *CONCURRENCY
+        *CONCURRENCY, *CONCURRENCY
     );
 }
 

@@ -17,17 +17,21 @@
 //!   summary and site columns in every format, `--host HOST:PORT`, each binary's help, environment
 //!   variables, man page and completions.
 //! - `mariadb_server`: the private test server itself.
+//! - `metrics`: a worker's `--metrics` scraped during a crawl, against the database.
+//! - `compose`: docker-compose.yml and the Dockerfile, checked without a container engine.
 //! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
 //!   CAs, contact): bad values are usage errors, and secrets never print.
 //! - `progress`: what a worker tells: a bar and colour on a terminal (in a pseudo-terminal),
 //!   plain lines in a pipe, `NO_COLOR`, `--log-format json`, `-q`, verdicts counted once.
 
 mod balance;
+mod compose;
 mod e2e;
 mod faults;
 mod fleet;
 mod hostile;
 mod mariadb_server;
+mod metrics;
 mod options;
 mod partitions;
 mod pipelines;

@@ -495,7 +495,7 @@ fn each_binary_has_its_own_about_line_in_help() {
 }
 
 /// The environment variables `name` reads, as its `--help` names them.
-fn env_vars(name: &str) -> BTreeSet<String> {
+pub fn env_vars(name: &str) -> BTreeSet<String> {
     let out = run(Command::new(bin(name)).arg("--help").env_clear());
     stdout(&out)
         .split("[env: ")

@@ -149,6 +149,13 @@ impl Queue {
     /// for good never holds up the others: the statement is split until the row is alone, and
     /// that site gets an `error` verdict of kind `unstorable`.
     pub async fn complete(&self, outcomes: &[Outcome]) -> Result<Completed, Error> {
+        let started = std::time::Instant::now();
+        let completed = self.write_back(outcomes).await;
+        crate::metrics::observe(crate::metrics::WRITE_BACK_SECONDS, started);
+        completed
+    }
+
+    async fn write_back(&self, outcomes: &[Outcome]) -> Result<Completed, Error> {
         // One group per claim token, parts token and kind of write: each is one statement shape.
         type Key = (i64, Option<i64>, u8);
         let mut by_token: BTreeMap<Key, (Write, Vec<Row>)> = BTreeMap::new();

@@ -23,6 +23,7 @@
 //! - [`verdict`]: what a check found.
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
+//! - [`metrics`]: claim and write-back latency, database errors (no-ops without a recorder).
 
 pub mod balance;
 pub mod bounds;
@@ -36,6 +37,7 @@ pub mod filter;
 pub mod generate;
 pub mod hosts;
 pub mod logging;
+pub mod metrics;
 pub mod parts;
 pub mod queue;
 pub mod reap;

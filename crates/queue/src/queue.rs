@@ -138,7 +138,21 @@ impl Queue {
         Ok(batch)
     }
 
+    /// Claims and reads a batch, timed for the `crawler_claim_seconds` histogram.
     async fn claim_in(
+        &self,
+        held: Option<Held<'_>>,
+        owner: &str,
+        n: u32,
+        lease: Duration,
+    ) -> Result<Batch, Error> {
+        let started = std::time::Instant::now();
+        let batch = self.claim_rows(held, owner, n, lease).await;
+        crate::metrics::observe(crate::metrics::CLAIM_SECONDS, started);
+        batch
+    }
+
+    async fn claim_rows(
         &self,
         held: Option<Held<'_>>,
         owner: &str,

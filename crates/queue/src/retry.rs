@@ -45,8 +45,9 @@ pub fn is_transient(error: &sqlx::Error) -> bool {
 const RETRY_FOR: Duration = Duration::from_secs(10);
 
 /// Runs `op` until it succeeds, fails for good, or has retried transient failures for
-/// [`RETRY_FOR`]; waits 10 ms doubling to 1 s, with jitter, between tries.
-pub async fn retry<T, F, Fut>(what: &str, mut op: F) -> Result<T, sqlx::Error>
+/// [`RETRY_FOR`]; waits 10 ms doubling to 1 s, with jitter, between tries. Every error is
+/// counted under `what` (see [`crate::metrics`]).
+pub async fn retry<T, F, Fut>(what: &'static str, mut op: F) -> Result<T, sqlx::Error>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, sqlx::Error>>,
@@ -56,12 +57,17 @@ where
     loop {
         match op().await {
             Err(e) if is_transient(&e) && started.elapsed() < RETRY_FOR => {
+                crate::metrics::database_error(what, true);
                 tracing::debug!(error = %e, "{what}: transient database error, retrying");
                 let jitter = rand::rng().random_range(0.5..1.5);
                 tokio::time::sleep(wait.mul_f64(jitter)).await;
                 wait = (wait * 2).min(Duration::from_secs(1));
             }
-            result => return result,
+            Err(e) => {
+                crate::metrics::database_error(what, false);
+                return Err(e);
+            }
+            ok => return ok,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The worker's options (`crawler-worker --help`) and the validated configuration built from them.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use crawler_queue::bounds::{parse_id, DurationRange, DEAD_AFTER, INTERVAL};
@@ -195,6 +196,12 @@ pub struct Args {
     /// --include/--exclude: sites left out get no request, and the verdict error/excluded.
     #[command(flatten)]
     pub filter: UrlFilter,
+
+    /// Serve Prometheus metrics at http://ADDR/metrics, ADDR an IP address and port
+    /// (127.0.0.1:9100); bound there only. Off by default. Not authenticated: keep it on
+    /// loopback or a private network.
+    #[arg(long, env = "CRAWLER_METRICS", value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
 }
 
 /// Everything a worker runs with, validated.
@@ -208,6 +215,8 @@ pub struct WorkerConfig {
     pub heartbeat: Duration,
     pub dead_after: Duration,
     pub reap_every: Duration,
+    /// Where to serve `/metrics`; `None`: no metrics.
+    pub metrics: Option<SocketAddr>,
     pub queue: QueueConfig,
     pub check: CheckConfig,
 }
@@ -252,6 +261,7 @@ impl Args {
             heartbeat: self.heartbeat,
             dead_after: self.dead_after,
             reap_every: self.reap_every,
+            metrics: self.metrics,
             queue: QueueConfig {
                 claim: self.claim,
                 max_attempts: self.attempts,
@@ -302,6 +312,20 @@ mod tests {
     #[test]
     fn the_defaults_are_valid() {
         assert!(config(&[]).is_ok());
+    }
+
+    #[test]
+    fn metrics_are_off_unless_given_an_address_and_a_bad_one_names_the_option() {
+        assert_eq!(config(&[]).unwrap().metrics, None);
+        let on = config(&["--metrics", "127.0.0.1:9100"]).unwrap().metrics;
+        assert_eq!(on, Some("127.0.0.1:9100".parse().unwrap()));
+        for bad in ["localhost:9100", "9100", "127.0.0.1", "[::1]"] {
+            let error = Args::try_parse_from(["crawler-worker", "--metrics", bad]).unwrap_err();
+            assert!(
+                error.to_string().contains("--metrics <ADDR>"),
+                "{bad}: {error}"
+            );
+        }
     }
 
     #[test]

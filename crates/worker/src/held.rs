@@ -82,6 +82,12 @@ impl Held {
             .collect()
     }
 
+    /// Sites held, all claims together.
+    pub fn count(&self) -> usize {
+        let held = self.0.lock().unwrap();
+        held.by_token.values().map(HashSet::len).sum()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.lock().unwrap().by_token.is_empty()
     }
@@ -114,9 +120,11 @@ mod tests {
         });
         held.remove(7, 1);
         assert_eq!(held.snapshot(), vec![(7, vec![2])]);
+        assert_eq!(held.count(), 1);
         held.remove(7, 2);
         held.remove(7, 2);
         assert!(held.is_empty());
+        assert_eq!(held.count(), 0);
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //!   politeness: one worker at a time asks a host); `host_health`: what it learns of its
 //!   hosts, shared with the fleet; `upkeep`: leases, heartbeat, reaper, progress.
 //! - `stats`: what this worker has done, a site counted once when it gets its verdict;
-//!   `progress`: the bar on a terminal, a periodic log line otherwise.
+//!   `progress`: the bar on a terminal, a periodic log line otherwise; `metrics`: the same
+//!   counts and more for Prometheus (`--metrics`).
 
 pub mod check;
 mod checking;
@@ -21,6 +22,7 @@ pub mod config;
 mod held;
 mod host_health;
 mod host_limits;
+mod metrics;
 mod options;
 mod parts;
 mod progress;
@@ -39,6 +41,12 @@ pub enum Error {
     Queue(#[from] crawler_queue::Error),
     #[error(transparent)]
     Check(#[from] check::CheckError),
+    #[error("cannot serve --metrics on {addr}")]
+    Metrics {
+        addr: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 pub(crate) use crawler_queue::cli::error_chain as chain;

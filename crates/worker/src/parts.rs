@@ -97,6 +97,11 @@ impl Parts {
         }
     }
 
+    /// How many partitions are held, those being handed over included (the metrics' gauge).
+    pub fn count(&self) -> usize {
+        self.held.lock().expect("parts lock poisoned").len()
+    }
+
     /// The partitions held and not being handed over.
     fn active(&self) -> Vec<i16> {
         let held = self.held.lock().expect("parts lock poisoned");
@@ -226,7 +231,9 @@ fn busiest_other(due: &[DuePart], mine: i64) -> Option<(i64, i16)> {
 /// Loads what the fleet learned about the hosts of the partitions held: backoffs are waited
 /// out, and a host failing lately starts slowed down, as its last holder left it.
 async fn load_host_states(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
-    for host in ctx.queue.host_states(ctx.parts.token).await? {
+    let hosts = ctx.queue.host_states(ctx.parts.token).await?;
+    crate::metrics::hosts_in_backoff(hosts.iter().filter(|h| !h.backoff.is_zero()).count());
+    for host in hosts {
         if !host.backoff.is_zero() {
             ctx.checker.defer_host(&host.host, host.backoff);
         }

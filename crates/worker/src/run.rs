@@ -45,8 +45,9 @@ pub struct Ctx {
 pub const FINAL_WRITE: Duration = Duration::from_secs(10);
 
 /// Connections: claimer, writer, lease keeper, partition keeper, heartbeat and reaper,
-/// progress, and spares for a database that is slow to hand them back (a fleet of N workers
-/// opens up to 10 N: size `max_connections` for it).
+/// progress, metrics (the hosts in backoff, every 10 s), and spares for a database that is
+/// slow to hand them back (a fleet of N workers opens up to 10 N: size `max_connections` for
+/// it).
 const POOL_SIZE: u32 = 10;
 
 /// Runs a worker until `shutdown` completes (or, with `drain`, the queue is empty).
@@ -56,6 +57,11 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<Ended, Error> {
     raise_open_files_limit();
+    // Bound before anything else, so that an address in use stops the worker at once.
+    let exporter = match config.metrics {
+        Some(addr) => Some(Arc::new(crate::metrics::serve(addr).await?)),
+        None => None,
+    };
     let queue = Queue::new(Db::connect(url, POOL_SIZE).await?, config.queue.clone());
     let checker = Checker::new(config.check.clone())?;
     queue
@@ -80,7 +86,11 @@ pub async fn run(
 
     let stop = CancellationToken::new(); // stop claiming and checking
     let done = CancellationToken::new(); // stop the upkeep, once everything is written or given back
-    let upkeep = spawn_upkeep(&ctx, &stop, &done);
+    let mut upkeep = spawn_upkeep(&ctx, &stop, &done);
+    if let Some(exporter) = &exporter {
+        let sample = crate::metrics::sample(ctx.clone(), exporter.clone(), done.clone());
+        upkeep.push(tokio::spawn(sample));
+    }
     let (site_tx, site_rx) = mpsc::channel(2 * ctx.config.batch_size as usize);
     // Bounded: a writer that falls behind holds up the checks, and so the claims (see checking.rs).
     let (outcome_tx, outcome_rx) = mpsc::channel(2 * crate::writer::FLUSH_AT);

@@ -22,8 +22,9 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Counts what one write-back stored.
+    /// Counts what one write-back stored, here and in the metrics (the one place both count).
     pub fn record(&self, completed: &Completed) {
+        crate::metrics::record_completed(completed);
         self.checked.fetch_add(completed.done, Relaxed);
         for ((_, n), count) in completed.verdicts.iter().zip(&self.verdicts) {
             count.fetch_add(n, Relaxed);

@@ -106,7 +106,10 @@ impl Inner {
             .await
             .map_err(Failure::Busy)?;
         let started = Instant::now();
+        let in_flight = crate::metrics::InFlight::start();
         let result = self.send(method, url, started + *budget).await;
+        drop(in_flight);
+        crate::metrics::record_request(result.as_ref().ok().map(|reply| reply.status));
         *budget = budget.saturating_sub(started.elapsed());
         match &result {
             Ok(reply) => {
