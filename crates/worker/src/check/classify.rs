@@ -240,6 +240,7 @@ impl Outcome {
             transient,
             retry_after,
             deferred: false,
+            detail: None,
         }
     }
 }
