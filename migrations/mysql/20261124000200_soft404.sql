@@ -15,8 +15,11 @@ CREATE TABLE IF NOT EXISTS soft404_probes (
     status      INT           NULL,
     final_url   TEXT          NULL,
     redirects   INT           NOT NULL DEFAULT 0,
-    -- Word 3-shingles of the visible text, 8 bytes each; NULL when the body was not text.
+    -- Word 3-shingles of the visible text that two probes shared, 8 bytes each; NULL when the
+    -- body was not text.
     fingerprint MEDIUMBLOB    NULL,
+    -- Shingles one probe had beyond those: how much the host's not-found page varies.
+    spread      INT           NOT NULL DEFAULT 0,
     noindex     TINYINT       NOT NULL DEFAULT 0,
     probed_at   BIGINT        NOT NULL,
     PRIMARY KEY (host, pattern)

@@ -9,6 +9,7 @@ CREATE TABLE IF NOT EXISTS soft404_probes (
     final_url   TEXT,
     redirects   INTEGER NOT NULL DEFAULT 0,
     fingerprint BLOB,
+    spread      INTEGER NOT NULL DEFAULT 0,
     noindex     INTEGER NOT NULL DEFAULT 0,
     probed_at   INTEGER NOT NULL,
     PRIMARY KEY (host, pattern)

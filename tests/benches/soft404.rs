@@ -5,7 +5,7 @@
 //!
 //! Run: `cargo bench -p crawler-tests --bench soft404`
 //!
-//! - `SOFT404_BENCH_HOSTS=4`: hosts of each of the 13 kinds (default 4: 52 hosts);
+//! - `SOFT404_BENCH_HOSTS=4`: hosts of each of the 14 kinds (default 4: 56 hosts);
 //! - `SOFT404_BENCH_PAGES=10`: real and missing pages of each of the three patterns per host
 //!   (default 10: some 65 URLs per host);
 //! - `SOFT404_BENCH_ROUNDS=2`: crawls of each mode, alternating; the best time of each counts.

@@ -87,8 +87,9 @@ both_backends!(
 
         let probes = corpus.probes();
         assert!(!probes.is_empty());
+        // Once, or twice where the host answered 200 with a page to learn what varies in it.
         for ((host, pattern), n) in &probes {
-            assert_eq!(*n, 1, "{host} {pattern} probed {n} times");
+            assert!(*n <= 2, "{host} {pattern} probed {n} times");
         }
         // Root, docs, blog and shop at most (/search and /login are in the root's pattern).
         assert!(probes.len() <= corpus.hosts * 4, "{probes:?}");

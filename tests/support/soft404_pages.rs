@@ -25,11 +25,14 @@ pub enum Kind {
     Search,
     /// 200, the home page's text, for any missing path (no redirect, no "not found").
     HomeForAll,
+    /// As `Template("en")`, and every page (the not-found one included) lists 18 words
+    /// "popular now" that change with every request.
+    Noisy,
 }
 
 impl Kind {
     /// Every kind, the template in each language.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 14] = [
         Kind::Honest,
         Kind::Template("en"),
         Kind::Template("de"),
@@ -43,6 +46,7 @@ impl Kind {
         Kind::Chain,
         Kind::Search,
         Kind::HomeForAll,
+        Kind::Noisy,
     ];
 }
 

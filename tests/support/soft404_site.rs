@@ -19,7 +19,7 @@ use tokio::net::TcpListener;
 
 use crate::bench::{bind_hosts, host};
 use crate::soft404_pages::{
-    host_pages, layout, not_found, real_page, search_page, HostPages, SPA_SHELL,
+    host_pages, layout, not_found, real_page, search_page, words, HostPages, SPA_SHELL,
 };
 pub use crate::soft404_pages::{Kind, Label};
 
@@ -118,7 +118,7 @@ impl Host {
     fn respond(&self, request: &Request<Incoming>) -> Response<Full<Bytes>> {
         let path = request.uri().path();
         self.count(path);
-        let html = |status: u16, body: String| reply(status, None, body);
+        let html = |status: u16, body: String| reply(status, None, self.noise(body));
         let redirect = |to: String| reply(302, Some(to), String::new());
         match (self.pages.kind, path) {
             (Kind::Spa, _) => html(200, SPA_SHELL.to_owned()),
@@ -137,12 +137,25 @@ impl Host {
             (_, path) if self.pages.real.contains(path) => html(200, real_page(self.index, path)),
             (Kind::Honest, _) => html(404, not_found(self.index, "en", path, 0)),
             (Kind::Template(lang), _) => html(200, self.not_found(lang, path)),
-            (Kind::Search, _) => html(200, self.not_found("en", path)),
+            (Kind::Search | Kind::Noisy, _) => html(200, self.not_found("en", path)),
             (Kind::RedirectHome, _) => redirect("/".into()),
             (Kind::RedirectLogin, _) => redirect(format!("/login?next={}", encode(path))),
             (Kind::Chain, _) => redirect(format!("/error?code=404&from={}", encode(path))),
             (Kind::HomeForAll, _) => html(200, real_page(self.index, "/")),
         }
+    }
+
+    /// On a `Noisy` host, `html` with a list of words that changes with every request.
+    fn noise(&self, html: String) -> String {
+        if self.pages.kind != Kind::Noisy {
+            return html;
+        }
+        let seed = self.ids.fetch_add(1, Ordering::Relaxed);
+        let popular = words(&format!("popular{seed}"), 18);
+        html.replace(
+            "</main>",
+            &format!("</main><aside>Popular now: {popular}</aside>"),
+        )
     }
 
     /// The not-found template, with a request id that changes every time.

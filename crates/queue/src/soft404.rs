@@ -17,8 +17,10 @@ pub struct ProbeRow {
     /// The final URL, the path probed masked.
     pub final_url: Option<String>,
     pub redirects: i32,
-    /// The body's shingles (see the worker's `check/soft404/fingerprint.rs`).
+    /// The shingles two probes' bodies shared (see the worker's `check/soft404/`).
     pub fingerprint: Option<Vec<u8>>,
+    /// The shingles one probe had beyond those: how much the not-found page varies.
+    pub spread: i32,
     pub noindex: bool,
 }
 
@@ -31,7 +33,7 @@ impl Queue {
         ttl_ms: i64,
     ) -> Result<Option<ProbeRow>, Error> {
         let sql = format!(
-            "SELECT probe_path, status, final_url, redirects, fingerprint, noindex \
+            "SELECT probe_path, status, final_url, redirects, fingerprint, spread, noindex \
              FROM soft404_probes WHERE host = ? AND pattern = ? AND probed_at > {} - ?",
             self.now_expr()
         );
@@ -48,7 +50,7 @@ impl Queue {
         let now = self.now_expr();
         let insert = format!(
             "INTO soft404_probes (host, pattern, probe_path, status, final_url, redirects, \
-             fingerprint, noindex, probed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, {now})"
+             fingerprint, spread, noindex, probed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {now})"
         );
         let sql = match self.db.dialect() {
             Dialect::MySql => format!("REPLACE {insert}"),
@@ -64,6 +66,7 @@ impl Queue {
                     .bind(row.final_url.as_deref())
                     .bind(row.redirects)
                     .bind(row.fingerprint.as_deref())
+                    .bind(row.spread)
                     .bind(row.noindex)
                     .execute(pool)
             })

@@ -12,7 +12,8 @@ use std::time::Duration;
 pub enum Verdict {
     /// The final response was 2xx.
     Alive,
-    /// 404, 410, or another 4xx that says the page is gone.
+    /// 404, 410, or another 4xx that says the page is gone; or, with `--soft-404`, an alive
+    /// answer that matches its host's answer to a path that cannot exist.
     Dead,
     /// The site refuses the crawler (401, 403, 407, 451, 429 after retries, bot walls).
     Blocked,

@@ -9,11 +9,12 @@
 
 use super::fingerprint::{Fingerprint, Signals};
 
-/// Shingles two answers may differ by and still be one template: a date, a counter or a
-/// request id in the text changes up to three shingles each.
+/// Shingles a page may lack of what the probes shared, or have beyond it, besides as many as
+/// the probes varied by, and still be the not-found page: a date or a counter the probes did
+/// not vary in changes up to three on each side.
 pub const SAME: usize = 6;
-/// Up to this many differing shingles (or this share of the two, whichever is larger), a
-/// page whose title says it is missing, or that asks not to be indexed, is a soft 404.
+/// Up to this many (or this share of the probe's, whichever is larger), a page whose title
+/// says it is missing, or that asks not to be indexed, is a soft 404.
 pub const CLOSE: usize = 24;
 pub const CLOSE_SHARE: f64 = 0.05;
 
@@ -25,8 +26,11 @@ pub struct Answer {
     /// The final URL with the path asked masked (see [`mask_url`]).
     pub final_url: String,
     pub redirects: u32,
-    /// `None` when the body was not read or not text.
+    /// `None` when the body was not read or not text. A probe's: what two probes shared.
     pub body: Option<Fingerprint>,
+    /// A probe's: the shingles one probe had beyond what both shared (how much the host's
+    /// not-found page varies between requests); 0 for a page.
+    pub spread: usize,
     pub signals: Signals,
 }
 
@@ -57,20 +61,26 @@ pub fn decide(path: &str, page: &Answer, probe_path: &str, probe: &Answer) -> De
     if probe.redirects > 0 {
         return Decision::Alive;
     }
-    let (Some(body), Some(probe_body)) = (&page.body, &probe.body) else {
+    let (Some(body), Some(stable)) = (&page.body, &probe.body) else {
         return Decision::Alive;
     };
-    if body.shingles.is_empty() || page.status != probe.status {
+    // A host whose not-found page changes more than it stays the same is not judged by it.
+    let unstable = probe.spread > stable.shingles.len();
+    if body.shingles.is_empty() || page.status != probe.status || unstable {
         return Decision::Alive;
     }
-    let differ = body.difference(probe_body);
-    let of = body.union(probe_body);
-    if differ <= SAME {
-        return Decision::Soft404(format!(
-            "body as probe {probe_path}'s: {differ} of {of} shingles differ"
-        ));
+    // What the host's not-found page always says and the page does not, and what the page
+    // says beyond it: a soft 404 says it all, and no more than a not-found page varies.
+    let missing = stable.missing_from(body);
+    let extra = body.missing_from(stable);
+    let of = stable.shingles.len();
+    let reason =
+        format!("{missing} of the {of} shingles of probe {probe_path} missing, {extra} more");
+    if missing + extra <= SAME + probe.spread {
+        return Decision::Soft404(format!("body as the probe's: {reason}"));
     }
-    let close = differ <= CLOSE.max((of as f64 * CLOSE_SHARE) as usize);
+    let limit = CLOSE.max((of as f64 * CLOSE_SHARE) as usize);
+    let close = missing + extra <= limit + probe.spread;
     let weak = if page.signals.title_says_missing() {
         Some("title says not found")
     } else if page.signals.noindex && probe.signals.noindex {
@@ -79,9 +89,9 @@ pub fn decide(path: &str, page: &Answer, probe_path: &str, probe: &Answer) -> De
         None
     };
     match weak {
-        Some(weak) if close => Decision::Soft404(format!(
-            "body close to probe {probe_path}'s: {differ} of {of} shingles differ, {weak}"
-        )),
+        Some(weak) if close => {
+            Decision::Soft404(format!("body close to the probe's: {reason}; {weak}"))
+        }
         _ => Decision::Alive,
     }
 }
@@ -134,6 +144,7 @@ mod tests {
             final_url: format!("http://a.example{path}"),
             redirects: 0,
             body: Some(fp),
+            spread: 0,
             signals,
         }
     }
@@ -209,6 +220,55 @@ mod tests {
         let home = redirected("/docs/old.html", "http://a.example/");
         assert_eq!(
             decide("/docs/old.html", &home, PROBE, &probe),
+            Decision::Alive
+        );
+    }
+
+    /// A probe of two: what `a` and `b` share, and how much one has beyond it.
+    fn probed(a: &Answer, b: &Answer) -> Answer {
+        let (fa, fb) = (a.body.clone().unwrap(), b.body.clone().unwrap());
+        let stable = fa.intersection(&fb);
+        let spread = fa.missing_from(&stable).max(fb.missing_from(&stable));
+        Answer {
+            body: Some(stable),
+            spread,
+            ..a.clone()
+        }
+    }
+
+    #[test]
+    fn a_not_found_page_that_varies_is_judged_by_what_its_probes_shared() {
+        let popular = |seed: &str| {
+            format!("popular now: {seed} red fox jumps {seed} lazy dog naps {seed} at noon")
+        };
+        let probe = |token: &str, seed: &str| {
+            answer(
+                token,
+                &format!("sorry, {token} is not here. {}", popular(seed)),
+                "Oops",
+            )
+        };
+        let probe = probed(
+            &probe("/docs/x1.html", "alpha"),
+            &probe("/docs/x2.html", "beta"),
+        );
+        assert!(probe.spread > SAME, "{}", probe.spread);
+        let page = answer(
+            "/docs/old.html",
+            &format!("sorry, /docs/old.html is not here. {}", popular("gamma")),
+            "Oops",
+        );
+        assert!(matches!(
+            decide("/docs/old.html", &page, PROBE, &probe),
+            Decision::Soft404(_)
+        ));
+        let short = answer(
+            "/docs/contact.html",
+            &format!("call us at 555 0100. {}", popular("delta")),
+            "Contact",
+        );
+        assert_eq!(
+            decide("/docs/contact.html", &short, PROBE, &probe),
             Decision::Alive
         );
     }

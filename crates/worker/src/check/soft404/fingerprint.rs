@@ -5,7 +5,7 @@
 //! Shingle sets, not a simhash: a real page sharing a heavy template with the not-found page
 //! (2,000 words of menus around 50 of content) is within a few simhash bits of it, while its
 //! shingle sets differ by a hundred shingles. What differs between two answers is counted
-//! exactly ([`Fingerprint::difference`]), and a soft 404 is an answer that differs from the
+//! exactly ([`Fingerprint::missing_from`]), and a soft 404 is an answer that differs from the
 //! probe's by almost nothing.
 
 use std::collections::BTreeSet;
@@ -90,14 +90,19 @@ pub fn fingerprint(body: &[u8], masks: &[String]) -> (Fingerprint, Signals) {
 }
 
 impl Fingerprint {
-    /// Shingles in one set and not the other: 0 for the same text.
-    pub fn difference(&self, other: &Fingerprint) -> usize {
-        self.shingles.symmetric_difference(&other.shingles).count()
+    /// Shingles of this one that `other` lacks.
+    pub fn missing_from(&self, other: &Fingerprint) -> usize {
+        self.shingles.difference(&other.shingles).count()
     }
 
-    /// Shingles in either.
-    pub fn union(&self, other: &Fingerprint) -> usize {
-        self.shingles.union(&other.shingles).count()
+    /// The shingles both have.
+    pub fn intersection(&self, other: &Fingerprint) -> Fingerprint {
+        let shingles = self
+            .shingles
+            .intersection(&other.shingles)
+            .copied()
+            .collect();
+        Fingerprint { shingles }
     }
 
     /// The stored form: 8 bytes per shingle, little-endian, in order.
@@ -230,16 +235,17 @@ mod tests {
             &page("sorry, /docs/x7f3kq9.html was not found on this server"),
             &masks("/docs/x7f3kq9.html"),
         );
-        assert_eq!(a.0.difference(&b.0), 0);
+        assert_eq!(a.0, b.0);
         let unmasked = fingerprint(&page("sorry, /docs/old-page.html was not found"), &[]);
-        assert!(unmasked.0.difference(&b.0) > 0);
+        assert!(b.0.missing_from(&unmasked.0) > 0);
     }
 
     #[test]
     fn real_pages_in_one_heavy_template_differ_by_their_content() {
         let a = fingerprint(&page("the blue widget is a fine widget for gardens"), &[]).0;
         let b = fingerprint(&page("our red gadget fits any kitchen drawer well"), &[]).0;
-        assert!(a.difference(&b) >= 10, "{}", a.difference(&b));
+        assert!(a.missing_from(&b) >= 10, "{}", a.missing_from(&b));
+        assert_eq!(a.intersection(&b).missing_from(&a), 0);
     }
 
     #[test]
@@ -252,7 +258,7 @@ mod tests {
     fn a_short_shell_is_told_apart_by_its_markup() {
         let a = fingerprint(b"<div id=root></div><script src=/app.1.js></script>", &[]).0;
         let b = fingerprint(b"<div id=app></div><script src=/main.9.js></script>", &[]).0;
-        assert!(a.difference(&b) > 0);
+        assert!(a.missing_from(&b) > 0);
         assert_eq!(fingerprint(b"", &[]).0.shingles.len(), 0);
     }
 

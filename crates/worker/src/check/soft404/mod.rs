@@ -27,7 +27,7 @@ pub(crate) use self::probe::{Probe, Probes};
 pub use self::probe::{ProbeStore, TTL};
 
 use self::decide::{decide, mask_url, Answer, Decision};
-use self::probe::{pattern_of, probe_path};
+use self::probe::{pattern_of, probe_path, Pattern};
 use super::classify::{End, Outcome};
 use super::Inner;
 
@@ -43,20 +43,45 @@ impl Inner {
         };
         let host = url.host_str().unwrap_or_default();
         let make = async {
-            let path = probe_path(&pattern);
-            let mut probe_url = url.clone();
-            probe_url.set_path(&path);
-            probe_url.set_query(None);
-            tracing::debug!(url = %probe_url, "soft-404 probe");
-            let outcome = self.attempt(&probe_url, true).await;
-            if let Some(wait) = outcome.busy() {
-                return Err(wait);
+            let (path, first) = self.probe_once(url, &pattern).await?;
+            // A not-found page in the host's layout is asked twice, to learn what of it
+            // changes between requests (dates, request ids, "popular now" lists).
+            let twice = first.as_ref().is_some_and(|a| {
+                a.redirects == 0 && a.body.as_ref().is_some_and(|b| !b.shingles.is_empty())
+            });
+            if !twice {
+                return Ok(Probe {
+                    path,
+                    answer: first,
+                });
             }
-            let answer = answer_of(&outcome, &path);
-            Ok(Probe { path, answer })
+            let (_, second) = self.probe_once(url, &pattern).await?;
+            Ok(Probe {
+                path,
+                answer: first.zip(second).and_then(|(a, b)| combined(a, b)),
+            })
         };
         let probe = self.probes.get(host, &pattern, make).await?;
         Ok(probe.compares().then_some(probe))
+    }
+
+    /// Asks `url`'s host for a path of `pattern` that cannot exist: the path and the answer.
+    async fn probe_once(
+        &self,
+        url: &Url,
+        pattern: &Pattern,
+    ) -> Result<(String, Option<Answer>), Duration> {
+        let path = probe_path(pattern);
+        let mut probe_url = url.clone();
+        probe_url.set_path(&path);
+        probe_url.set_query(None);
+        tracing::debug!(url = %probe_url, "soft-404 probe");
+        let outcome = self.attempt(&probe_url, true).await;
+        if let Some(wait) = outcome.busy() {
+            return Err(wait);
+        }
+        let answer = answer_of(&outcome, &path);
+        Ok((path, answer))
     }
 
     /// Why `outcome`, the final answer for `url`, is a soft 404 against `probe`, if it is.
@@ -81,6 +106,23 @@ impl Inner {
     }
 }
 
+/// Two probes of one pattern as one: what their bodies shared, and how much either had
+/// beyond it. `None` (nothing judged) when the host answered them differently.
+fn combined(first: Answer, second: Answer) -> Option<Answer> {
+    let same = first.status == second.status && second.redirects == 0;
+    let (a, b) = (first.body.as_ref()?, second.body.as_ref()?);
+    if !same {
+        return None;
+    }
+    let stable = a.intersection(b);
+    let spread = a.missing_from(&stable).max(b.missing_from(&stable));
+    Some(Answer {
+        body: Some(stable),
+        spread,
+        ..first
+    })
+}
+
 /// What the decision needs of an answer to `path`: `None` when no server answered.
 fn answer_of(outcome: &Outcome, path: &str) -> Option<Answer> {
     let End::Answered(reply) = &outcome.end else {
@@ -99,6 +141,7 @@ fn answer_of(outcome: &Outcome, path: &str) -> Option<Answer> {
         final_url: mask_url(&final_url, path),
         redirects: outcome.redirects,
         body,
+        spread: 0,
         signals,
     })
 }

@@ -197,6 +197,7 @@ fn to_row(probe: &Probe) -> ProbeRow {
         final_url: Some(answer.final_url.clone()),
         redirects: answer.redirects as i32,
         fingerprint: answer.body.as_ref().map(Fingerprint::to_bytes),
+        spread: answer.spread as i32,
         noindex: answer.signals.noindex,
     }
 }
@@ -207,6 +208,7 @@ fn from_row(row: ProbeRow) -> Probe {
         final_url: row.final_url.unwrap_or_default(),
         redirects: row.redirects.max(0) as u32,
         body: row.fingerprint.as_deref().map(Fingerprint::from_bytes),
+        spread: row.spread.max(0) as usize,
         signals: super::fingerprint::Signals {
             title: None,
             noindex: row.noindex,
@@ -261,6 +263,7 @@ mod tests {
                 final_url: "http://a.example/login?next={path}".into(),
                 redirects: 2,
                 body: Some(Fingerprint::from_bytes(&[1, 0, 0, 0, 0, 0, 0, 0])),
+                spread: 3,
                 signals: super::super::fingerprint::Signals {
                     title: None,
                     noindex: true,
