@@ -197,8 +197,9 @@ pub struct Args {
     pub filter: UrlFilter,
 
     /// Find soft 404s: dead pages that answer 200 (a "not found" template, a redirect home or
-    /// to a login page, an app shell for every path). Each host is asked once (per directory
-    /// and extension, within its limits) for a path that cannot exist; an alive page that
+    /// to a login page, an app shell for every path). Each host is asked once, or twice when
+    /// it answers 200 with a page (per directory and extension, within its limits, shared by
+    /// the fleet for 24 h), for a path that cannot exist; an alive page that
     /// matches that answer is dead, error kind soft_404, with what it matched in the report's
     /// detail. Where the host's probe answers 2xx/3xx, its pages are asked with GET (no HEAD)
     /// and up to 64 KiB of a text body is read. Off by default.
