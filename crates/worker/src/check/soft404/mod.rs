@@ -28,7 +28,7 @@ pub use self::probe::{ProbeStore, TTL};
 
 use self::decide::{decide, mask_url, Answer, Decision};
 use self::probe::{pattern_of, probe_path, Pattern};
-use super::classify::{End, Outcome};
+use super::classify::{without_userinfo, End, Outcome};
 use super::Inner;
 
 impl Inner {
@@ -128,7 +128,7 @@ fn answer_of(outcome: &Outcome, path: &str) -> Option<Answer> {
     let End::Answered(reply) = &outcome.end else {
         return None;
     };
-    let final_url = outcome.final_url.as_ref().map(without_userinfo)?;
+    let final_url = outcome.final_url.clone().map(without_userinfo)?;
     let (body, signals) = match &reply.body {
         Some(body) => {
             let (fp, signals) = fingerprint::fingerprint(body, &masks(path));
@@ -144,13 +144,6 @@ fn answer_of(outcome: &Outcome, path: &str) -> Option<Answer> {
         spread: 0,
         signals,
     })
-}
-
-fn without_userinfo(url: &Url) -> String {
-    let mut url = url.clone();
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    url.into()
 }
 
 /// What a page may echo of the path it was asked for: the path (as sent and decoded), its
