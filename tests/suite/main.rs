@@ -21,6 +21,8 @@
 //! - `compose`: docker-compose.yml and the Dockerfile, checked without a container engine.
 //! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
 //!   CAs, contact): bad values are usage errors, and secrets never print.
+//! - `soft404`: `--soft-404` on a labelled corpus: soft 404s found and explained, real pages
+//!   alive, each host and pattern probed once per fleet.
 //! - `progress`: what a worker tells: a bar and colour on a terminal (in a pseudo-terminal),
 //!   plain lines in a pipe, `NO_COLOR`, `--log-format json`, `-q`, verdicts counted once.
 
@@ -38,3 +40,4 @@ mod pipelines;
 mod progress;
 mod queue;
 mod report_hosts;
+mod soft404;

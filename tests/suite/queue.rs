@@ -31,6 +31,7 @@ fn finding(verdict: Verdict, transient: bool) -> Finding {
         transient,
         retry_after: None,
         deferred: false,
+        detail: None,
     }
 }
 

@@ -17,6 +17,7 @@ pub fn alive() -> Finding {
         transient: false,
         retry_after: None,
         deferred: false,
+        detail: None,
     }
 }
 

@@ -10,6 +10,8 @@
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
 //! - [`findings`]: findings and outcomes to write back without an HTTP check.
 //! - [`terminal`]: a pseudo-terminal to run a binary in, as a person would.
+//! - [`soft404_site`]: a labelled corpus of soft 404s and hard negatives on many loopback
+//!   hosts (`soft404_pages`: their kinds, pages and labels).
 
 pub mod backend;
 pub mod bench;
@@ -18,6 +20,8 @@ pub mod findings;
 pub mod mariadb;
 pub mod meter;
 pub mod site;
+pub mod soft404_pages;
+pub mod soft404_site;
 pub mod terminal;
 
 pub use backend::{Backend, TestDb};

@@ -280,7 +280,7 @@ impl Queue {
             "UPDATE {} SET state = 2, owner = NULL, expires_at = NULL, \
              checked_at = {now}, next_check_at = {next_check_at}, verdict = {case}, http_status = {case}, \
              error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
-             tries = 0, attempts = {case}, consecutive_failures = {case}, \
+             tries = 0, attempts = {case}, consecutive_failures = {case}, detail = {case}, \
              last_alive_at = CASE WHEN {case} = 1 THEN {now} ELSE last_alive_at END \
              WHERE {}",
             self.sql().sites_by_id,
@@ -315,6 +315,7 @@ impl Queue {
                 } else {
                     o.site.consecutive_failures + 1
                 });
+                column!(q, o => o.finding.detail.as_deref());
                 column!(q, o => i32::from(o.finding.verdict == Verdict::Alive));
                 fence.bind(q, rows.iter().map(|r| r.outcome.site.id)).execute(pool)
             })
@@ -396,7 +397,7 @@ impl Queue {
         let sql = format!(
             "UPDATE {} SET state = 2, owner = NULL, expires_at = NULL, \
              checked_at = {now}, next_check_at = {now}, verdict = ?, http_status = NULL, \
-             error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
+             error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, detail = NULL, \
              attempts = ?, consecutive_failures = consecutive_failures + 1 WHERE {}",
             self.sql().sites_by_id,
             fence.filter(1)

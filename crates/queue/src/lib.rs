@@ -21,6 +21,7 @@
 //! - [`complete`]: bulk, fenced write-back of results, with retry backoff.
 //! - [`seed`], [`reap`], `workers`, `singleton`, [`report`]: the other operations.
 //! - [`verdict`]: what a check found.
+//! - [`soft404`]: the fleet's soft-404 probes, one per host and path pattern (`--soft-404`).
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 //! - [`metrics`]: claim and write-back latency, database errors (no-ops without a recorder).
@@ -45,6 +46,7 @@ pub mod report;
 mod retry;
 pub mod seed;
 mod singleton;
+pub mod soft404;
 mod sql;
 pub mod verdict;
 mod workers;

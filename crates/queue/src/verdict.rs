@@ -12,7 +12,8 @@ use std::time::Duration;
 pub enum Verdict {
     /// The final response was 2xx.
     Alive,
-    /// 404, 410, or another 4xx that says the page is gone.
+    /// 404, 410, or another 4xx that says the page is gone; or, with `--soft-404`, an alive
+    /// answer that matches its host's answer to a path that cannot exist.
     Dead,
     /// The site refuses the crawler (401, 403, 407, 451, 429 after retries, bot walls).
     Blocked,
@@ -113,10 +114,14 @@ pub enum ErrorKind {
     Unstorable,
     /// The worker's `--exclude` (or `--include`) leaves the URL out: no request was made.
     Excluded,
+    /// A `dead` page that answered 2xx or 3xx: the same as the host's answer to a path that
+    /// cannot exist (`--soft-404`); the finding's `detail` says what matched.
+    #[serde(rename = "soft_404")]
+    Soft404,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 9] = [
+    pub const ALL: [ErrorKind; 10] = [
         ErrorKind::Dns,
         ErrorKind::Connect,
         ErrorKind::Timeout,
@@ -126,6 +131,7 @@ impl ErrorKind {
         ErrorKind::AddressDenied,
         ErrorKind::Unstorable,
         ErrorKind::Excluded,
+        ErrorKind::Soft404,
     ];
 
     /// The name stored in the database and printed in reports.
@@ -140,6 +146,7 @@ impl ErrorKind {
             ErrorKind::AddressDenied => "address_denied",
             ErrorKind::Unstorable => "unstorable",
             ErrorKind::Excluded => "excluded",
+            ErrorKind::Soft404 => "soft_404",
         }
     }
 }
@@ -202,6 +209,9 @@ pub struct Finding {
     /// in backoff). The queue makes the site due again after `retry_after`, and this does not
     /// count as an attempt.
     pub deferred: bool,
+    /// Why the verdict is what it is, when the status alone does not say (a soft 404: what it
+    /// matched); stored and reported.
+    pub detail: Option<String>,
 }
 
 impl Finding {
@@ -218,6 +228,7 @@ impl Finding {
             transient: true,
             retry_after: Some(wait),
             deferred: true,
+            detail: None,
         }
     }
 }

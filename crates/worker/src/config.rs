@@ -202,6 +202,16 @@ pub struct Args {
     /// loopback or a private network.
     #[arg(long, env = "CRAWLER_METRICS", value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
+
+    /// Find soft 404s: dead pages that answer 200 (a "not found" template, a redirect home or
+    /// to a login page, an app shell for every path). Each host is asked once, or twice when
+    /// it answers 200 with a page (per directory and extension, within its limits, shared by
+    /// the fleet for 24 h), for a path that cannot exist; an alive page that
+    /// matches that answer is dead, error kind soft_404, with what it matched in the report's
+    /// detail. Where the host's probe answers 2xx/3xx, its pages are asked with GET (no HEAD)
+    /// and up to 64 KiB of a text body is read. Off by default.
+    #[arg(long, env = "CRAWLER_SOFT_404")]
+    pub soft_404: bool,
 }
 
 /// Everything a worker runs with, validated.
@@ -246,6 +256,7 @@ impl Args {
             insecure: self.insecure,
             public_only: self.public_only,
             retry_after_cap: self.max_retry_after,
+            soft_404: self.soft_404,
             ..CheckConfig::default()
         };
         self.request_options(&mut check)?;

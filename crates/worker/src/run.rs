@@ -64,6 +64,7 @@ pub async fn run(
     };
     let queue = Queue::new(Db::connect(url, POOL_SIZE).await?, config.queue.clone());
     let checker = Checker::new(config.check.clone())?;
+    checker.share_probes(Arc::new(queue.clone()));
     queue
         .register(
             &config.id,

@@ -162,6 +162,7 @@ async fn checked_with_credentials(db: &TestDb) {
         transient: false,
         retry_after: None,
         deferred: false,
+        detail: None,
     };
     let outcomes: Vec<_> = batch
         .sites

@@ -16,7 +16,7 @@ const PAGE: u32 = 5000;
 
 /// The columns in order: the CSV header's, the JSON keys. New columns go at the end, so that
 /// scripts reading CSV by position keep working.
-const COLUMNS: [&str; 11] = [
+const COLUMNS: [&str; 12] = [
     "url",
     "verdict",
     "status",
@@ -28,6 +28,7 @@ const COLUMNS: [&str; 11] = [
     "redirects",
     "last_alive_at",
     "consecutive_failures",
+    "detail",
 ];
 
 /// One site as the machine-readable formats print it (a contract: scripts depend on the keys,
@@ -49,6 +50,8 @@ struct Record<'a> {
     last_alive_at: Option<String>,
     /// Checks in a row, over rounds, that did not find it alive.
     consecutive_failures: i32,
+    /// Why the verdict, when the status does not say: what a soft 404 matched.
+    detail: Option<&'a str>,
 }
 
 impl<'a> Record<'a> {
@@ -65,6 +68,7 @@ impl<'a> Record<'a> {
             redirects: site.redirects,
             last_alive_at: site.last_alive_at.map(rfc3339),
             consecutive_failures: site.consecutive_failures,
+            detail: site.detail.as_deref(),
         }
     }
 }
@@ -92,17 +96,22 @@ impl Row for Record<'_> {
             number(self.redirects),
             self.last_alive_at.as_deref().unwrap_or("").into(),
             self.consecutive_failures.to_string().into(),
+            self.detail.unwrap_or("").into(),
         ]
     }
 
-    /// `URL STATUS-OR-ERROR_KIND VERDICT`.
+    /// `URL STATUS-OR-ERROR_KIND VERDICT`, then `(DETAIL)` when there is one.
     fn write_text(&self, out: &mut impl Write) -> std::io::Result<()> {
-        let detail = match (self.status, self.error_kind) {
+        let code = match (self.status, self.error_kind) {
             (_, Some(kind)) => kind.to_string(),
             (Some(status), None) => status.to_string(),
             (None, None) => "-".into(),
         };
-        write!(out, "{} {detail} {}", self.url, self.verdict)
+        write!(out, "{} {code} {}", self.url, self.verdict)?;
+        match self.detail {
+            Some(detail) => write!(out, " ({detail})"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -153,6 +162,7 @@ mod tests {
             redirects: Some(2),
             last_alive_at: Some(1_795_000_000_000),
             consecutive_failures: 3,
+            detail: None,
         }
     }
 
@@ -169,7 +179,7 @@ mod tests {
         assert_eq!(
             Record::new(&site).csv_fields().join("|"),
             "https://a.example/old|dead|404||https://a.example/new,page|2026-11-18T11:06:40.123Z|\
-             1|35|2|2026-11-18T11:06:40Z|3"
+             1|35|2|2026-11-18T11:06:40Z|3|"
         );
         let never = Checked {
             verdict: Verdict::Unreachable,
@@ -184,10 +194,37 @@ mod tests {
         let record = Record::new(&never);
         assert_eq!(
             record.csv_fields().join("|"),
-            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3"
+            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|"
         );
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
         assert_eq!(text, b"https://a.example/old dns unreachable");
+    }
+
+    #[test]
+    fn a_soft_404_prints_its_kind_and_what_it_matched_in_every_format() {
+        let soft = Checked {
+            status: Some(200),
+            error_kind: Some(ErrorKind::Soft404),
+            detail: Some("same final URL as probe /x.html: https://a.example/login".into()),
+            ..moved()
+        };
+        let record = Record::new(&soft);
+        let mut text = Vec::new();
+        record.write_text(&mut text).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "https://a.example/old soft_404 dead (same final URL as probe /x.html: \
+             https://a.example/login)"
+        );
+        let fields = record.csv_fields();
+        assert_eq!(fields[3], "soft_404");
+        assert_eq!(
+            fields[11],
+            "same final URL as probe /x.html: https://a.example/login"
+        );
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["error_kind"], "soft_404");
+        assert_eq!(json["detail"], fields[11].as_ref());
     }
 }

@@ -39,11 +39,13 @@ pub struct Checked {
     pub last_alive_at: Option<i64>,
     /// Checks in a row, over rounds, that did not find the site alive (0 once it is).
     pub consecutive_failures: i32,
+    /// Why the verdict is what it is when the status does not say (a soft 404: what matched).
+    pub detail: Option<String>,
 }
 
 /// The columns a [`CheckedRow`] reads.
 const CHECKED_COLUMNS: &str = "id, url, host, verdict, http_status, error_kind, final_url, \
-     checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures";
+     checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures, detail";
 
 #[derive(sqlx::FromRow)]
 struct CheckedRow {
@@ -60,6 +62,7 @@ struct CheckedRow {
     redirects: Option<i32>,
     last_alive_at: Option<i64>,
     consecutive_failures: i32,
+    detail: Option<String>,
 }
 
 impl TryFrom<CheckedRow> for Checked {
@@ -79,6 +82,7 @@ impl TryFrom<CheckedRow> for Checked {
             redirects: row.redirects,
             last_alive_at: row.last_alive_at,
             consecutive_failures: row.consecutive_failures,
+            detail: row.detail,
         })
     }
 }

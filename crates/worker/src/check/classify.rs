@@ -240,13 +240,14 @@ impl Outcome {
             transient,
             retry_after,
             deferred: false,
+            detail: None,
         }
     }
 }
 
 /// The URL as stored and reported: a password in it (from the list, or planted by a redirect)
 /// must not reach the database, the reports or the logs.
-fn without_userinfo(mut url: Url) -> String {
+pub(crate) fn without_userinfo(mut url: Url) -> String {
     // Fails only for URLs that cannot have a host (`mailto:`), which have no userinfo either.
     let _ = url.set_username("");
     let _ = url.set_password(None);

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use reqwest::header::{HeaderMap, HeaderName, LOCATION, RETRY_AFTER};
+use reqwest::header::{
+    HeaderMap, HeaderName, CONTENT_ENCODING, CONTENT_TYPE, LOCATION, RETRY_AFTER,
+};
 use reqwest::{redirect::Policy, Method, Response};
 use url::Url;
 
@@ -17,6 +19,8 @@ use super::{CheckConfig, Inner};
 /// A GET reads at most this much of the body: enough to reuse the connection after a small
 /// page, never enough to matter on an endless one.
 const BODY_PREFIX: usize = 4096;
+/// A body kept for the soft-404 comparison (`--soft-404`) is read up to this, never further.
+pub(crate) const BODY_KEPT: usize = 64 * 1024;
 /// Bounds memory on HTTP/2 the way hyper's defaults already bound HTTP/1 headers.
 const MAX_HEADER_LIST: u32 = 256 * 1024;
 /// Cloudflare marks its challenge pages with this header.
@@ -41,6 +45,9 @@ pub(crate) struct Reply {
     pub cf_mitigated: bool,
     /// The status counts as alive for the host that sent it (`--accept`, `--accept-host`).
     pub accepted: bool,
+    /// The first [`BODY_KEPT`] bytes of a 2xx text body, when asked for (`--soft-404`); never
+    /// a compressed one (nothing is decompressed).
+    pub body: Option<Vec<u8>>,
 }
 
 impl Reply {
@@ -55,6 +62,7 @@ impl Reply {
             retry_after: retry_after.and_then(|v| parse_retry_after(v, SystemTime::now())),
             cf_mitigated: headers.contains_key(CF_MITIGATED),
             accepted,
+            body: None,
         }
     }
 }
@@ -97,6 +105,18 @@ impl Inner {
         url: &Url,
         budget: &mut Duration,
     ) -> Result<Reply, Failure> {
+        self.fetch_keeping(method, url, budget, false).await
+    }
+
+    /// [`Inner::fetch`]; with `keep_body`, a GET keeps the first [`BODY_KEPT`] bytes of a 2xx
+    /// text body in the reply.
+    pub(crate) async fn fetch_keeping(
+        &self,
+        method: Method,
+        url: &Url,
+        budget: &mut Duration,
+        keep_body: bool,
+    ) -> Result<Reply, Failure> {
         let permit = self
             .limits
             .acquire(
@@ -107,7 +127,7 @@ impl Inner {
             .map_err(Failure::Busy)?;
         let started = Instant::now();
         let in_flight = crate::metrics::InFlight::start();
-        let result = self.send(method, url, started + *budget).await;
+        let result = self.send(method, url, started + *budget, keep_body).await;
         drop(in_flight);
         crate::metrics::record_request(result.as_ref().ok().map(|reply| reply.status));
         *budget = budget.saturating_sub(started.elapsed());
@@ -126,7 +146,13 @@ impl Inner {
         result
     }
 
-    async fn send(&self, method: Method, url: &Url, deadline: Instant) -> Result<Reply, Failure> {
+    async fn send(
+        &self,
+        method: Method,
+        url: &Url,
+        deadline: Instant,
+        keep_body: bool,
+    ) -> Result<Reply, Failure> {
         let deadline = tokio::time::Instant::from_std(deadline);
         let request = self.client.request(method.clone(), url.clone());
         let request = self.authorize(request, url).send();
@@ -136,27 +162,50 @@ impl Inner {
         };
         let status = response.status().as_u16();
         let host = url.host_str().unwrap_or_default();
-        let reply = Reply::of(
+        let mut reply = Reply::of(
             response.headers(),
             status,
             accepts(&self.config, host, status),
         );
+        let keep = keep_body && (200..300).contains(&status) && is_plain_text(response.headers());
         if method == Method::GET {
-            // The status is known; a body that fails or never ends changes nothing.
-            let _ = tokio::time::timeout_at(deadline, read_prefix(response)).await;
+            // The status is known; a body that fails or never ends changes nothing (a kept
+            // body is what arrived in time).
+            let limit = if keep { BODY_KEPT } else { BODY_PREFIX };
+            let mut kept = keep.then(Vec::new);
+            let _ =
+                tokio::time::timeout_at(deadline, read_prefix(response, limit, &mut kept)).await;
+            reply.body = kept;
         }
         Ok(reply)
     }
 }
 
-/// Reads up to [`BODY_PREFIX`] bytes, then drops the rest (and with it the connection, if the
-/// body was longer).
-async fn read_prefix(mut response: Response) {
+/// Reads up to `limit` bytes (into `kept`, if given, never past `limit`), then drops the rest
+/// (and with it the connection, if the body was longer).
+async fn read_prefix(mut response: Response, limit: usize, kept: &mut Option<Vec<u8>>) {
     let mut read = 0;
-    while read < BODY_PREFIX {
+    while read < limit {
         match response.chunk().await {
-            Ok(Some(chunk)) => read += chunk.len(),
+            Ok(Some(chunk)) => {
+                if let Some(kept) = kept {
+                    kept.extend_from_slice(&chunk[..chunk.len().min(limit - read)]);
+                }
+                read += chunk.len();
+            }
             _ => return,
         }
     }
+}
+
+/// A body worth comparing as text: HTML, XML or plain text (or unlabelled), not compressed.
+fn is_plain_text(headers: &HeaderMap) -> bool {
+    let encoded = headers
+        .get(CONTENT_ENCODING)
+        .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
+    let text = headers.get(CONTENT_TYPE).is_none_or(|v| {
+        let v = String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase();
+        v.starts_with("text/") || v.contains("html") || v.contains("xml")
+    });
+    text && !encoded
 }

@@ -15,6 +15,7 @@
 //! - `classify.rs`: statuses and errors into verdicts
 //! - `accept.rs`: which statuses count as alive (`--accept`, `--accept-host`)
 //! - `auth.rs`: per-host basic auth; `cookies.rs`: the cookie jar, read only
+//! - `soft404/`: soft 404s (`--soft-404`): probes, fingerprints, the decision
 
 mod accept;
 mod address;
@@ -26,6 +27,7 @@ mod ratelimit;
 mod redirect;
 mod resolve;
 mod retry;
+mod soft404;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -48,6 +50,7 @@ pub use self::cookies::CookieJar;
 use self::ratelimit::Limits;
 use self::resolve::CachingResolver;
 use self::retry::{next_step, Step};
+pub use self::soft404::{ProbeStore, TTL as SOFT_404_TTL};
 
 /// How the checker asks. Defaults follow lychee where it has one (see `Default`).
 #[derive(Debug, Clone)]
@@ -99,6 +102,9 @@ pub struct CheckConfig {
     pub ca_certs: Vec<reqwest::Certificate>,
     /// URLs left out by `--include`/`--exclude`: no request, the verdict `error`/`excluded`.
     pub filter: UrlFilter,
+    /// Compare alive pages with the host's answer to a path that cannot exist (`--soft-404`);
+    /// a match is `dead`/`soft_404`.
+    pub soft_404: bool,
 }
 
 impl Default for CheckConfig {
@@ -124,6 +130,7 @@ impl Default for CheckConfig {
             accept_hosts: HashMap::new(),
             ca_certs: Vec::new(),
             filter: UrlFilter::default(),
+            soft_404: false,
         }
     }
 }
@@ -169,6 +176,8 @@ pub(crate) struct Inner {
     limits: Limits,
     /// Which addresses may be connected to; also inside the client's resolver.
     allow: AddressPolicy,
+    /// The soft-404 probes this worker knows (`--soft-404`).
+    probes: soft404::Probes,
 }
 
 impl Checker {
@@ -207,6 +216,7 @@ impl Checker {
                 client,
                 limits,
                 allow,
+                probes: soft404::Probes::default(),
             }),
         })
     }
@@ -220,6 +230,12 @@ impl Checker {
     /// Slows `host` down from its first request: the fleet saw it failing lately.
     pub fn slow_host(&self, host: &str) {
         self.inner.limits.slow(host);
+    }
+
+    /// Shares soft-404 probes through `store` (the database): a host's probe is made once
+    /// per fleet, and reused by whichever worker holds the host next.
+    pub fn share_probes(&self, store: Arc<dyn ProbeStore>) {
+        self.inner.probes.share_in(store);
     }
 
     /// Checks one URL, retries included, and says what was found.
@@ -241,17 +257,23 @@ impl Checker {
             let spread = wait.mul_f64(rand::rng().random_range(1.0..1.1));
             return Finding::deferred(spread.min(MAX_DELAY));
         }
+        let probe = match self.inner.soft_404_probe(&url).await {
+            Ok(probe) => probe,
+            Err(wait) => return deferred(wait),
+        };
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let outcome = self.inner.attempt(&url).await;
+            let outcome = self.inner.attempt(&url, probe.is_some()).await;
             if let Some(wait) = outcome.busy() {
                 return deferred(wait);
             }
             match next_step(&outcome, attempts, &self.inner.config) {
                 Step::Retry(wait) => tokio::time::sleep(wait).await,
                 Step::Stop { retry_after } => {
-                    return outcome.into_finding(attempts, started.elapsed(), retry_after)
+                    let soft = probe.and_then(|p| self.inner.soft_404_of(&url, &outcome, &p));
+                    let finding = outcome.into_finding(attempts, started.elapsed(), retry_after);
+                    return soft_404(finding, soft);
                 }
             }
         }
@@ -279,6 +301,16 @@ fn deferred(wait: Duration) -> Finding {
         .min(MAX_DELAY)
         .mul_f64(rand::rng().random_range(1.0..1.1));
     Finding::deferred(spread.min(MAX_DELAY))
+}
+
+/// `finding`, made `dead`/`soft_404` when the soft-404 comparison found a reason.
+fn soft_404(mut finding: Finding, reason: Option<String>) -> Finding {
+    if let Some(reason) = reason {
+        finding.verdict = Verdict::Dead;
+        finding.error_kind = Some(ErrorKind::Soft404);
+        finding.detail = Some(reason);
+    }
+    finding
 }
 
 /// One request in about 17 minutes; below this the per-request interval stops making sense.

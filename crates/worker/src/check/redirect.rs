@@ -22,15 +22,17 @@ enum Hop {
 }
 
 impl Inner {
-    /// Follows `start` to its final answer within one time budget of `config.timeout`.
-    pub(crate) async fn attempt(&self, start: &Url) -> Outcome {
+    /// Follows `start` to its final answer within one time budget of `config.timeout`. With
+    /// `keep_body`, every hop is a GET (no HEAD first), and a 2xx text answer keeps its first
+    /// 64 KiB (for the soft-404 comparison).
+    pub(crate) async fn attempt(&self, start: &Url, keep_body: bool) -> Outcome {
         let mut budget = self.config.timeout;
         let mut url = start.clone();
         // The hops before `url`, to see loops; no allocation unless there is a redirect.
         let mut seen: Vec<Url> = Vec::new();
         loop {
             let redirects = seen.len() as u32;
-            let reply = match self.probe(&url, &mut budget).await {
+            let reply = match self.probe(&url, &mut budget, keep_body).await {
                 Ok(reply) => reply,
                 Err(failure) => {
                     // The URL counts as final once a server has answered in this attempt.
@@ -75,8 +77,16 @@ impl Inner {
 
     /// HEAD first; GET when HEAD answers 4xx/5xx (other than 429, which a GET would only
     /// aggravate) or loses the connection.
-    async fn probe(&self, url: &Url, budget: &mut Duration) -> Result<Reply, Failure> {
+    async fn probe(
+        &self,
+        url: &Url,
+        budget: &mut Duration,
+        keep_body: bool,
+    ) -> Result<Reply, Failure> {
         self.guard(url)?;
+        if keep_body {
+            return self.fetch_keeping(Method::GET, url, budget, true).await;
+        }
         let head = self.fetch(Method::HEAD, url, budget).await;
         let needs_get = match &head {
             Ok(reply) => reply.status >= 400 && reply.status != 429,
@@ -154,6 +164,7 @@ mod tests {
             retry_after: None,
             cf_mitigated: false,
             accepted: false,
+            body: None,
         }
     }
 

@@ -1,0 +1,321 @@
+//! Probes: what a host answers for a path that cannot exist, one per host and path pattern,
+//! made once per worker (checks of the pattern wait for the one in flight) and once per fleet
+//! (stored in the database, reused for [`TTL`] by whoever holds the host next).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use crawler_queue::soft404::ProbeRow;
+use futures::future::BoxFuture;
+use rand::Rng;
+use tokio::sync::OnceCell;
+use url::Url;
+
+use super::decide::Answer;
+use super::fingerprint::Fingerprint;
+
+/// How long a stored probe is reused: about one crawl round. A site changing its not-found
+/// behaviour is rare, and a day-old probe costs at most a day of misjudged pages.
+pub const TTL: Duration = Duration::from_secs(24 * 3600);
+/// Patterns cached in a worker at most; past this, those not being probed are forgotten (and
+/// loaded from the database again if needed), so memory does not grow with the hosts seen.
+const CACHE_CAP: usize = 10_000;
+/// Directory levels a pattern keeps: `/a/b/c/d.html` is probed as `/a/b/TOKEN.html`, so a
+/// host with deep trees costs a probe per top directory, not per leaf.
+const LEVELS: usize = 2;
+/// Longest pattern stored (the database key's share).
+const MAX_PATTERN: usize = 512;
+
+/// What a host answered for a path that cannot exist.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    /// The path asked.
+    pub path: String,
+    /// `None` when no answer came (then nothing is judged by it).
+    pub answer: Option<Answer>,
+}
+
+impl Probe {
+    /// Whether a page is worth comparing with this probe: only when the host answered the
+    /// impossible path 2xx or 3xx. A real 404 says the host is honest, and costs nothing more.
+    pub fn compares(&self) -> bool {
+        self.answer
+            .as_ref()
+            .is_some_and(|a| (200..400).contains(&a.status))
+    }
+}
+
+/// Where a URL's probe goes: its pattern (the cache key), directory and extension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    /// `scheme://authority/dir/*.ext`.
+    pub key: String,
+    /// `/dir/`, at most [`LEVELS`] deep.
+    pub dir: String,
+    /// `.ext`, or empty.
+    pub ext: String,
+}
+
+/// The pattern of `url`; `None` for the root (never a soft 404) or a pattern too long to store.
+pub fn pattern_of(url: &Url) -> Option<Pattern> {
+    let path = url.path();
+    if path == "/" || path.is_empty() {
+        return None;
+    }
+    let (dir, last) = path.rsplit_once('/').unwrap_or(("", path));
+    let dirs: Vec<&str> = dir.split('/').filter(|s| !s.is_empty()).collect();
+    let mut dir = dirs[..dirs.len().min(LEVELS)].join("/");
+    dir = if dir.is_empty() {
+        "/".into()
+    } else {
+        format!("/{dir}/")
+    };
+    let ext = match last.rsplit_once('.') {
+        Some((stem, ext))
+            if !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.bytes().all(|b| b.is_ascii_alphanumeric()) =>
+        {
+            format!(".{}", ext.to_ascii_lowercase())
+        }
+        _ => String::new(),
+    };
+    let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
+    let key = format!("{}://{authority}{dir}*{ext}", url.scheme());
+    (key.len() <= MAX_PATTERN).then_some(Pattern { key, dir, ext })
+}
+
+/// A path in `pattern` that cannot exist: 20 random letters and digits, as Bar-Yossef et al.
+/// probe (25 letters) and w3af (8 characters).
+pub fn probe_path(pattern: &Pattern) -> String {
+    const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    let token: String = (0..20)
+        .map(|_| CHARS[rng.random_range(0..CHARS.len())] as char)
+        .collect();
+    format!("{}{token}{}", pattern.dir, pattern.ext)
+}
+
+/// Where probes are shared with the rest of the fleet: the database, in a worker.
+pub trait ProbeStore: Send + Sync {
+    /// The probe of `host` and `pattern` made within [`TTL`], if any; errors read as none.
+    fn load<'a>(&'a self, host: &'a str, pattern: &'a str) -> BoxFuture<'a, Option<ProbeRow>>;
+    /// Stores a probe; an error loses only the sharing.
+    fn save<'a>(&'a self, host: &'a str, pattern: &'a str, row: ProbeRow) -> BoxFuture<'a, ()>;
+}
+
+impl ProbeStore for crawler_queue::Queue {
+    fn load<'a>(&'a self, host: &'a str, pattern: &'a str) -> BoxFuture<'a, Option<ProbeRow>> {
+        Box::pin(async move {
+            let ttl = TTL.as_millis() as i64;
+            self.load_probe(host, pattern, ttl)
+                .await
+                .inspect_err(|e| {
+                    let error = crawler_queue::cli::error_chain(e);
+                    tracing::debug!(%error, host, "cannot load a soft-404 probe")
+                })
+                .ok()
+                .flatten()
+        })
+    }
+
+    fn save<'a>(&'a self, host: &'a str, pattern: &'a str, row: ProbeRow) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Err(e) = self.save_probe(host, pattern, &row).await {
+                let error = crawler_queue::cli::error_chain(&e);
+                tracing::debug!(%error, host, "cannot store a soft-404 probe");
+            }
+        })
+    }
+}
+
+/// The probes a worker knows, by pattern, and where they are shared.
+#[derive(Default)]
+pub struct Probes {
+    /// One cell per pattern: the first check of a pattern probes, the others wait for it. A
+    /// std mutex: held only to find or insert a cell, never across an await.
+    cells: Mutex<HashMap<String, Arc<OnceCell<Arc<Probe>>>>>,
+    store: OnceLock<Arc<dyn ProbeStore>>,
+}
+
+impl Probes {
+    pub fn share_in(&self, store: Arc<dyn ProbeStore>) {
+        let _ = self.store.set(store);
+    }
+
+    /// The probe of `pattern` on `host`: cached, else stored, else made by `make` (which says
+    /// how long the host is busy when it could not be asked; nothing is cached then).
+    pub async fn get<F>(
+        &self,
+        host: &str,
+        pattern: &Pattern,
+        make: F,
+    ) -> Result<Arc<Probe>, Duration>
+    where
+        F: std::future::Future<Output = Result<Probe, Duration>>,
+    {
+        let cell = self.cell(&pattern.key);
+        let probe = cell
+            .get_or_try_init(|| async {
+                let store = self.store.get();
+                if let Some(row) = match store {
+                    Some(store) => store.load(host, &pattern.key).await,
+                    None => None,
+                } {
+                    return Ok::<_, Duration>(Arc::new(from_row(row)));
+                }
+                let probe = make.await?;
+                if let Some(store) = store {
+                    store.save(host, &pattern.key, to_row(&probe)).await;
+                }
+                Ok(Arc::new(probe))
+            })
+            .await?;
+        Ok(probe.clone())
+    }
+
+    fn cell(&self, key: &str) -> Arc<OnceCell<Arc<Probe>>> {
+        let mut cells = self.cells.lock().unwrap_or_else(|e| e.into_inner());
+        if cells.len() >= CACHE_CAP && !cells.contains_key(key) {
+            cells.retain(|_, cell| Arc::strong_count(cell) > 1);
+        }
+        cells.entry(key.to_owned()).or_default().clone()
+    }
+}
+
+fn to_row(probe: &Probe) -> ProbeRow {
+    let Some(answer) = &probe.answer else {
+        return ProbeRow {
+            probe_path: probe.path.clone(),
+            ..ProbeRow::default()
+        };
+    };
+    ProbeRow {
+        probe_path: probe.path.clone(),
+        status: Some(answer.status.into()),
+        final_url: Some(answer.final_url.clone()),
+        redirects: answer.redirects as i32,
+        fingerprint: answer.body.as_ref().map(Fingerprint::to_bytes),
+        spread: answer.spread as i32,
+        noindex: answer.signals.noindex,
+    }
+}
+
+fn from_row(row: ProbeRow) -> Probe {
+    let answer = row.status.map(|status| Answer {
+        status: u16::try_from(status).unwrap_or_default(),
+        final_url: row.final_url.unwrap_or_default(),
+        redirects: row.redirects.max(0) as u32,
+        body: row.fingerprint.as_deref().map(Fingerprint::from_bytes),
+        spread: row.spread.max(0) as usize,
+        signals: super::fingerprint::Signals {
+            title: None,
+            noindex: row.noindex,
+        },
+    });
+    Probe {
+        path: row.probe_path,
+        answer,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(url: &str) -> Option<Pattern> {
+        pattern_of(&Url::parse(url).unwrap())
+    }
+
+    #[test]
+    fn a_pattern_keeps_two_directory_levels_and_the_extension() {
+        let p = pattern("https://a.example:8443/a/b/c/page.HTML?q=1").unwrap();
+        assert_eq!(p.key, "https://a.example:8443/a/b/*.html");
+        assert_eq!((p.dir.as_str(), p.ext.as_str()), ("/a/b/", ".html"));
+        let p = pattern("http://a.example/docs/readme").unwrap();
+        assert_eq!(p.key, "http://a.example/docs/*");
+        assert_eq!(
+            pattern("http://a.example/x.tar.gz").unwrap().key,
+            "http://a.example/*.gz"
+        );
+        assert_eq!(pattern("http://a.example/.profile").unwrap().ext, "");
+        assert_eq!(pattern("http://a.example/"), None);
+    }
+
+    #[test]
+    fn a_probe_path_is_random_in_the_pattern() {
+        let p = pattern("http://a.example/docs/page.php").unwrap();
+        let (a, b) = (probe_path(&p), probe_path(&p));
+        assert!(
+            a.starts_with("/docs/") && a.ends_with(".php") && a.len() == 30,
+            "{a}"
+        );
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn a_probe_round_trips_through_its_row() {
+        let probe = Probe {
+            path: "/x.html".into(),
+            answer: Some(Answer {
+                status: 200,
+                final_url: "http://a.example/login?next={path}".into(),
+                redirects: 2,
+                body: Some(Fingerprint::from_bytes(&[1, 0, 0, 0, 0, 0, 0, 0])),
+                spread: 3,
+                signals: super::super::fingerprint::Signals {
+                    title: None,
+                    noindex: true,
+                },
+            }),
+        };
+        assert_eq!(from_row(to_row(&probe)), probe);
+        let silent = Probe {
+            path: "/y".into(),
+            answer: None,
+        };
+        assert_eq!(from_row(to_row(&silent)), silent);
+        assert!(!silent.compares() && probe.compares());
+    }
+
+    #[tokio::test]
+    async fn a_pattern_is_probed_once_however_many_checks_ask_at_once() {
+        let probes = Arc::new(Probes::default());
+        let pattern = pattern("http://a.example/docs/page.html").unwrap();
+        let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let asks = (0..50).map(|_| {
+            let (probes, pattern, made) = (probes.clone(), pattern.clone(), made.clone());
+            tokio::spawn(async move {
+                probes
+                    .get("a.example", &pattern, async {
+                        made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        Ok(Probe {
+                            path: "/docs/x.html".into(),
+                            answer: None,
+                        })
+                    })
+                    .await
+            })
+        });
+        for ask in asks.collect::<Vec<_>>() {
+            assert!(ask.await.unwrap().is_ok());
+        }
+        assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_busy_host_is_not_cached_as_probed() {
+        let probes = Probes::default();
+        let pattern = pattern("http://a.example/page").unwrap();
+        let busy = probes.get("a.example", &pattern, async { Err(Duration::from_secs(3)) });
+        assert_eq!(busy.await, Err(Duration::from_secs(3)));
+        let probe = Probe {
+            path: "/z".into(),
+            answer: None,
+        };
+        let again = probes.get("a.example", &pattern, async { Ok(probe.clone()) });
+        assert_eq!(*again.await.unwrap(), probe);
+    }
+}

@@ -1,0 +1,109 @@
+//! `--soft-404` end to end, on every backend: a worker crawls a small labelled corpus (one host
+//! of each kind, see `tests/support/soft404_pages.rs`) and must find every soft 404, report
+//! no real page dead, say why in the report, and probe each host and pattern once; a second
+//! round reuses the stored probes instead of asking again.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crawler_tests::bins::{command, run, stdout};
+use crawler_tests::soft404_site::{spawn_corpus, Kind, Label};
+use crawler_tests::{both_backends, TestDb};
+
+use crate::e2e::{seed, spawn_worker, wait};
+
+/// A reported site: verdict, status, error kind, detail.
+type Reported = (String, Option<u64>, Option<String>, Option<String>);
+
+/// Every reported site by URL (normalized as `url` prints it).
+fn report(db: &TestDb, args: &[&str]) -> HashMap<String, Reported> {
+    let out = run(command("crawler-report", db.url.expose())
+        .args(args)
+        .args(["--format", "ndjson"]));
+    assert!(out.status.success());
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_owned);
+    stdout(&out)
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let url = normalized(v["url"].as_str().unwrap());
+            let site = (
+                text(&v["verdict"]).unwrap(),
+                v["status"].as_u64(),
+                text(&v["error_kind"]),
+                text(&v["detail"]),
+            );
+            (url, site)
+        })
+        .collect()
+}
+
+fn normalized(url: &str) -> String {
+    url::Url::parse(url).unwrap().to_string()
+}
+
+fn crawl(db: &TestDb, id: &str) {
+    let mut worker = spawn_worker(db, id, &["--drain", "--soft-404"]);
+    assert!(wait(&mut worker, Duration::from_secs(120)).success());
+}
+
+both_backends!(
+    async fn soft_404s_are_found_and_explained_and_each_pattern_is_probed_once(backend: Backend) {
+        let corpus = spawn_corpus(&Kind::ALL, 1, 1).await;
+        let db = backend.fresh().await;
+        let list = tempfile::NamedTempFile::new().unwrap();
+        corpus.write_list(list.path());
+        seed(&db, list.path());
+        crawl(&db, "w1");
+
+        let sites = report(&db, &["--all"]);
+        assert_eq!(sites.len(), corpus.urls.len(), "every site reported once");
+        for (url, label, kind) in &corpus.urls {
+            let (verdict, status, kind_reported, detail) = &sites[&normalized(url)];
+            let seen =
+                format!("{url} ({kind:?}): {verdict} {status:?} {kind_reported:?} {detail:?}");
+            match label {
+                Label::Real => assert_eq!(verdict, "alive", "{seen}"),
+                Label::Soft404 => {
+                    assert_eq!(
+                        (verdict.as_str(), kind_reported.as_deref()),
+                        ("dead", Some("soft_404")),
+                        "{seen}"
+                    );
+                    assert!(
+                        detail.as_deref().is_some_and(|d| d.contains("probe")),
+                        "{seen}"
+                    );
+                }
+                Label::Hard404 => assert_eq!(
+                    (verdict.as_str(), *status, kind_reported.as_deref()),
+                    ("dead", Some(404), None),
+                    "{seen}"
+                ),
+            }
+        }
+        let dead = report(&db, &["--dead"]);
+        assert!(dead.values().any(|s| s.2.as_deref() == Some("soft_404")));
+
+        let probes = corpus.probes();
+        assert!(!probes.is_empty());
+        // Once, or twice where the host answered 200 with a page to learn what varies in it.
+        for ((host, pattern), n) in &probes {
+            assert!(*n <= 2, "{host} {pattern} probed {n} times");
+        }
+        // Root, docs, blog and shop at most (/search and /login are in the root's pattern).
+        assert!(probes.len() <= corpus.hosts * 4, "{probes:?}");
+
+        // A second round, by another worker: the stored probes are reused, none is made.
+        let out = run(command("crawler-seed", db.url.expose())
+            .arg("--recheck")
+            .arg(list.path()));
+        assert!(out.status.success());
+        crawl(&db, "w2");
+        assert_eq!(corpus.probes(), probes, "the second round probed again");
+        let again = report(&db, &["--all"]);
+        for (url, site) in &sites {
+            assert_eq!(&again[url].0, &site.0, "{url}");
+        }
+    }
+);
