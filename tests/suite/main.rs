@@ -14,6 +14,8 @@
 //! - `pipelines`: what scripts and CI jobs rely on: `--fail-on` exit codes, `-o FILE`, the
 //!   summary and site columns in every format, `--host HOST:PORT`, each binary's help, environment
 //!   variables, man page and completions.
+//! - `pause`: pausing and resuming the fleet: a paused worker claims nothing, keeps its leases,
+//!   and finishes the crawl once resumed.
 //! - `mariadb_server`: the private test server itself.
 //! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
 //!   CAs, contact): bad values are usage errors, and secrets never print.
@@ -27,6 +29,7 @@ mod hostile;
 mod mariadb_server;
 mod options;
 mod partitions;
+mod pause;
 mod pipelines;
 mod progress;
 mod queue;

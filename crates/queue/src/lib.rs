@@ -18,6 +18,8 @@
 //! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness).
 //! - [`complete`]: bulk, fenced write-back of results, with retry backoff.
 //! - [`seed`], [`reap`], `workers`, `singleton`, [`report`]: the other operations.
+//! - [`control`]: pausing and resuming the whole fleet (a flag workers read with their
+//!   heartbeat).
 //! - [`verdict`]: what a check found.
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
@@ -26,6 +28,7 @@ pub mod bounds;
 pub mod cli;
 pub mod complete;
 pub mod config;
+pub mod control;
 pub mod database_url;
 pub mod db;
 mod error;
@@ -47,6 +50,7 @@ pub use complete::{Completed, Outcome};
 pub use config::{
     ClaimMethod, DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL, MAX_DELAY,
 };
+pub use control::FleetState;
 pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect, Missing};
 pub use error::Error;
@@ -54,7 +58,7 @@ pub use logging::{LogArgs, LogFormat};
 pub use parts::{part_of, HeldPart, Throttled, PARTS};
 pub use queue::{Batch, Queue, Site, State};
 pub use reap::Reaped;
-pub use report::{Checked, HostFilter, HostRow, StateCounts, WorkerRow};
+pub use report::{Backoff, Checked, HostFilter, HostRow, StateCounts, WorkerRow};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
 pub use verdict::{ErrorKind, Finding, Verdict, VerdictCounts};

@@ -9,8 +9,8 @@
 //! - [`run`]: a worker's life, start to stop; it runs the stages below.
 //! - `claimer`, `checking`, `writer`: claim → check → write back.
 //! - `held`: the sites this worker holds; `parts`: the host partitions it holds (fleet-wide
-//!   politeness: one worker at a time asks a host); `upkeep`: leases, heartbeat, reaper,
-//!   progress.
+//!   politeness: one worker at a time asks a host); `upkeep`: leases, heartbeat (which reads
+//!   whether the fleet is paused, into `paused`), reaper, progress.
 //! - `stats`: what this worker has done, a site counted once when it gets its verdict;
 //!   `progress`: the bar on a terminal, a periodic log line otherwise.
 
@@ -22,6 +22,7 @@ mod held;
 mod host_limits;
 mod options;
 mod parts;
+mod paused;
 mod progress;
 pub mod run;
 mod stats;

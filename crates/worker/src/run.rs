@@ -21,6 +21,7 @@ use crate::claimer::{claim_loop, Ended};
 use crate::config::WorkerConfig;
 use crate::held::Held;
 use crate::parts::Parts;
+use crate::paused::Paused;
 use crate::stats::Stats;
 use crate::upkeep::{self, every, REAPER};
 use crate::Error;
@@ -34,6 +35,8 @@ pub struct Ctx {
     /// The host partitions held: sites are claimed, and hosts asked, only in these.
     pub parts: Parts,
     pub stats: Stats,
+    /// Whether the fleet is paused (read with the heartbeat): the claimer waits while it is.
+    pub paused: Paused,
 }
 
 /// After the grace period, how long the last write-back, the give-back and the goodbye may
@@ -70,7 +73,10 @@ pub async fn run(
         held: Held::default(),
         parts: Parts::default(),
         stats: Stats::default(),
+        paused: Paused::default(),
     });
+    // A worker started while the fleet is paused claims nothing until it is resumed.
+    upkeep::read_paused(&ctx).await;
     // Take a share of the host partitions before claiming anything.
     crate::parts::keep(&ctx).await;
 
