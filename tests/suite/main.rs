@@ -16,12 +16,16 @@
 //!   variables, man page and completions.
 //! - `pause`: pausing and resuming the fleet: a paused worker claims nothing, keeps its leases,
 //!   and finishes the crawl once resumed.
+//! - `dashboard`: `crawler-dashboard`'s endpoints, and its page in headless Chromium (`browser`:
+//!   chromedriver and a browser that can reach nothing but loopback).
 //! - `mariadb_server`: the private test server itself.
 //! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
 //!   CAs, contact): bad values are usage errors, and secrets never print.
 //! - `progress`: what a worker tells: a bar and colour on a terminal (in a pseudo-terminal),
 //!   plain lines in a pipe, `NO_COLOR`, `--log-format json`, `-q`, verdicts counted once.
 
+mod browser;
+mod dashboard;
 mod e2e;
 mod faults;
 mod fleet;

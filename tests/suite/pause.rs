@@ -15,7 +15,7 @@ use crawler_tests::{both_backends, TestDb};
 use crate::e2e::{assert_report_matches, seed, url_file, wait, FAST};
 
 /// Slow pages checked two at a time, batches of ten: the worker holds about thirty sites for seconds after a pause, time for a lease extension (every `--lease` / 3) to show.
-const PAUSABLE: &[&str] = &[
+pub const PAUSABLE: &[&str] = &[
     "--concurrency",
     "2",
     "--host-concurrency",
@@ -69,12 +69,12 @@ pub fn spawn_logged(cmd: &mut Command, level: &str) -> (Killed, mpsc::Receiver<S
     (Killed(child), rx)
 }
 
-/// Waits for a log line containing `text`, up to `limit`.
-pub fn wait_for_line(lines: &mpsc::Receiver<String>, text: &str, limit: Duration) {
+/// Waits for a log line containing `text`, up to `limit`, and returns it.
+pub fn wait_for_line(lines: &mpsc::Receiver<String>, text: &str, limit: Duration) -> String {
     let deadline = Instant::now() + limit;
     while let Some(left) = deadline.checked_duration_since(Instant::now()) {
         match lines.recv_timeout(left) {
-            Ok(line) if line.contains(text) => return,
+            Ok(line) if line.contains(text) => return line,
             Ok(_) => {}
             Err(_) => break,
         }
@@ -96,7 +96,7 @@ pub async fn until<F: std::future::Future<Output = bool>>(
 }
 
 /// Claimed sites and their lease expiry.
-async fn claimed(queue: &Queue) -> Vec<(i64, i64)> {
+pub async fn claimed(queue: &Queue) -> Vec<(i64, i64)> {
     let sql = "SELECT id, expires_at FROM sites WHERE state = 1 ORDER BY id";
     match queue.db() {
         Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
