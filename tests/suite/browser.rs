@@ -18,7 +18,10 @@ use fantoccini::{Client, ClientBuilder};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-pub const CHROMIUM: &str = "/usr/bin/chromium";
+/// Debian's chromium package: `/usr/bin/chromium` is a wrapper script that adds its own flags,
+/// Google API keys from /etc/chromium.d and a default search engine that is preconnected at
+/// start (seen here as requests to start.duckduckgo.com); the browser itself is this.
+pub const CHROMIUM: &str = "/usr/lib/chromium/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
 /// A local proxy that records the first line of every request and answers 403.
@@ -75,7 +78,11 @@ impl Drop for Driver {
 
 /// Fails, naming the Debian package to install, when the browser or its driver is missing.
 pub fn require_browser() {
-    for (path, package) in [(CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")] {
+    for (path, package) in [
+        ("/usr/bin/chromium", "chromium"),
+        (CHROMIUM, "chromium"),
+        (CHROMEDRIVER, "chromium-driver"),
+    ] {
         assert!(
             Path::new(path).exists(),
             "{path} is not installed: the dashboard's browser test needs Debian's {package} \
@@ -88,10 +95,7 @@ impl Driver {
     /// Starts chromedriver on a free port of 127.0.0.1 and waits until it listens.
     pub fn spawn() -> Driver {
         require_browser();
-        let port = StdListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .unwrap()
-            .port();
+        let port = closed_port().port();
         let child = Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
             .arg("--allowed-ips=127.0.0.1")
@@ -117,10 +121,26 @@ impl Driver {
 
     /// A headless Chromium whose every request off loopback goes to `proxy`.
     pub async fn browser(&self, proxy: &Proxy) -> Client {
+        let closed = closed_port();
         let mut caps = serde_json::Map::new();
         caps.insert(
             "goog:chromeOptions".into(),
-            serde_json::json!({ "binary": CHROMIUM, "args": chromium_args(&self.profile, proxy.addr) }),
+            serde_json::json!({
+                "binary": CHROMIUM,
+                "args": chromium_args(&self.profile, proxy.addr, closed),
+                // Debian's default search engine is preconnected to at start (seen as
+                // CONNECT start.duckduckgo.com, whatever the prediction and search
+                // preferences): the default engine is one on the closed port.
+                "prefs": {
+                    "default_search_provider_data.template_url_data": {
+                        "keyword": "closed",
+                        "short_name": "closed",
+                        "url": format!("http://{closed}/?q={{searchTerms}}"),
+                    },
+                    "net.network_prediction_options": 2,
+                    "search.suggest_enabled": false,
+                },
+            }),
         );
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
         ClientBuilder::new(connector)
@@ -131,9 +151,24 @@ impl Driver {
     }
 }
 
+/// A port of 127.0.0.1 nothing listens on (taken, then let go).
+fn closed_port() -> SocketAddr {
+    StdListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+}
+
 /// Headless, a throwaway profile, everything off loopback to `proxy`, every name but
 /// localhost unresolvable, and the browser's own background traffic turned off.
-fn chromium_args(profile: &str, proxy: SocketAddr) -> Vec<String> {
+///
+/// Found by running Chromium 156 against the recording proxy: with only the usual flags it
+/// still asked update.googleapis.com (an on-demand component, the optimization guide's model
+/// manifest, which `--disable-component-update` does not stop), clients2.google.com (network
+/// time), optimizationguide-pa.googleapis.com, and accounts.google.com (four CONNECTs, whatever
+/// the sign-in preferences). No switch turns the updater or the accounts lookup off, so their
+/// servers are moved to `closed`, a port of 127.0.0.1 where nothing listens: they fail there,
+/// inside loopback, and nothing reaches the proxy.
+fn chromium_args(profile: &str, proxy: SocketAddr, closed: SocketAddr) -> Vec<String> {
     let mut args: Vec<String> = [
         "--headless=new",
         "--no-sandbox",
@@ -152,9 +187,13 @@ fn chromium_args(profile: &str, proxy: SocketAddr) -> Vec<String> {
         "--no-pings",
         "--password-store=basic",
         "--use-mock-keychain",
-        "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,\
-         AutofillServerCommunication,CertificateTransparencyComponentUpdater,\
-         InterestFeedContentSuggestions,PrivacySandboxSettings4",
+        "--disable-field-trial-config",
+        "--disable-search-engine-choice-screen",
+        "--disable-features=Translate,OptimizationHints,OptimizationGuideModelDownloading,\
+         OptimizationHintsFetching,OptimizationTargetPrediction,NetworkTimeServiceQuerying,\
+         MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,\
+         CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,\
+         PreconnectToSearch",
         "--proxy-bypass-list=127.0.0.1;localhost",
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
     ]
@@ -162,5 +201,7 @@ fn chromium_args(profile: &str, proxy: SocketAddr) -> Vec<String> {
     .into();
     args.push(format!("--proxy-server=http://{proxy}"));
     args.push(format!("--user-data-dir={profile}"));
+    args.push(format!("--component-updater=url-source=http://{closed}/"));
+    args.push(format!("--gaia-url=http://{closed}/"));
     args
 }
