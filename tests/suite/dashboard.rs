@@ -107,6 +107,48 @@ both_backends!(
             0,
             "an _ in the search is an _, not a wildcard"
         );
+
+        // Hosts in backoff with their holder, the workers, and the totals once sampled.
+        queue
+            .take_parts("holder", 7, 1024, Duration::from_secs(60))
+            .await
+            .unwrap();
+        let throttled = |host: &str, secs| crawler_queue::Throttled {
+            host: host.into(),
+            status: 429,
+            retry_after: Some(Duration::from_secs(secs)),
+        };
+        queue
+            .record_throttled(&[
+                throttled("slow.example", 3600),
+                throttled("past.example", 0),
+            ])
+            .await
+            .unwrap();
+        queue.register("w1", "machine", 1).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let state = loop {
+            let state = get_json(&http, &format!("{base}/api/state")).await;
+            if state["totals"]["dead"] == 4 {
+                break state;
+            }
+            assert!(Instant::now() < deadline, "{state}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let backoffs = state["backoffs"].as_array().unwrap();
+        assert_eq!(backoffs.len(), 1, "{state}");
+        assert_eq!(backoffs[0]["host"], "slow.example");
+        assert_eq!(backoffs[0]["owner"], "holder");
+        assert_eq!(backoffs[0]["last_status"], 429);
+        assert_eq!(state["workers"][0]["id"], "w1");
+        assert!(state["workers"][0]["heartbeat_age_ms"].as_i64().unwrap() >= 0);
+        assert_eq!(
+            (
+                state["totals"]["done"].as_i64(),
+                state["totals"]["pending"].as_i64()
+            ),
+            (Some(4), Some(0))
+        );
     }
 );
 
