@@ -4,6 +4,10 @@
 
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 1000;
+// A search for a text few URLs contain reads far back in the table: while one is in the box,
+// the dead links are read again every 10 s rather than every poll (and when it changes).
+const SEARCH_POLL_MS = 10000;
+let deadReadAt = 0;
 const TOTALS = ["pending", "claimed", "done", "alive", "dead", "blocked", "unreachable", "error"];
 let searchTimer = null;
 
@@ -76,6 +80,7 @@ async function getJson(url, options) {
 }
 
 async function refreshDead() {
+  deadReadAt = Date.now();
   const q = encodeURIComponent($("search").value);
   const dead = await getJson("/api/dead?limit=50&q=" + q);
   fill($("dead"), dead.map((d) => row([
@@ -86,7 +91,7 @@ async function refreshDead() {
 async function poll() {
   try {
     render(await getJson("/api/state"));
-    await refreshDead();
+    if (!$("search").value || Date.now() - deadReadAt >= SEARCH_POLL_MS) await refreshDead();
     $("error").textContent = "";
   } catch (error) {
     $("state").textContent = "unreachable";
