@@ -208,3 +208,23 @@ both_backends!(
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     }
 );
+
+both_backends!(
+    async fn a_draining_worker_does_not_exit_while_the_fleet_is_paused(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        assert!(queue.pause().await.unwrap());
+        // Nothing to do at all: a draining worker would exit at once, were it not paused.
+        let (mut worker, lines) =
+            spawn_logged_worker(&db, "w", &["--heartbeat", "200ms", "--drain"]);
+        wait_for_line(&lines, "fleet paused", Duration::from_secs(30));
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(
+            worker.0.try_wait().unwrap().is_none(),
+            "exited as drained while paused"
+        );
+        assert!(queue.resume().await.unwrap());
+        wait_for_line(&lines, "fleet resumed", Duration::from_secs(10));
+        assert!(wait(&mut worker.0, Duration::from_secs(30)).success());
+    }
+);

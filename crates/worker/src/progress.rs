@@ -207,6 +207,12 @@ mod tests {
     }
 
     #[test]
+    fn the_bar_and_the_line_start_with_paused_while_the_fleet_is() {
+        assert_eq!(pause_mark(true), "PAUSED · ");
+        assert_eq!(pause_mark(false), "");
+    }
+
+    #[test]
     fn the_bar_tells_the_rate_the_eta_the_dead_and_the_retries() {
         let stats = Stats::default();
         assert_eq!(
