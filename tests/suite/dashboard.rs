@@ -17,12 +17,21 @@ use crate::pause::{
     claimed, spawn_logged, spawn_logged_worker, until, wait_for_line, Killed, PAUSABLE,
 };
 
+/// The database URL's password, if it has one (the MariaDB tests' does).
+fn password(db: &TestDb) -> Option<String> {
+    let url = url::Url::parse(db.url.expose()).ok()?;
+    url.password().map(str::to_owned)
+}
+
 /// A dashboard on a free port of 127.0.0.1; returns it and its base URL.
 fn spawn_dashboard(db: &TestDb, extra: &[&str]) -> (Killed, String) {
     let mut cmd = command("crawler-dashboard", db.url.expose());
     cmd.args(["--listen", "127.0.0.1:0"]).args(extra);
     let (child, lines) = spawn_logged(&mut cmd, "crawler_dashboard=info");
     let line = wait_for_line(&lines, "dashboard on http://", Duration::from_secs(30));
+    if let Some(password) = password(db) {
+        assert!(!line.contains(&password), "the password in the log: {line}");
+    }
     let url = line[line.find("http://").unwrap()..]
         .split_whitespace()
         .next()
@@ -44,6 +53,9 @@ both_backends!(
         let (_read_only, base) = spawn_dashboard(&db, &[]);
         let state = get_json(&http, &format!("{base}/api/state")).await;
         assert_eq!(state["allow_control"], false);
+        if let Some(password) = password(&db) {
+            assert!(!state.to_string().contains(&password));
+        }
         let pause = http
             .post(format!("{base}/api/pause"))
             .header("x-crawler-control", "1")
