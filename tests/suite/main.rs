@@ -16,6 +16,10 @@
 //! - `pipelines`: what scripts and CI jobs rely on: `--fail-on` exit codes, `-o FILE`, the
 //!   summary and site columns in every format, `--host HOST:PORT`, each binary's help, environment
 //!   variables, man page and completions.
+//! - `pause`: pausing and resuming the fleet: a paused worker claims nothing, keeps its leases,
+//!   and finishes the crawl once resumed.
+//! - `dashboard`: `crawler-dashboard`'s endpoints, and its page in headless Chromium (`browser`:
+//!   chromedriver and a browser that can reach nothing but loopback).
 //! - `mariadb_server`: the private test server itself.
 //! - `metrics`: a worker's `--metrics` scraped during a crawl, against the database.
 //! - `compose`: docker-compose.yml and the Dockerfile, checked without a container engine.
@@ -27,7 +31,9 @@
 //!   plain lines in a pipe, `NO_COLOR`, `--log-format json`, `-q`, verdicts counted once.
 
 mod balance;
+mod browser;
 mod compose;
+mod dashboard;
 mod e2e;
 mod faults;
 mod fleet;
@@ -36,6 +42,7 @@ mod mariadb_server;
 mod metrics;
 mod options;
 mod partitions;
+mod pause;
 mod pipelines;
 mod progress;
 mod queue;

@@ -25,11 +25,12 @@ const CI_REPORT: [&str; 5] = ["--dead", "--fail-on", "dead", "--format", "csv"];
 
 const LEASE: Duration = Duration::from_secs(600);
 
-const BINARIES: [&str; 4] = [
+const BINARIES: [&str; 5] = [
     "crawler-seed",
     "crawler-worker",
     "crawler-reap",
     "crawler-report",
+    "crawler-dashboard",
 ];
 
 /// The site report's CSV header: the first seven columns as they always were, then the new ones.

@@ -1,13 +1,17 @@
-//! crawler-seed, crawler-reap and crawler-report: load the list, recover stalled work, read
-//! the verdicts. The binaries in `src/bin` parse arguments and call into these modules.
+//! crawler-seed, crawler-reap, crawler-report and crawler-dashboard: load the list, recover
+//! stalled work, read the verdicts, watch the crawl. The binaries in `src/bin` parse arguments and call into these modules.
 //!
 //! # Layout
 //! - [`input`]: reading and normalizing seed lines.
 //! - [`seed`]: streaming them into the queue.
 //! - [`reap`]: one pass, or every interval under the reaper lease.
+//! - [`control`]: pausing and resuming the fleet (`crawler-reap --pause`, the dashboard).
 //! - [`report`]: checked sites, hosts and the summary in four formats, to stdout or a file.
+//! - [`dashboard`]: a live web page of the crawl (`crawler-dashboard`).
 //! - [`redact`]: URLs shown without their credentials.
 
+pub mod control;
+pub mod dashboard;
 pub mod input;
 pub mod reap;
 pub mod redact;

@@ -20,6 +20,8 @@
 //!   [`hosts`]: what the fleet learned about a host (backoff, recent error rate).
 //! - [`complete`]: bulk, fenced write-back of results, with retry backoff.
 //! - [`seed`], [`reap`], `workers`, `singleton`, [`report`]: the other operations.
+//! - [`control`]: pausing and resuming the whole fleet (a flag workers read with their
+//!   heartbeat).
 //! - [`verdict`]: what a check found.
 //! - [`soft404`]: the fleet's soft-404 probes, one per host and path pattern (`--soft-404`).
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
@@ -31,6 +33,7 @@ pub mod bounds;
 pub mod cli;
 pub mod complete;
 pub mod config;
+pub mod control;
 pub mod database_url;
 pub mod db;
 mod error;
@@ -56,6 +59,7 @@ pub use complete::{Completed, Outcome};
 pub use config::{
     ClaimMethod, DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL, MAX_DELAY,
 };
+pub use control::FleetState;
 pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect, Missing};
 pub use error::Error;
@@ -64,7 +68,7 @@ pub use logging::{LogArgs, LogFormat};
 pub use parts::{part_of, HeldPart, PARTS};
 pub use queue::{Batch, Queue, Site, State};
 pub use reap::Reaped;
-pub use report::{Checked, HostFilter, HostRow, StateCounts, WorkerRow};
+pub use report::{Backoff, Checked, HostFilter, HostRow, StateCounts, WorkerRow};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
 pub use verdict::{ErrorKind, Finding, Verdict, VerdictCounts};

@@ -1,5 +1,6 @@
 //! Claiming: keeps the checkers fed, one batch ahead, until stopped or (with `--drain`) until
-//! the whole queue has a verdict. Only sites of the host partitions this worker holds.
+//! the whole queue has a verdict. Only sites of the host partitions this worker holds, and
+//! nothing while the fleet is paused (`paused.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +40,14 @@ pub async fn claim_loop(
                 Err(_) => return Ended::Stopped,
             },
         };
+        if ctx.paused.is_paused() {
+            // What is held goes on being checked and written back; nothing new is claimed.
+            drop(permits);
+            if ctx.paused.wait_resumed(&stop).await {
+                return Ended::Stopped;
+            }
+            continue;
+        }
         // A claim cut short by the stop may have stamped rows it never read: they wait for
         // their lease to expire, a delay at shutdown only, where a database that hangs must
         // not hold the worker.
@@ -63,7 +72,12 @@ pub async fn claim_loop(
             }
             Ok(_) => {
                 drop(permits);
-                if ctx.config.drain && ctx.held.is_empty() && is_drained(&ctx).await {
+                // Paused meanwhile: not drained, whatever the queue says, until resumed.
+                if ctx.config.drain
+                    && ctx.held.is_empty()
+                    && !ctx.paused.is_paused()
+                    && is_drained(&ctx).await
+                {
                     return Ended::Drained;
                 }
                 if pause(IDLE, &stop).await {

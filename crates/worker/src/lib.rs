@@ -10,7 +10,8 @@
 //! - `claimer`, `checking`, `writer`: claim → check → write back.
 //! - `held`: the sites this worker holds; `parts`: the host partitions it holds (fleet-wide
 //!   politeness: one worker at a time asks a host); `host_health`: what it learns of its
-//!   hosts, shared with the fleet; `upkeep`: leases, heartbeat, reaper, progress.
+//!   hosts, shared with the fleet; `upkeep`: leases, heartbeat (which reads whether the fleet
+//!   is paused, into `paused`), reaper, progress.
 //! - `stats`: what this worker has done, a site counted once when it gets its verdict;
 //!   `progress`: the bar on a terminal, a periodic log line otherwise; `metrics`: the same
 //!   counts and more for Prometheus (`--metrics`).
@@ -25,6 +26,7 @@ mod host_limits;
 mod metrics;
 mod options;
 mod parts;
+mod paused;
 mod progress;
 pub mod run;
 mod stats;

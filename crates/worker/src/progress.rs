@@ -58,7 +58,8 @@ impl Progress {
         self.total = Some(checked + due);
     }
 
-    pub fn update(&mut self, stats: &Stats) {
+    /// Shows `stats`; `paused` says the fleet is paused (on the bar and in the line).
+    pub fn update(&mut self, stats: &Stats, paused: bool) {
         let now = Instant::now();
         let checked = stats.checked();
         self.rate.record(now, checked);
@@ -69,13 +70,21 @@ impl Progress {
                 let due = total.map(|total| total - checked);
                 span.pb_set_length(total.unwrap_or(checked));
                 span.pb_set_position(checked);
-                span.pb_set_message(&bar_message(stats, rate, due));
+                span.pb_set_message(&format!(
+                    "{}{}",
+                    pause_mark(paused),
+                    bar_message(stats, rate, due)
+                ));
                 // Drawn from the first update on, with a length: a bar without one reads 100 %.
                 span.pb_start();
             }
             None if now.duration_since(self.last_log) >= self.every => {
                 let window = RATE_WINDOW.as_secs();
-                tracing::info!("{}, {rate:.0}/s over the last {window} s", stats.line());
+                tracing::info!(
+                    "{}{}, {rate:.0}/s over the last {window} s",
+                    pause_mark(paused),
+                    stats.line()
+                );
                 self.last_log = now;
             }
             None => {}
@@ -102,6 +111,15 @@ fn bar_message(stats: &Stats, rate: f64, due: Option<u64>) -> String {
         stats.verdicts().get(Verdict::Dead),
         stats.retrying()
     )
+}
+
+/// What the bar and the line start with while the fleet is paused.
+fn pause_mark(paused: bool) -> &'static str {
+    if paused {
+        "PAUSED · "
+    } else {
+        ""
+    }
 }
 
 /// How long `due` sites take at `rate` a second, in whole seconds; `None` at no rate.
@@ -186,6 +204,12 @@ mod tests {
         assert_eq!(eta(101, 10.0), Some(Duration::from_secs(11)));
         assert_eq!(eta(0, 10.0), Some(Duration::ZERO));
         assert_eq!(eta(100, 0.0), None);
+    }
+
+    #[test]
+    fn the_bar_and_the_line_start_with_paused_while_the_fleet_is() {
+        assert_eq!(pause_mark(true), "PAUSED · ");
+        assert_eq!(pause_mark(false), "");
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::config::WorkerConfig;
 use crate::held::Held;
 use crate::host_health::HostHealth;
 use crate::parts::Parts;
+use crate::paused::Paused;
 use crate::stats::Stats;
 use crate::upkeep::{self, every, REAPER};
 use crate::Error;
@@ -37,6 +38,8 @@ pub struct Ctx {
     /// What this worker learns of its hosts, shared with the fleet after each write-back.
     pub hosts: HostHealth,
     pub stats: Stats,
+    /// Whether the fleet is paused (read with the heartbeat): the claimer waits while it is.
+    pub paused: Paused,
 }
 
 /// After the grace period, how long the last write-back, the give-back and the goodbye may
@@ -81,7 +84,10 @@ pub async fn run(
         parts: Parts::default(),
         hosts: HostHealth::default(),
         stats: Stats::default(),
+        paused: Paused::default(),
     });
+    // A worker started while the fleet is paused claims nothing until it is resumed.
+    upkeep::read_paused(&ctx).await;
     // Take a share of the host partitions before claiming anything.
     crate::parts::keep(&ctx).await;
 

@@ -1,5 +1,6 @@
-//! The worker's background duties: extending its leases, saying it is alive, reaping for the
-//! fleet when it holds the reaper's lease, and showing progress.
+//! The worker's background duties: extending its leases, saying it is alive (and reading
+//! whether the fleet is paused), reaping for the fleet when it holds the reaper's lease, and
+//! showing progress.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -50,7 +51,36 @@ pub async fn extend_leases(ctx: &Ctx) {
     }
 }
 
+/// Says this worker is alive, then reads whether the fleet is paused: so a pause or a resume
+/// reaches every worker within one `--heartbeat`.
 pub async fn heartbeat(ctx: &Ctx) {
+    say_alive(ctx).await;
+    read_paused(ctx).await;
+}
+
+/// Reads the fleet's pause switch into `ctx.paused`, and logs a change once. A read that fails
+/// keeps the last value: a database gone away neither pauses nor resumes the fleet.
+pub async fn read_paused(ctx: &Ctx) {
+    let paused = match ctx.queue.is_paused().await {
+        Ok(paused) => paused,
+        Err(error) => {
+            tracing::warn!(error = %crate::chain(&error), "cannot read whether the fleet is paused");
+            return;
+        }
+    };
+    if !ctx.paused.set(paused) {
+        return;
+    }
+    if paused {
+        tracing::info!(
+            "fleet paused: finishing the sites held, claiming nothing until it is resumed"
+        );
+    } else {
+        tracing::info!("fleet resumed: claiming again");
+    }
+}
+
+async fn say_alive(ctx: &Ctx) {
     let id = &ctx.config.id;
     match ctx.queue.heartbeat(id, ctx.stats.checked()).await {
         Ok(true) => {}
@@ -111,6 +141,6 @@ pub async fn progress(ctx: Arc<Ctx>, stop: CancellationToken) {
                 progress.set_due((c.pending + c.claimed).max(0) as u64, checked);
             }
         }
-        progress.update(&ctx.stats);
+        progress.update(&ctx.stats, ctx.paused.is_paused());
     }
 }

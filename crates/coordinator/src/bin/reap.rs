@@ -1,9 +1,11 @@
-//! `crawler-reap`: parses the command line and hands off to [`crawler_coordinator::reap`].
+//! `crawler-reap`: parses the command line and hands off to [`crawler_coordinator::reap`], or
+//! for `--pause` and `--resume` to [`crawler_coordinator::control`].
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use crawler_coordinator::control::set_paused;
 use crawler_coordinator::reap::{describe, reap_every, reap_once, ReapConfig, RECHECK_AFTER};
 use crawler_queue::bounds::{parse_id, DEAD_AFTER, INTERVAL};
 use crawler_queue::generate::parse_args;
@@ -42,6 +44,17 @@ struct Args {
     /// This process's name in the reaper lease, 1 to 255 characters. Default: HOST:PID.
     #[arg(long, env = "CRAWLER_REAPER_ID", value_parser = parse_id)]
     id: Option<String>,
+
+    /// Pause the whole fleet, then exit (no reaping): every worker finishes the sites it
+    /// holds, keeps its leases, and claims nothing more, from its next --heartbeat on, until
+    /// --resume. Workers started meanwhile wait too.
+    #[arg(long, conflicts_with_all = ["resume", "every", "recheck_after"])]
+    pause: bool,
+
+    /// Resume a paused fleet, then exit (no reaping): workers claim again from their next
+    /// --heartbeat on.
+    #[arg(long, conflicts_with_all = ["every", "recheck_after"])]
+    resume: bool,
 }
 
 fn main() -> ExitCode {
@@ -50,6 +63,20 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     cli::init_tracing(&args.log);
+    if let Some(pause) = switch(&args) {
+        return cli::with_queue(
+            &args.database.database_url,
+            2,
+            Missing::Refuse,
+            async |queue| match set_paused(queue, pause).await {
+                Ok(line) => {
+                    cli::print_line(line);
+                    ExitCode::SUCCESS
+                }
+                Err(error) => cli::runtime_error(&error),
+            },
+        );
+    }
     let config = ReapConfig {
         id: args.id.unwrap_or_else(cli::default_id),
         dead_after: args.dead_after,
@@ -73,4 +100,9 @@ fn main() -> ExitCode {
             },
         },
     )
+}
+
+/// `--pause` (true) or `--resume` (false), if either is given.
+fn switch(args: &Args) -> Option<bool> {
+    (args.pause || args.resume).then_some(args.pause)
 }

@@ -14,7 +14,7 @@ mod hosts;
 mod output;
 mod rows;
 mod sites;
-mod summary;
+pub(crate) mod summary;
 
 pub use host::parse_host;
 pub use hosts::write_hosts;

@@ -51,8 +51,9 @@ struct Summary {
     now: i64,
 }
 
+/// A worker as the summary and the dashboard show it.
 #[derive(Serialize)]
-struct Worker {
+pub(crate) struct Worker {
     id: String,
     /// The machine it runs on.
     host: String,
@@ -76,7 +77,7 @@ struct DeadHost {
 }
 
 impl Worker {
-    fn new(w: WorkerRow) -> Worker {
+    pub(crate) fn new(w: WorkerRow) -> Worker {
         let secs = ((w.heartbeat_at - w.started_at) as f64 / 1000.0).max(0.001);
         Worker {
             per_second: w.checked as f64 / secs,

@@ -4,11 +4,15 @@
 //! Pages are keyset-paginated per verdict (`WHERE verdict = ? AND id > ? ORDER BY id LIMIT ?`,
 //! served by the `sites_verdict` index), so a report of millions of rows holds one page in
 //! memory and no statement runs for long. The hosts report pages the same way by host name
-//! (`hosts.rs`); `--host HOST[:PORT]` is `host_filter.rs`.
+//! (`hosts.rs`); `--host HOST[:PORT]` is `host_filter.rs`. For the dashboard: the hosts in
+//! backoff (`backoffs.rs`) and the dead sites checked last (`latest_dead.rs`).
 
+mod backoffs;
 mod host_filter;
 mod hosts;
+mod latest_dead;
 
+pub use backoffs::Backoff;
 pub use host_filter::HostFilter;
 pub use hosts::HostRow;
 
@@ -44,11 +48,12 @@ pub struct Checked {
 }
 
 /// The columns a [`CheckedRow`] reads.
-const CHECKED_COLUMNS: &str = "id, url, host, verdict, http_status, error_kind, final_url, \
+pub(crate) const CHECKED_COLUMNS: &str =
+    "id, url, host, verdict, http_status, error_kind, final_url, \
      checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures, detail";
 
 #[derive(sqlx::FromRow)]
-struct CheckedRow {
+pub(crate) struct CheckedRow {
     id: i64,
     url: String,
     host: String,

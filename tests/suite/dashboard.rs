@@ -1,0 +1,372 @@
+//! `crawler-dashboard`: its JSON and control endpoints on every backend, and the page in a real
+//! browser (headless Chromium, SQLite) while a worker crawls: totals that match the database,
+//! a plot that draws, numbers that change without a reload, Pause and Resume that act on the
+//! fleet, a search; and a browser that reaches nothing but the dashboard.
+
+use std::time::{Duration, Instant};
+
+use crawler_queue::{Queue, Verdict};
+use crawler_tests::bins::command;
+use crawler_tests::site::{spawn_site, Page};
+use crawler_tests::{both_backends, Backend, TestDb};
+use fantoccini::{Client, Locator};
+
+use crate::browser::{Driver, Proxy};
+use crate::e2e::{seed, url_file, wait};
+use crate::pause::{
+    claimed, spawn_logged, spawn_logged_worker, until, wait_for_line, Killed, PAUSABLE,
+};
+
+/// The database URL's password, if it has one (the MariaDB tests' does).
+fn password(db: &TestDb) -> Option<String> {
+    let url = url::Url::parse(db.url.expose()).ok()?;
+    url.password().map(str::to_owned)
+}
+
+/// A dashboard on a free port of 127.0.0.1; returns it and its base URL.
+fn spawn_dashboard(db: &TestDb, extra: &[&str]) -> (Killed, String) {
+    let mut cmd = command("crawler-dashboard", db.url.expose());
+    cmd.args(["--listen", "127.0.0.1:0"]).args(extra);
+    let (child, lines) = spawn_logged(&mut cmd, "crawler_dashboard=info");
+    let line = wait_for_line(&lines, "dashboard on http://", Duration::from_secs(30));
+    if let Some(password) = password(db) {
+        assert!(!line.contains(&password), "the password in the log: {line}");
+    }
+    let url = line[line.find("http://").unwrap()..]
+        .split_whitespace()
+        .next()
+        .unwrap();
+    // The log goes on; nobody reads it.
+    std::thread::spawn(move || for _ in lines {});
+    (child, url.trim_end_matches('/').to_owned())
+}
+
+both_backends!(
+    async fn the_dashboard_serves_its_json_and_changes_nothing_unless_allowed(backend: Backend) {
+        let db = backend.fresh().await;
+        let site = spawn_site().await;
+        let (file, _) = url_file(&site, 4, &[Page::Dead]);
+        seed(&db, file.path());
+        let queue = db.queue().await;
+        let http = reqwest::Client::new();
+
+        let (_read_only, base) = spawn_dashboard(&db, &[]);
+        let state = get_json(&http, &format!("{base}/api/state")).await;
+        assert_eq!(state["allow_control"], false);
+        if let Some(password) = password(&db) {
+            assert!(!state.to_string().contains(&password));
+        }
+        let pause = http
+            .post(format!("{base}/api/pause"))
+            .header("x-crawler-control", "1")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(pause.status(), 403);
+        assert!(!queue.is_paused().await.unwrap());
+        for asset in ["/", "/app.js", "/style.css"] {
+            let page = http.get(format!("{base}{asset}")).send().await.unwrap();
+            assert_eq!(page.status(), 200, "{asset}");
+            assert!(!page.text().await.unwrap().contains("://cdn"), "{asset}");
+        }
+
+        let (_control, base) = spawn_dashboard(&db, &["--allow-control"]);
+        let bare = http.post(format!("{base}/api/pause")).send().await.unwrap();
+        assert_eq!(bare.status(), 403, "a control request without its header");
+        assert!(!queue.is_paused().await.unwrap());
+        let pause = http
+            .post(format!("{base}/api/pause"))
+            .header("x-crawler-control", "1")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(pause.status(), 200);
+        assert!(queue.is_paused().await.unwrap());
+        let get = http.get(format!("{base}/api/resume")).send().await.unwrap();
+        assert_eq!(get.status(), 405);
+        let resume = http
+            .post(format!("{base}/api/resume"))
+            .header("x-crawler-control", "1")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resume.status(), 200);
+        assert!(!queue.is_paused().await.unwrap());
+
+        // The latest dead sites, searched with LIKE's wildcards taken as written.
+        let batch = queue.claim("t", 10, Duration::from_secs(60)).await.unwrap();
+        let finding = crawler_queue::Finding {
+            verdict: Verdict::Dead,
+            status: Some(404),
+            ..crawler_tests::findings::alive()
+        };
+        let outcomes = crawler_tests::findings::outcomes_of(batch.sites, &finding);
+        queue.complete(&outcomes).await.unwrap();
+        let dead = |q: &str| {
+            let url = format!("{base}/api/dead?q={q}");
+            let http = http.clone();
+            async move { get_json(&http, &url).await.as_array().unwrap().len() }
+        };
+        assert_eq!(dead("").await, 4);
+        assert_eq!(dead("%2Fdead%2F3").await, 1);
+        assert_eq!(
+            dead("%25").await,
+            0,
+            "a % in the search is a %, not a wildcard"
+        );
+        assert_eq!(
+            dead("_").await,
+            0,
+            "an _ in the search is an _, not a wildcard"
+        );
+
+        // Hosts in backoff with their holder, the workers, and the totals once sampled.
+        queue
+            .take_parts("holder", 7, 1024, Duration::from_secs(60))
+            .await
+            .unwrap();
+        let throttled = |host: &str, secs| crawler_queue::Throttled {
+            host: host.into(),
+            status: 429,
+            retry_after: Some(Duration::from_secs(secs)),
+        };
+        queue
+            .record_throttled(&[
+                throttled("slow.example", 3600),
+                throttled("past.example", 0),
+            ])
+            .await
+            .unwrap();
+        queue.register("w1", "machine", 1).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let state = loop {
+            let state = get_json(&http, &format!("{base}/api/state")).await;
+            if state["totals"]["dead"] == 4 {
+                break state;
+            }
+            assert!(Instant::now() < deadline, "{state}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let backoffs = state["backoffs"].as_array().unwrap();
+        assert_eq!(backoffs.len(), 1, "{state}");
+        assert_eq!(backoffs[0]["host"], "slow.example");
+        assert_eq!(backoffs[0]["owner"], "holder");
+        assert_eq!(backoffs[0]["last_status"], 429);
+        assert_eq!(state["workers"][0]["id"], "w1");
+        assert!(state["workers"][0]["heartbeat_age_ms"].as_i64().unwrap() >= 0);
+        assert_eq!(
+            (
+                state["totals"]["done"].as_i64(),
+                state["totals"]["pending"].as_i64()
+            ),
+            (Some(4), Some(0))
+        );
+    }
+);
+
+async fn get_json(http: &reqwest::Client, url: &str) -> serde_json::Value {
+    let body = http.get(url).send().await.unwrap().text().await.unwrap();
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{url}: {e}: {body}"))
+}
+
+/// The text of the element with `id`.
+async fn text(browser: &Client, id: &str) -> String {
+    browser
+        .find(Locator::Id(id))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// The number the element with `id` shows (`12,345` is 12345); `None` while it shows none.
+async fn number(browser: &Client, id: &str) -> Option<i64> {
+    let digits: String = text(browser, id)
+        .await
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// What the page's totals should read: the database's counts.
+async fn database_totals(queue: &Queue) -> Vec<(&'static str, i64)> {
+    let states = queue.state_counts().await.unwrap();
+    let verdicts = queue.verdict_counts().await.unwrap();
+    let mut totals = vec![
+        ("pending", states.pending),
+        ("claimed", states.claimed),
+        ("done", states.done),
+    ];
+    for v in Verdict::ALL {
+        totals.push((
+            v.as_str(),
+            verdicts
+                .iter()
+                .find(|(x, _)| *x == v)
+                .map_or(0, |(_, n)| *n),
+        ));
+    }
+    totals
+}
+
+async fn page_totals(browser: &Client, keys: &[&'static str]) -> Vec<(&'static str, i64)> {
+    let mut totals = Vec::new();
+    for key in keys {
+        totals.push((
+            *key,
+            number(browser, &format!("total-{key}")).await.unwrap_or(-1),
+        ));
+    }
+    totals
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_it() {
+    crate::browser::require_browser();
+    let proxy = Proxy::spawn().await;
+    let site = spawn_site().await;
+    let db = Backend::Sqlite.fresh().await;
+    let (file, expected) = url_file(
+        &site,
+        120,
+        &[Page::Slow, Page::Slow, Page::Slow, Page::Dead],
+    );
+    seed(&db, file.path());
+    let queue = db.queue().await;
+    let (_dashboard, base) = spawn_dashboard(&db, &["--allow-control"]);
+    let driver = Driver::spawn();
+    let browser = driver.browser(&proxy).await;
+    browser.goto(&format!("{base}/")).await.unwrap();
+    assert_eq!(browser.title().await.unwrap(), "crawler dashboard");
+
+    // Before any worker: the page shows the seeded list, all pending.
+    until(
+        "the page shows the pending sites",
+        Duration::from_secs(20),
+        || async { number(&browser, "total-pending").await == Some(120) },
+    )
+    .await;
+    let (mut worker, lines) = spawn_logged_worker(&db, "w", PAUSABLE);
+
+    // A live update: the number done moves while the page stays loaded.
+    let first = number(&browser, "total-done").await.unwrap();
+    until(
+        "the page's done count changes without a reload",
+        Duration::from_secs(30),
+        || async {
+            number(&browser, "total-done")
+                .await
+                .is_some_and(|n| n > first)
+        },
+    )
+    .await;
+    until(
+        "the page lists the worker",
+        Duration::from_secs(10),
+        || async { text(&browser, "workers").await.contains('w') },
+    )
+    .await;
+    until("the plot draws", Duration::from_secs(10), || async {
+        let line = browser.find(Locator::Id("rate-line")).await.unwrap();
+        let d = line.attr("d").await.unwrap().unwrap_or_default();
+        d.starts_with('M') && d.matches('L').count() >= 2
+    })
+    .await;
+
+    // Pause from the page: the database says paused, the worker stops claiming.
+    browser
+        .find(Locator::Id("pause"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(
+        "the database says paused",
+        Duration::from_secs(10),
+        || async { queue.is_paused().await.unwrap() },
+    )
+    .await;
+    wait_for_line(&lines, "fleet paused", Duration::from_secs(10));
+    let pending = queue.state_counts().await.unwrap().pending;
+    until(
+        "the sites held checked",
+        Duration::from_secs(60),
+        || async { claimed(&queue).await.is_empty() },
+    )
+    .await;
+    let counts = queue.state_counts().await.unwrap();
+    assert!(
+        counts.pending >= pending && counts.pending > 0,
+        "claimed while paused: {pending} then {counts:?}"
+    );
+    until("the page says paused", Duration::from_secs(10), || async {
+        text(&browser, "state").await == "paused"
+    })
+    .await;
+
+    // Resume from the page: the crawl finishes.
+    browser
+        .find(Locator::Id("resume"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(
+        "the database says resumed",
+        Duration::from_secs(10),
+        || async { !queue.is_paused().await.unwrap() },
+    )
+    .await;
+    assert!(wait(&mut worker.0, Duration::from_secs(120)).success());
+    crate::e2e::assert_report_matches(&db, &expected);
+
+    // The totals shown are the database's.
+    let want = database_totals(&queue).await;
+    let keys: Vec<&'static str> = want.iter().map(|(k, _)| *k).collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let shown = page_totals(&browser, &keys).await;
+        if shown == want {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the page shows {shown:?}, the database {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // The search filters the dead links on the server.
+    let search = browser.find(Locator::Id("search")).await.unwrap();
+    search.send_keys("/dead/11").await.unwrap();
+    until(
+        "the dead links filtered",
+        Duration::from_secs(10),
+        || async {
+            let rows = text(&browser, "dead").await;
+            let urls: Vec<&str> = rows.lines().filter(|l| l.contains("http://")).collect();
+            // Dead pages are every fourth (3, 7, 11…): /dead/11, /111, /115 and /119 match.
+            urls.len() == 4 && urls.iter().all(|l| l.contains("/dead/11"))
+        },
+    )
+    .await;
+
+    // Nothing left loopback; and the proxy does catch what would.
+    assert_eq!(
+        proxy.seen(),
+        Vec::<String>::new(),
+        "the browser reached beyond the dashboard"
+    );
+    let _ = browser.goto("http://proxy-check.invalid/").await;
+    let seen = proxy.seen();
+    assert!(
+        seen.len() == 1 && seen[0].contains("proxy-check.invalid"),
+        "a request off loopback must reach the recording proxy: {seen:?}"
+    );
+    browser.close().await.unwrap();
+    drop(driver);
+}

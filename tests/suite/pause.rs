@@ -1,0 +1,230 @@
+//! Pausing and resuming the fleet (`crawler-reap --pause`/`--resume`, `Queue::pause`/`resume`),
+//! on every backend: a paused worker finishes what it holds, keeps its leases and claims
+//! nothing; resumed, it finishes the crawl, one verdict per site.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crawler_queue::{Db, Queue};
+use crawler_tests::bins::{command, run, stderr, stdout};
+use crawler_tests::site::{spawn_site, Page};
+use crawler_tests::{both_backends, TestDb};
+
+use crate::e2e::{assert_report_matches, seed, url_file, wait, FAST};
+
+/// Slow pages checked two at a time, batches of ten: the worker holds about thirty sites for seconds after a pause, time for a lease extension (every `--lease` / 3) to show.
+pub const PAUSABLE: &[&str] = &[
+    "--concurrency",
+    "2",
+    "--host-concurrency",
+    "2",
+    "--batch-size",
+    "10",
+    "--lease",
+    "3s",
+    "--heartbeat",
+    "200ms",
+    "--drain",
+];
+
+/// A child process killed when the test ends, passed or not: a paused worker left behind would
+/// wait for ever.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A worker whose log lines arrive on the returned channel.
+pub fn spawn_logged_worker(
+    db: &TestDb,
+    id: &str,
+    extra: &[&str],
+) -> (Killed, mpsc::Receiver<String>) {
+    let mut cmd = command("crawler-worker", db.url.expose());
+    cmd.args(["--id", id]).args(FAST).args(extra);
+    spawn_logged(&mut cmd, "crawler_worker=info")
+}
+
+/// Starts `cmd` logging at `level`; its log lines arrive on the returned channel.
+pub fn spawn_logged(cmd: &mut Command, level: &str) -> (Killed, mpsc::Receiver<String>) {
+    let mut child = cmd
+        .env("RUST_LOG", level)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    (Killed(child), rx)
+}
+
+/// Waits for a log line containing `text`, up to `limit`, and returns it.
+pub fn wait_for_line(lines: &mpsc::Receiver<String>, text: &str, limit: Duration) -> String {
+    let deadline = Instant::now() + limit;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match lines.recv_timeout(left) {
+            Ok(line) if line.contains(text) => return line,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    panic!("no log line saying {text:?} within {limit:?}");
+}
+
+/// Polls `probe` every 50 ms until it holds, up to `limit`.
+pub async fn until<F: std::future::Future<Output = bool>>(
+    what: &str,
+    limit: Duration,
+    mut probe: impl FnMut() -> F,
+) {
+    let deadline = Instant::now() + limit;
+    while !probe().await {
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Claimed sites and their lease expiry.
+pub async fn claimed(queue: &Queue) -> Vec<(i64, i64)> {
+    let sql = "SELECT id, expires_at FROM sites WHERE state = 1 ORDER BY id";
+    match queue.db() {
+        Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
+        Db::MySql(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
+    }
+}
+
+/// The latest expiry of the host partitions `owner` holds.
+async fn parts_expiry(queue: &Queue, owner: &str) -> i64 {
+    let sql = "SELECT COALESCE(MAX(expires_at), 0) FROM parts WHERE owner = ?";
+    match queue.db() {
+        Db::Sqlite(pool) => sqlx::query_scalar(sql)
+            .bind(owner)
+            .fetch_one(pool)
+            .await
+            .unwrap(),
+        Db::MySql(pool) => sqlx::query_scalar(sql)
+            .bind(owner)
+            .fetch_one(pool)
+            .await
+            .unwrap(),
+    }
+}
+
+both_backends!(
+    async fn a_paused_worker_stops_claiming_keeps_its_leases_and_finishes_once_resumed(
+        backend: Backend,
+    ) {
+        let site = spawn_site().await;
+        let db = backend.fresh().await;
+        let (file, expected) = url_file(&site, 80, &[Page::Slow]);
+        seed(&db, file.path());
+        let queue = db.queue().await;
+        let (mut worker, lines) = spawn_logged_worker(&db, "w", PAUSABLE);
+        until("ten verdicts", Duration::from_secs(60), || async {
+            queue.state_counts().await.unwrap().done >= 10
+        })
+        .await;
+
+        let out = run(command("crawler-reap", db.url.expose()).arg("--pause"));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("fleet paused"), "{}", stdout(&out));
+        assert!(queue.is_paused().await.unwrap());
+        wait_for_line(&lines, "fleet paused", Duration::from_secs(10));
+
+        // From now on nothing is claimed: pending never goes down (a site given back may
+        // raise it), while what was held is checked and its leases kept.
+        let pending = queue.state_counts().await.unwrap().pending;
+        let held = claimed(&queue).await;
+        assert!(!held.is_empty(), "the worker held nothing when it paused");
+        until(
+            "a held site's lease extended",
+            Duration::from_secs(20),
+            || async {
+                let now = claimed(&queue).await;
+                now.iter()
+                    .any(|(id, exp)| held.iter().any(|(i, e)| i == id && exp > e))
+            },
+        )
+        .await;
+        until(
+            "the sites held checked",
+            Duration::from_secs(60),
+            || async { queue.state_counts().await.unwrap().claimed == 0 },
+        )
+        .await;
+        let parts = parts_expiry(&queue, "w").await;
+        until(
+            "the partitions' lease extended",
+            Duration::from_secs(20),
+            || async { parts_expiry(&queue, "w").await > parts },
+        )
+        .await;
+        let counts = queue.state_counts().await.unwrap();
+        assert!(
+            counts.pending >= pending,
+            "claimed while paused: {pending} then {counts:?}"
+        );
+        assert!(counts.pending > 0, "{counts:?}");
+        assert!(
+            worker.0.try_wait().unwrap().is_none(),
+            "a paused worker exited as drained"
+        );
+
+        let out = run(command("crawler-reap", db.url.expose()).arg("--resume"));
+        assert!(stdout(&out).contains("fleet resumed"), "{}", stdout(&out));
+        wait_for_line(&lines, "fleet resumed", Duration::from_secs(10));
+        assert!(wait(&mut worker.0, Duration::from_secs(120)).success());
+        assert_report_matches(&db, &expected);
+        assert!(!queue.is_paused().await.unwrap());
+    }
+);
+
+both_backends!(
+    async fn pause_and_resume_say_whether_they_changed_anything(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        assert_eq!(queue.fleet_state().await.unwrap().changed_at, 0);
+        assert!(queue.pause().await.unwrap());
+        let paused_at = queue.fleet_state().await.unwrap().changed_at;
+        assert!(paused_at > 0);
+        assert!(!queue.pause().await.unwrap());
+        assert_eq!(queue.fleet_state().await.unwrap().changed_at, paused_at);
+        let out = run(command("crawler-reap", db.url.expose()).arg("--pause"));
+        assert_eq!(stdout(&out).trim(), "fleet already paused");
+        assert!(queue.resume().await.unwrap());
+        assert!(!queue.resume().await.unwrap());
+        let out = run(command("crawler-reap", db.url.expose()).args(["--resume", "--every", "1s"]));
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    }
+);
+
+both_backends!(
+    async fn a_draining_worker_does_not_exit_while_the_fleet_is_paused(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        assert!(queue.pause().await.unwrap());
+        // Nothing to do at all: a draining worker would exit at once, were it not paused.
+        let (mut worker, lines) =
+            spawn_logged_worker(&db, "w", &["--heartbeat", "200ms", "--drain"]);
+        wait_for_line(&lines, "fleet paused", Duration::from_secs(30));
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(
+            worker.0.try_wait().unwrap().is_none(),
+            "exited as drained while paused"
+        );
+        assert!(queue.resume().await.unwrap());
+        wait_for_line(&lines, "fleet resumed", Duration::from_secs(10));
+        assert!(wait(&mut worker.0, Duration::from_secs(30)).success());
+    }
+);
