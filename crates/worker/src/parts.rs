@@ -186,7 +186,8 @@ async fn try_keep(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
 /// at its holder, worth it only to put an idle worker to work.
 async fn balance_by_work(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
     let (queue, parts) = (&ctx.queue, &ctx.parts);
-    if !ctx.held.is_empty() {
+    // Paused, every worker is idle: nothing would be gained by moving partitions around.
+    if !ctx.held.is_empty() || ctx.paused.is_paused() {
         return Ok(());
     }
     let due = queue.due_parts().await?;
