@@ -4,8 +4,9 @@
 //! spread hosts evenly, not work: near the end of a crawl (or on a list whose work sits in a
 //! few partitions) one worker can be idle while another has many partitions with sites due.
 //! So each worker also looks, every keeper round, at the partitions of the earliest due sites
-//! ([`Queue::due_parts`], a bounded read of the `sites_due` index), and when another worker
-//! holds at least two more of them than it does, asks for one ([`Queue::ask_for_part`]): the
+//! ([`Queue::due_parts`], a bounded read of the `sites_due` index), and when it is idle (none
+//! of them is its own, its claims find nothing) and another worker holds at least two of them,
+//! asks for one ([`Queue::ask_for_part`]): the
 //! partition is marked draining with the asker as its *heir*, its holder stops claiming from
 //! it, and once none of its sites is in flight the holder's next round hands it straight to
 //! the heir ([`Queue::release_drained`]), so no third worker can take it in between and two

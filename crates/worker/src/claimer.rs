@@ -55,6 +55,9 @@ pub async fn claim_loop(
             _ = stop.cancelled() => return Ended::Stopped,
             claimed = ctx.queue.claim_held(ctx.parts.token, &ctx.config.id, n, ctx.config.lease) => claimed,
         };
+        if let Ok(batch) = &claimed {
+            ctx.parts.claimed(batch.sites.len());
+        }
         match claimed {
             Ok(batch) if !batch.sites.is_empty() => {
                 failures = 0;

@@ -11,9 +11,9 @@
 //! keeper periods (10 s by default): one for the others to notice it and hand over, one for
 //! it to take.
 //!
-//! Work-aware balance (see `crawler_queue::balance`): a worker that holds at least two fewer
-//! of the partitions with sites due than another asks it for one, and hands over one with
-//! nothing due in exchange; the busy one comes straight to it once nothing of it is in flight.
+//! Work-aware balance (see `crawler_queue::balance`): an idle worker asks a worker holding at
+//! least two of the partitions with sites due for one, and hands over one with nothing due in
+//! exchange; the busy one comes straight to it once nothing of it is in flight.
 //!
 //! A partition lost (its lease expired while this worker was stalled, and another took it), or
 //! starting to be handed over, cancels the checks on its hosts at once (those waiting for the
@@ -21,6 +21,7 @@
 //! hand-over), and their sites are given back, due at once, for whoever holds it next.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -35,6 +36,8 @@ pub struct Parts {
     /// This worker's parts token: fresh per run, stamped on every partition it takes.
     pub token: i64,
     held: Mutex<HashMap<i16, Held>>,
+    /// The claimer's last claim found nothing due in the partitions held.
+    idle: AtomicBool,
 }
 
 /// One partition held.
@@ -50,6 +53,7 @@ impl Default for Parts {
         Parts {
             token: rand::rng().random_range(1..i64::MAX),
             held: Mutex::default(),
+            idle: AtomicBool::new(false),
         }
     }
 }
@@ -95,6 +99,11 @@ impl Parts {
                 draining: false,
             });
         }
+    }
+
+    /// Tells what the claimer's last claim found: sites, or nothing due.
+    pub fn claimed(&self, sites: usize) {
+        self.idle.store(sites == 0, Ordering::Relaxed);
     }
 
     /// How many partitions are held, those being handed over included (the metrics' gauge).
@@ -179,15 +188,17 @@ async fn try_keep(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
     load_host_states(ctx).await
 }
 
-/// Work-aware balance (see `crawler_queue::balance`): a worker with nothing in flight asks a
-/// worker that holds at least two more of the partitions with sites due for one of them, and
-/// hands over in exchange one partition that has nothing due. One request per round, as KCL
-/// steals one. A busy worker never asks: the hand-over cuts off the checks of the partition
-/// at its holder, worth it only to put an idle worker to work.
+/// Work-aware balance (see `crawler_queue::balance`): an idle worker (its last claim found
+/// nothing due, it has nothing in flight, and none of its partitions is among those with the
+/// earliest due sites) asks a worker that holds at least two of those for one, and hands over
+/// in exchange one partition that has nothing due. One request per round, as KCL steals one.
+/// A worker with any work never asks: the hand-over cuts off the checks of the partition at
+/// its holder, worth it only to put an idle worker to work (a politeness-bound worker, whose
+/// claims come back deferred, is busy, not idle).
 async fn balance_by_work(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
     let (queue, parts) = (&ctx.queue, &ctx.parts);
     // Paused, every worker is idle: nothing would be gained by moving partitions around.
-    if !ctx.held.is_empty() || ctx.paused.is_paused() {
+    if !parts.idle.load(Ordering::Relaxed) || !ctx.held.is_empty() || ctx.paused.is_paused() {
         return Ok(());
     }
     let due = queue.due_parts().await?;
@@ -208,8 +219,8 @@ async fn balance_by_work(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
     Ok(())
 }
 
-/// The holder with the most due partitions and one of them, when it has at least two more
-/// than `mine`; a worker's last busy partition is never asked for.
+/// The holder with the most due partitions and one of them, when it has at least two and
+/// `mine` has none; a worker's last busy partition is never asked for.
 fn busiest_other(due: &[DuePart], mine: i64) -> Option<(i64, i16)> {
     let mut by_holder: HashMap<i64, Vec<i16>> = HashMap::new();
     for part in due {
@@ -222,7 +233,7 @@ fn busiest_other(due: &[DuePart], mine: i64) -> Option<(i64, i16)> {
         .iter()
         .filter(|(&holder, _)| holder != mine)
         .max_by_key(|(&holder, parts)| (parts.len(), holder))?;
-    if theirs.len() < own + 2 {
+    if own > 0 || theirs.len() < 2 {
         return None;
     }
     let pick = theirs[rand::rng().random_range(0..theirs.len())];
@@ -302,7 +313,7 @@ mod tests {
     }
 
     #[test]
-    fn only_a_holder_with_two_more_busy_partitions_is_asked_and_never_for_its_last() {
+    fn only_a_worker_with_nothing_due_asks_and_never_for_a_holders_last_busy_partition() {
         let due = |id, holder| DuePart {
             id,
             holder: Some(holder),
@@ -314,9 +325,9 @@ mod tests {
         assert_eq!(holder, 2);
         assert!([10, 11].contains(&part));
         assert_eq!(
-            busiest_other(&[due(10, 2), due(11, 2), due(12, 1)], mine),
+            busiest_other(&[due(10, 2), due(11, 2), due(12, 2), due(13, 1)], mine),
             None,
-            "one apart is balanced"
+            "a worker with anything due does not ask"
         );
         let free = DuePart {
             holder: None,
