@@ -180,6 +180,17 @@ async fn text(browser: &Client, id: &str) -> String {
         .unwrap()
 }
 
+/// Clicks the element with `id`.
+async fn click(browser: &Client, id: &str) {
+    browser
+        .find(Locator::Id(id))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
 /// The number the element with `id` shows (`12,345` is 12345); `None` while it shows none.
 async fn number(browser: &Client, id: &str) -> Option<i64> {
     let digits: String = text(browser, id)
@@ -276,13 +287,7 @@ async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_
     .await;
 
     // Pause from the page: the database says paused, the worker stops claiming.
-    browser
-        .find(Locator::Id("pause"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, "pause").await;
     until(
         "the database says paused",
         Duration::from_secs(10),
@@ -308,13 +313,7 @@ async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_
     .await;
 
     // Resume from the page: the crawl finishes.
-    browser
-        .find(Locator::Id("resume"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, "resume").await;
     until(
         "the database says resumed",
         Duration::from_secs(10),
