@@ -56,13 +56,7 @@ both_backends!(
         if let Some(password) = password(&db) {
             assert!(!state.to_string().contains(&password));
         }
-        let pause = http
-            .post(format!("{base}/api/pause"))
-            .header("x-crawler-control", "1")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(pause.status(), 403);
+        assert_eq!(control(&http, &base, "pause").await, 403);
         assert!(!queue.is_paused().await.unwrap());
         for asset in ["/", "/app.js", "/style.css"] {
             let page = http.get(format!("{base}{asset}")).send().await.unwrap();
@@ -74,23 +68,11 @@ both_backends!(
         let bare = http.post(format!("{base}/api/pause")).send().await.unwrap();
         assert_eq!(bare.status(), 403, "a control request without its header");
         assert!(!queue.is_paused().await.unwrap());
-        let pause = http
-            .post(format!("{base}/api/pause"))
-            .header("x-crawler-control", "1")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(pause.status(), 200);
+        assert_eq!(control(&http, &base, "pause").await, 200);
         assert!(queue.is_paused().await.unwrap());
         let get = http.get(format!("{base}/api/resume")).send().await.unwrap();
         assert_eq!(get.status(), 405);
-        let resume = http
-            .post(format!("{base}/api/resume"))
-            .header("x-crawler-control", "1")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resume.status(), 200);
+        assert_eq!(control(&http, &base, "resume").await, 200);
         assert!(!queue.is_paused().await.unwrap());
 
         // The latest dead sites, searched with LIKE's wildcards taken as written.
@@ -167,6 +149,17 @@ both_backends!(
 async fn get_json(http: &reqwest::Client, url: &str) -> serde_json::Value {
     let body = http.get(url).send().await.unwrap().text().await.unwrap();
     serde_json::from_str(&body).unwrap_or_else(|e| panic!("{url}: {e}: {body}"))
+}
+
+/// The status of a control request (`pause` or `resume`) with the header the page sends.
+async fn control(http: &reqwest::Client, base: &str, action: &str) -> u16 {
+    http.post(format!("{base}/api/{action}"))
+        .header("x-crawler-control", "1")
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 /// The text of the element with `id`.
