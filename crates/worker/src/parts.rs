@@ -167,12 +167,9 @@ async fn try_keep(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
         // Known as draining before it goes, so that its going is not taken for a loss.
         parts.update(&queue.keep_parts(parts.token, config.lease).await?);
     }
-    // Only when something is being handed over: most rounds of a settled fleet have nothing.
-    if active > share || held.iter().any(|p| p.draining) {
-        queue
-            .release_drained(parts.token, &config.id, config.lease)
-            .await?;
-    }
+    queue
+        .release_drained(parts.token, &config.id, config.lease)
+        .await?;
     if active < share {
         let taken = queue
             .take_parts(
