@@ -1,13 +1,16 @@
 //! The queue alone, with the HTTP check stubbed out: claim+complete throughput, claim latency as
 //! the table grows, and the seeding rate. Prints figures; asserts nothing about speed.
 //!
-//! `cargo bench -p crawler-tests --bench queue` (both backends), or with `-- sqlite` / `-- mariadb`.
+//! `cargo bench -p crawler-tests --bench queue` (every backend), or with `-- sqlite` /
+//! `-- mariadb` / `-- postgres`.
 //! Claimers claim as workers do: each holds its fair share of the host partitions.
 //! `QUEUE_BENCH_CLAIMERS` lists the claimer counts (default `1,4,16`); `QUEUE_BENCH_ROWS` sets
 //! the large table (default 1,000,000; `0` skips the latency and seeding part). The throughput
 //! lines give the whole machine's CPU time per site (database, this process, all else); on a
 //! quiet machine that is where the database's cost shows. The private MariaDB server is
 //! sized for writes ([`SERVER_FLAGS`]); `CRAWLER_TEST_MYSQL_URL` names another server instead.
+//! The private PostgreSQL server has the tests' settings (`tests/support/postgres.rs`: no
+//! fsync, 64 MB of shared buffers).
 
 /// A redo log and buffer pool for a write-heavy run, as a production server would have; the
 /// rest as the test servers (`tests/support/mariadb/command.rs`): READ COMMITTED per session,
@@ -16,96 +19,10 @@ const SERVER_FLAGS: &str = "--innodb-log-file-size=512M --innodb-buffer-pool-siz
 
 use std::time::{Duration, Instant};
 
-use crawler_queue::{ClaimMethod, NewSite, Queue, QueueConfig, PARTS};
-use crawler_tests::bench::{claim_latency, machine_cpu};
+use crawler_queue::{ClaimMethod, Queue, QueueConfig, PARTS};
+use crawler_tests::bench::{claim_latency, counts, drain, seed, BATCH, LEASE};
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::Backend;
-
-const LEASE: Duration = Duration::from_secs(600);
-const BATCH: u32 = 500;
-
-fn sites(from: usize, n: usize) -> Vec<NewSite> {
-    (from..from + n)
-        .map(|i| NewSite {
-            url: format!("https://h{}.example/page/{i}", i % 1000),
-            host: format!("h{}.example", i % 1000),
-        })
-        .collect()
-}
-
-/// Seeds `n` sites in chunks of 1,000 from `writers` concurrent tasks; returns URLs/s.
-async fn seed(queue: &Queue, n: usize, writers: usize) -> f64 {
-    let started = Instant::now();
-    let per = n.div_ceil(writers);
-    let tasks: Vec<_> = (0..writers)
-        .map(|w| {
-            let queue = queue.clone();
-            tokio::spawn(async move {
-                let end = ((w + 1) * per).min(n);
-                for from in (w * per..end).step_by(10_000) {
-                    queue
-                        .seed(&sites(from, 10_000.min(end - from)), false)
-                        .await
-                        .unwrap();
-                }
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await.unwrap();
-    }
-    n as f64 / started.elapsed().as_secs_f64()
-}
-
-/// `claimers` tasks claim and complete until nothing is due; returns sites/s, the whole
-/// machine's CPU time per site in microseconds, and the mean time a batch spends in claim and
-/// in complete.
-async fn drain(queue: &Queue, claimers: usize) -> (f64, f64, Duration, Duration) {
-    let started = Instant::now();
-    let busy = machine_cpu().0;
-    let tasks: Vec<_> = (0..claimers)
-        .map(|c| {
-            let queue = queue.clone();
-            tokio::spawn(async move {
-                let (mut n, mut batches, mut claiming, mut completing) =
-                    (0u64, 0u32, Duration::ZERO, Duration::ZERO);
-                // As workers do: each holds its fair share of the host partitions and claims
-                // only there; its write-backs are fenced by them.
-                let (owner, token) = (format!("bench{c}"), c as i64 + 1);
-                let share = u32::from(PARTS).div_ceil(claimers as u32);
-                queue.take_parts(&owner, token, share, LEASE).await.unwrap();
-                loop {
-                    let t = Instant::now();
-                    let batch = queue.claim_held(token, &owner, BATCH, LEASE).await.unwrap();
-                    claiming += t.elapsed();
-                    if batch.sites.is_empty() {
-                        return (n, batches, claiming, completing);
-                    }
-                    let outcomes = outcomes_of(batch.sites, &alive());
-                    let t = Instant::now();
-                    n += queue.complete(&outcomes).await.unwrap().done;
-                    completing += t.elapsed();
-                    batches += 1;
-                }
-            })
-        })
-        .collect();
-    let (mut total, mut batches, mut claiming, mut completing) =
-        (0, 0, Duration::ZERO, Duration::ZERO);
-    for t in tasks {
-        let (n, b, c, w) = t.await.unwrap();
-        (total, batches, claiming, completing) =
-            (total + n, batches + b, claiming + c, completing + w);
-    }
-    let rate = total as f64 / started.elapsed().as_secs_f64();
-    let cpu = (machine_cpu().0 - busy) * 1e6 / total.max(1) as f64;
-    (
-        rate,
-        cpu,
-        claiming / batches.max(1),
-        completing / batches.max(1),
-    )
-}
 
 /// What fencing the write-back once per host partition, instead of claiming each site, would
 /// save (issue: "host leases let a batch's write-back be fenced once per host rather than per
@@ -129,15 +46,20 @@ async fn row_work(queue: &Queue, rounds: u32) -> (Duration, Duration, Duration) 
         .collect::<Vec<_>>()
         .join(", ");
     // The claim's own filter and order, read only (the list is of numbers this bench made).
-    let select = format!(
-        "SELECT id FROM sites WHERE state = 0 AND next_check_at <= ? AND part IN ({list}) \
+    let select = queue.db().statement(&format!(
+        "SELECT id FROM sites WHERE state = {{pending}} AND next_check_at <= ? AND part IN ({list}) \
          ORDER BY next_check_at, id LIMIT {BATCH}"
-    );
+    ));
     let (mut claim, mut read, mut complete) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     for _ in 0..rounds {
         let t = Instant::now();
         let ids: Vec<i64> = match queue.db() {
             crawler_queue::Db::MySql(pool) => sqlx::query_scalar(&select)
+                .bind(i64::MAX)
+                .fetch_all(pool)
+                .await
+                .unwrap(),
+            crawler_queue::Db::Postgres(pool) => sqlx::query_scalar(&select)
                 .bind(i64::MAX)
                 .fetch_all(pool)
                 .await
@@ -168,7 +90,8 @@ async fn bench(backend: Backend, big: usize, claimer_counts: &[usize]) {
     println!("\n== {backend:?} ==");
     let methods: &[ClaimMethod] = match backend {
         Backend::MariaDb => &[ClaimMethod::UpdateThenSelect, ClaimMethod::SkipLocked],
-        Backend::Sqlite => &[ClaimMethod::UpdateThenSelect],
+        // PostgreSQL's claim is one UPDATE … FOR UPDATE SKIP LOCKED … RETURNING either way.
+        Backend::Postgres | Backend::Sqlite => &[ClaimMethod::UpdateThenSelect],
     };
     for &method in methods {
         for &claimers in claimer_counts {
@@ -180,7 +103,7 @@ async fn bench(backend: Backend, big: usize, claimer_counts: &[usize]) {
                 })
                 .await;
             seed(&queue, 100_000, 2).await;
-            let (rate, cpu, claim, complete) = drain(&queue, claimers).await;
+            let (rate, cpu, claim, complete) = drain(std::slice::from_ref(&queue), claimers).await;
             println!(
                 "{method:?}: claim+complete, {claimers:>2} claimers, batches of {BATCH}: {rate:>7.0} sites/s  \
                  (machine CPU {cpu:.0} us/site; per batch: claim {claim:.1?}, complete {complete:.1?})"
@@ -226,20 +149,12 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
-    let claimers: Vec<usize> = std::env::var("QUEUE_BENCH_CLAIMERS")
-        .unwrap_or_else(|_| "1,4,16".into())
-        .split(',')
-        .map(|n| {
-            n.trim()
-                .parse()
-                .expect("QUEUE_BENCH_CLAIMERS: a comma-separated list of counts")
-        })
-        .collect();
+    let claimers = counts("QUEUE_BENCH_CLAIMERS", "1,4,16");
     println!(
         "queue benchmark: {} cores; HTTP check stubbed out",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    for backend in [Backend::MariaDb, Backend::Sqlite] {
+    for backend in [Backend::MariaDb, Backend::Postgres, Backend::Sqlite] {
         if only
             .as_deref()
             .is_none_or(|o| format!("{backend:?}").eq_ignore_ascii_case(o))

@@ -33,9 +33,14 @@ fn hosts_below(below: i16, n: usize, name: impl Fn(usize) -> String) -> Vec<Stri
 
 /// The owner of partition `part`.
 async fn owner_of(queue: &Queue, part: i16) -> Option<String> {
-    let sql = "SELECT owner FROM parts WHERE id = ?";
+    let sql = &queue.db().statement("SELECT owner FROM parts WHERE id = ?");
     match queue.db() {
         crawler_queue::Db::MySql(pool) => sqlx::query_scalar(sql)
+            .bind(part)
+            .fetch_one(pool)
+            .await
+            .unwrap(),
+        crawler_queue::Db::Postgres(pool) => sqlx::query_scalar(sql)
             .bind(part)
             .fetch_one(pool)
             .await

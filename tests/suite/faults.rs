@@ -1,15 +1,15 @@
 //! Faults: kills, a stopped process, a database restart, connections killed by the server. A
 //! fault may delay work, never lose it: every seeded site ends with exactly one verdict.
 //!
-//! Each test owns a private MariaDB server (so it may stop it) and a local site of slow pages
-//! (300 ms each), so that the fault lands mid-crawl.
+//! Each test runs on MariaDB and on PostgreSQL (`on_servers!`), on a private server of its own
+//! (so it may stop it), with a local site of slow pages (300 ms each), so that the fault lands
+//! mid-crawl.
 
 use std::time::{Duration, Instant};
 
-use crawler_queue::{DatabaseUrl, Db, Queue, QueueConfig};
-use crawler_tests::mariadb::MariaDb;
+use crawler_queue::{Db, Queue, QueueConfig};
 use crawler_tests::site::{spawn_site, Page};
-use crawler_tests::{Backend, TestDb};
+use crawler_tests::{Backend, PrivateServer, TestDb};
 
 use crate::e2e::{
     assert_report_matches, reported, seed, spawn_worker, spread_url_file, unfinished, url_file,
@@ -30,9 +30,33 @@ pub const QUICK: &[&str] = &[
     "20",
 ];
 
-async fn private_db(server: &MariaDb) -> (TestDb, Queue) {
-    let url = server.create_database().await;
-    let db = TestDb::external(DatabaseUrl::new(url), Backend::MariaDb);
+/// Runs the fault test `$name(backend)` as two tests, `$name::mariadb` and `$name::postgres`.
+macro_rules! on_servers {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn mariadb() {
+                super::$name(crawler_tests::Backend::MariaDb).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name(crawler_tests::Backend::Postgres).await
+            }
+        }
+    )*};
+}
+
+on_servers!(
+    a_killed_worker_delays_its_sites_until_its_heartbeat_stops_and_loses_none,
+    workers_survive_a_database_restart_mid_crawl,
+    workers_survive_their_connections_being_killed,
+    a_worker_stopped_past_its_lease_has_its_late_results_rejected,
+    two_reapers_and_three_workers_reap_once_per_interval,
+);
+
+async fn private_db(server: &PrivateServer) -> (TestDb, Queue) {
+    let db = server.fresh().await;
     let queue = Queue::new(
         Db::connect(&db.url, 2).await.unwrap(),
         QueueConfig::default(),
@@ -40,7 +64,7 @@ async fn private_db(server: &MariaDb) -> (TestDb, Queue) {
     (db, queue)
 }
 
-async fn wait_for_progress(db: &TestDb, at_least: usize) {
+pub async fn wait_for_progress(db: &TestDb, at_least: usize) {
     let started = Instant::now();
     while reported(db).len() < at_least {
         assert!(started.elapsed() < Duration::from_secs(60), "no progress");
@@ -48,7 +72,7 @@ async fn wait_for_progress(db: &TestDb, at_least: usize) {
     }
 }
 
-async fn wait_all(workers: Vec<std::process::Child>) {
+pub async fn wait_all(workers: Vec<std::process::Child>) {
     tokio::task::spawn_blocking(move || {
         for mut w in workers {
             assert!(
@@ -62,19 +86,41 @@ async fn wait_all(workers: Vec<std::process::Child>) {
 }
 
 async fn ids_held_by(queue: &Queue, owner: &str) -> Vec<i64> {
-    let Db::MySql(pool) = queue.db() else {
-        unreachable!()
-    };
-    sqlx::query_scalar("SELECT id FROM sites WHERE owner = ? AND state = 1")
-        .bind(owner)
-        .fetch_all(pool)
-        .await
-        .unwrap()
+    let sql = &queue
+        .db()
+        .statement("SELECT id FROM sites WHERE owner = ? AND state = {claimed}");
+    match queue.db() {
+        Db::MySql(pool) => sqlx::query_scalar(sql).bind(owner).fetch_all(pool).await,
+        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(owner).fetch_all(pool).await,
+        Db::Sqlite(_) => unreachable!("fault tests run on servers"),
+    }
+    .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_worker_delays_its_sites_until_its_heartbeat_stops_and_loses_none() {
-    let server = MariaDb::start();
+/// `sql`'s one integer; `sql` takes the `ids` as its parameters.
+async fn int(queue: &Queue, sql: &str, ids: &[i64]) -> i64 {
+    let sql = &queue.db().statement(sql);
+    macro_rules! fetch {
+        ($pool:ident) => {{
+            let mut q = sqlx::query_scalar(sql);
+            for id in ids {
+                q = q.bind(id);
+            }
+            q.fetch_one($pool).await
+        }};
+    }
+    match queue.db() {
+        Db::MySql(pool) => fetch!(pool),
+        Db::Postgres(pool) => fetch!(pool),
+        Db::Sqlite(_) => unreachable!("fault tests run on servers"),
+    }
+    .unwrap()
+}
+
+async fn a_killed_worker_delays_its_sites_until_its_heartbeat_stops_and_loses_none(
+    backend: Backend,
+) {
+    let server = PrivateServer::start(backend);
     let (db, queue) = private_db(&server).await;
     // Many hosts, so that each worker holds host partitions and sites of its own.
     let (file, expected) = spread_url_file(30, 40, &[Page::Slow, Page::Alive, Page::Dead]).await;
@@ -102,6 +148,11 @@ async fn a_killed_worker_delays_its_sites_until_its_heartbeat_stops_and_loses_no
     };
     unsafe { libc::kill(workers[victim].id() as i32, libc::SIGKILL) };
     let killed_at = queue.now().await.unwrap();
+    // A write-back the worker sent just before it died may still reach the database, and land,
+    // after that reading (seen on PostgreSQL, whose backend for the dead connection runs it a
+    // few ms later): its sites are written, not orphaned. Half a second settles it, well
+    // before anyone may take the orphans (--dead-after, 1.5 s).
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let orphaned = ids_held_by(&queue, &name).await;
     assert!(!orphaned.is_empty(), "the killed worker held sites");
     let _ = workers.remove(victim).wait();
@@ -109,15 +160,8 @@ async fn a_killed_worker_delays_its_sites_until_its_heartbeat_stops_and_loses_no
     assert_report_matches(&db, &expected);
     assert_eq!(unfinished(&db), (0, 0));
     // Checked again only once the heartbeat (300 ms) had been silent for --dead-after (1.5 s).
-    let Db::MySql(pool) = queue.db() else {
-        unreachable!()
-    };
     for id in orphaned {
-        let checked_at: i64 = sqlx::query_scalar("SELECT checked_at FROM sites WHERE id = ?")
-            .bind(id)
-            .fetch_one(pool)
-            .await
-            .unwrap();
+        let checked_at = int(&queue, "SELECT checked_at FROM sites WHERE id = ?", &[id]).await;
         assert!(
             checked_at >= killed_at + 1500 - 300 - 100,
             "site {id} rechecked {} ms after the kill",
@@ -126,9 +170,8 @@ async fn a_killed_worker_delays_its_sites_until_its_heartbeat_stops_and_loses_no
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn workers_survive_a_database_restart_mid_crawl() {
-    let mut server = MariaDb::start();
+async fn workers_survive_a_database_restart_mid_crawl(backend: Backend) {
+    let mut server = PrivateServer::start(backend);
     let (db, _queue) = private_db(&server).await;
     let site = spawn_site().await;
     let (file, expected) = url_file(&site, 900, &[Page::Slow, Page::Alive, Page::Gone]);
@@ -146,9 +189,8 @@ async fn workers_survive_a_database_restart_mid_crawl() {
     assert_eq!(unfinished(&db), (0, 0));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn workers_survive_their_connections_being_killed() {
-    let server = MariaDb::start();
+async fn workers_survive_their_connections_being_killed(backend: Backend) {
+    let server = PrivateServer::start(backend);
     let (db, _queue) = private_db(&server).await;
     let site = spawn_site().await;
     let (file, expected) = url_file(&site, 900, &[Page::Slow, Page::Alive, Page::Blocked]);
@@ -166,9 +208,8 @@ async fn workers_survive_their_connections_being_killed() {
     assert_eq!(unfinished(&db), (0, 0));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_stopped_past_its_lease_has_its_late_results_rejected() {
-    let server = MariaDb::start();
+async fn a_worker_stopped_past_its_lease_has_its_late_results_rejected(backend: Backend) {
+    let server = PrivateServer::start(backend);
     let (db, queue) = private_db(&server).await;
     let site = spawn_site().await;
     let (file, expected) = url_file(&site, 600, &[Page::Slow]);
@@ -206,22 +247,15 @@ async fn a_worker_stopped_past_its_lease_has_its_late_results_rejected() {
         "the late results were counted: {log}"
     );
     assert_report_matches(&db, &expected);
-    let Db::MySql(pool) = queue.db() else {
-        unreachable!()
-    };
-    let last: i64 = sqlx::query_scalar("SELECT MAX(checked_at) FROM sites")
-        .fetch_one(pool)
-        .await
-        .unwrap();
+    let last = int(&queue, "SELECT MAX(checked_at) FROM sites", &[]).await;
     assert!(
         last < before_resume,
         "nothing was written after the stopped worker resumed"
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_reapers_and_three_workers_reap_once_per_interval() {
-    let server = MariaDb::start();
+async fn two_reapers_and_three_workers_reap_once_per_interval(backend: Backend) {
+    let server = PrivateServer::start(backend);
     let (db, queue) = private_db(&server).await;
     let site = spawn_site().await;
     let (file, _) = url_file(&site, 3000, &[Page::Slow]);

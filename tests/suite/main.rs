@@ -4,11 +4,13 @@
 //! tests use a private server the suite starts (tests/support/mariadb.rs), or the server named
 //! by `CRAWLER_TEST_MYSQL_URL`; they never skip.
 //!
-//! - `queue`: the lease queue's operations, on each backend.
+//! - `queue`: the lease queue's operations, on each backend; `history`: the verdict changes
+//!   written with them, and their pruning.
 //! - `e2e`: the binaries end to end, on each backend.
 //! - `fleet`: several workers keep to one host's limits together, as the host measures them.
 //! - `hostile`: hostile servers, input lines, pipes and flags.
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
+//! - `galera`: a fleet on a three-node Galera cluster: exactly once across nodes, a node killed.
 //! - `partitions`: host partitions (fleet-wide politeness): leases, fence, balance, recovery.
 //! - `balance`: work-aware balance (an idle worker is handed a busy partition) and the hosts'
 //!   shared error rate.
@@ -37,6 +39,8 @@ mod dashboard;
 mod e2e;
 mod faults;
 mod fleet;
+mod galera;
+mod history;
 mod hostile;
 mod mariadb_server;
 mod metrics;

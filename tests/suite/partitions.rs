@@ -27,8 +27,10 @@ fn sites(n: usize, hosts: usize) -> Vec<NewSite> {
 
 /// Runs `sql` (one integer column) on either backend.
 async fn ints(queue: &Queue, sql: &str) -> Vec<i64> {
+    let sql = &queue.db().statement(sql);
     match queue.db() {
         Db::MySql(pool) => sqlx::query_scalar(sql).fetch_all(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_scalar(sql).fetch_all(pool).await.unwrap(),
         Db::Sqlite(pool) => sqlx::query_scalar(sql).fetch_all(pool).await.unwrap(),
     }
 }
@@ -150,7 +152,7 @@ both_backends!(
             (0, 50),
             "fenced by the partition"
         );
-        let done = ints(&queue, "SELECT COUNT(*) FROM sites WHERE state = 2").await;
+        let done = ints(&queue, "SELECT COUNT(*) FROM sites WHERE state = {done}").await;
         assert_eq!(done, [0]);
     }
 );
@@ -186,6 +188,7 @@ async fn holders(queue: &Queue) -> Vec<(String, i64)> {
         "SELECT owner, COUNT(*) FROM parts WHERE owner IS NOT NULL GROUP BY owner ORDER BY owner";
     match queue.db() {
         Db::MySql(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
         Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
     }
 }

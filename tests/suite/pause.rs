@@ -97,17 +97,27 @@ pub async fn until<F: std::future::Future<Output = bool>>(
 
 /// Claimed sites and their lease expiry.
 pub async fn claimed(queue: &Queue) -> Vec<(i64, i64)> {
-    let sql = "SELECT id, expires_at FROM sites WHERE state = 1 ORDER BY id";
+    let sql = &queue
+        .db()
+        .statement("SELECT id, expires_at FROM sites WHERE state = {claimed} ORDER BY id");
     match queue.db() {
         Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
         Db::MySql(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
     }
 }
 
 /// The latest expiry of the host partitions `owner` holds.
 async fn parts_expiry(queue: &Queue, owner: &str) -> i64 {
-    let sql = "SELECT COALESCE(MAX(expires_at), 0) FROM parts WHERE owner = ?";
+    let sql = &queue
+        .db()
+        .statement("SELECT COALESCE(MAX(expires_at), 0) FROM parts WHERE owner = ?");
     match queue.db() {
+        Db::Postgres(pool) => sqlx::query_scalar(sql)
+            .bind(owner)
+            .fetch_one(pool)
+            .await
+            .unwrap(),
         Db::Sqlite(pool) => sqlx::query_scalar(sql)
             .bind(owner)
             .fetch_one(pool)

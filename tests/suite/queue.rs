@@ -185,10 +185,21 @@ both_backends!(
 
         let sql = "SELECT id, verdict, latency_ms, \
                    CASE WHEN last_alive_at IS NULL THEN 0 ELSE 1 END, consecutive_failures \
-                   FROM sites WHERE state = 2 ORDER BY id";
+                   FROM sites WHERE state = {done} ORDER BY id";
         let raw = Db::connect(&db.url, 1).await.unwrap();
+        let sql = &raw.statement(sql);
         let mut rows: Vec<(i64, String, i64, i64, i64)> = match &raw {
             Db::MySql(pool) => sqlx::query_as(sql).fetch_all(pool).await,
+            // INTEGER columns there, which sqlx decodes only as i32.
+            Db::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await.map(|rows| {
+                rows.into_iter()
+                    .map(
+                        |(id, v, latency, alive, failures): (i64, String, i32, i32, i32)| {
+                            (id, v, latency.into(), alive.into(), failures.into())
+                        },
+                    )
+                    .collect()
+            }),
             Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await,
         }
         .unwrap();

@@ -1,17 +1,20 @@
-//! A fresh, empty database per test, on either backend, so tests run in parallel.
+//! A fresh, empty database per test, on any backend, so tests run in parallel; and private
+//! servers of either server backend for the fault tests.
 
 use crawler_queue::{DatabaseUrl, Db, Queue, QueueConfig};
 use tempfile::TempDir;
 
-/// The two backends every queue and end-to-end test runs against.
+/// The backends every queue and end-to-end test runs against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
     MariaDb,
+    Postgres,
 }
 
 /// A database that exists for one test. A SQLite file lives in a temp dir removed on drop; a
-/// MariaDB database is created on the shared test server (see `mariadb.rs`).
+/// MariaDB or PostgreSQL database is created on the process's shared test server of that kind
+/// (see `mariadb.rs`, `postgres.rs`).
 pub struct TestDb {
     pub url: DatabaseUrl,
     pub backend: Backend,
@@ -30,14 +33,73 @@ impl Backend {
                     _dir: Some(dir),
                 }
             }
-            Backend::MariaDb => {
-                let url = crate::mariadb::shared().create_database().await;
+            Backend::MariaDb | Backend::Postgres => {
+                let url = match self {
+                    Backend::Postgres => crate::postgres::shared().create_database().await,
+                    _ => crate::mariadb::shared().create_database().await,
+                };
                 TestDb {
                     url: DatabaseUrl::new(url),
                     backend: self,
                     _dir: None,
                 }
             }
+        }
+    }
+}
+
+/// A private server of a test's own, MariaDB or PostgreSQL, which the test may stop, restart
+/// or cut off (the fault tests).
+pub enum PrivateServer {
+    MariaDb(crate::mariadb::MariaDb),
+    Postgres(crate::postgres::Postgres),
+}
+
+impl PrivateServer {
+    /// Starts one of `backend`'s kind; SQLite has no server.
+    pub fn start(backend: Backend) -> PrivateServer {
+        match backend {
+            Backend::MariaDb => PrivateServer::MariaDb(crate::mariadb::MariaDb::start()),
+            Backend::Postgres => PrivateServer::Postgres(crate::postgres::Postgres::start()),
+            Backend::Sqlite => panic!("SQLite has no server to start"),
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            PrivateServer::MariaDb(_) => Backend::MariaDb,
+            PrivateServer::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// A new database on it.
+    pub async fn fresh(&self) -> TestDb {
+        let url = match self {
+            PrivateServer::MariaDb(server) => server.create_database().await,
+            PrivateServer::Postgres(server) => server.create_database().await,
+        };
+        TestDb::external(DatabaseUrl::new(url), self.backend())
+    }
+
+    pub fn stop(&mut self) {
+        match self {
+            PrivateServer::MariaDb(server) => server.stop(),
+            PrivateServer::Postgres(server) => server.stop(),
+        }
+    }
+
+    pub fn restart(&mut self) {
+        match self {
+            PrivateServer::MariaDb(server) => server.restart(),
+            PrivateServer::Postgres(server) => server.restart(),
+        }
+    }
+
+    /// Kills every client connection from the server side.
+    pub async fn kill_connections(&self) {
+        match self {
+            PrivateServer::MariaDb(server) => server.kill_connections().await,
+            PrivateServer::Postgres(server) => server.kill_connections().await,
         }
     }
 }
@@ -65,8 +127,9 @@ impl TestDb {
     }
 }
 
-/// Declares an async test body once and runs it as two tests, `sqlite` and `mariadb`:
-/// `both_backends!(async fn name(backend: Backend) { … });`
+/// Declares an async test body once and runs it as a test per backend, `sqlite`, `mariadb`
+/// and `postgres`: `both_backends!(async fn name(backend: Backend) { … });` (the name is
+/// from when there were two).
 #[macro_export]
 macro_rules! both_backends {
     ($(#[$meta:meta])* async fn $name:ident($backend:ident : Backend $(,)?) $body:block) => {
@@ -83,6 +146,11 @@ macro_rules! both_backends {
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn mariadb() {
                 body($crate::backend::Backend::MariaDb).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                body($crate::backend::Backend::Postgres).await
             }
         }
     };

@@ -1,11 +1,19 @@
-//! What the benchmarks share: a thousand loopback hosts served on one port, the claim latency
-//! measurement, the machine's CPU time, and the source the figures come from.
+//! What the benchmarks share: a thousand loopback hosts served on one port, the queue's seed
+//! and claim+complete loops with the check stubbed out, the claim latency measurement, the
+//! machine's CPU time, and the source the figures come from.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crawler_queue::Queue;
+use crawler_queue::{NewSite, Queue, PARTS};
 use tokio::net::TcpListener;
+
+use crate::findings::{alive, outcomes_of};
+
+/// The lease of the queue benchmarks' claims: longer than any run, so none expires.
+pub const LEASE: Duration = Duration::from_secs(600);
+/// Sites per claim in the queue benchmarks.
+pub const BATCH: u32 = 500;
 
 /// Loopback hosts a benchmark spreads its URLs over.
 pub const HOSTS: usize = 1000;
@@ -50,6 +58,91 @@ pub async fn bind_hosts(n: usize) -> Vec<TcpListener> {
         return listeners;
     }
     panic!("no port free on all {n} loopback addresses");
+}
+
+/// `n` sites from number `from`, over 1,000 hosts (no HTTP: the check is stubbed out).
+pub fn sites(from: usize, n: usize) -> Vec<NewSite> {
+    (from..from + n)
+        .map(|i| NewSite {
+            url: format!("https://h{}.example/page/{i}", i % 1000),
+            host: format!("h{}.example", i % 1000),
+        })
+        .collect()
+}
+
+/// Seeds `n` sites in chunks of 1,000 from `writers` concurrent tasks; returns URLs/s.
+pub async fn seed(queue: &Queue, n: usize, writers: usize) -> f64 {
+    let started = Instant::now();
+    let per = n.div_ceil(writers);
+    let tasks: Vec<_> = (0..writers)
+        .map(|w| {
+            let queue = queue.clone();
+            tokio::spawn(async move {
+                let end = ((w + 1) * per).min(n);
+                for from in (w * per..end).step_by(10_000) {
+                    queue
+                        .seed(&sites(from, 10_000.min(end - from)), false)
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    n as f64 / started.elapsed().as_secs_f64()
+}
+
+/// `claimers` tasks claim and complete until nothing is due, claimer `c` through
+/// `queues[c % queues.len()]` (one queue per database node, or just one); returns sites/s,
+/// the whole machine's CPU time per site in microseconds, and the mean time a batch spends in
+/// claim and in complete.
+pub async fn drain(queues: &[Queue], claimers: usize) -> (f64, f64, Duration, Duration) {
+    let started = Instant::now();
+    let busy = machine_cpu().0;
+    let tasks: Vec<_> = (0..claimers)
+        .map(|c| {
+            let queue = queues[c % queues.len()].clone();
+            tokio::spawn(async move {
+                let (mut n, mut batches, mut claiming, mut completing) =
+                    (0u64, 0u32, Duration::ZERO, Duration::ZERO);
+                // As workers do: each holds its fair share of the host partitions and claims
+                // only there; its write-backs are fenced by them.
+                let (owner, token) = (format!("bench{c}"), c as i64 + 1);
+                let share = u32::from(PARTS).div_ceil(claimers as u32);
+                queue.take_parts(&owner, token, share, LEASE).await.unwrap();
+                loop {
+                    let t = Instant::now();
+                    let batch = queue.claim_held(token, &owner, BATCH, LEASE).await.unwrap();
+                    claiming += t.elapsed();
+                    if batch.sites.is_empty() {
+                        return (n, batches, claiming, completing);
+                    }
+                    let outcomes = outcomes_of(batch.sites, &alive());
+                    let t = Instant::now();
+                    n += queue.complete(&outcomes).await.unwrap().done;
+                    completing += t.elapsed();
+                    batches += 1;
+                }
+            })
+        })
+        .collect();
+    let (mut total, mut batches, mut claiming, mut completing) =
+        (0, 0, Duration::ZERO, Duration::ZERO);
+    for t in tasks {
+        let (n, b, c, w) = t.await.unwrap();
+        (total, batches, claiming, completing) =
+            (total + n, batches + b, claiming + c, completing + w);
+    }
+    let rate = total as f64 / started.elapsed().as_secs_f64();
+    let cpu = (machine_cpu().0 - busy) * 1e6 / total.max(1) as f64;
+    (
+        rate,
+        cpu,
+        claiming / batches.max(1),
+        completing / batches.max(1),
+    )
 }
 
 /// Claim latency (p50, p99) of `samples` claims of 100 sites by each of `fleet` claimers at
@@ -97,6 +190,20 @@ pub async fn claim_latency(queue: &Queue, fleet: usize, samples: usize) -> (Dura
         .collect();
     times.sort();
     (times[times.len() / 2], times[times.len() * 99 / 100])
+}
+
+/// The comma-separated counts in the environment variable `var` (claimers per run, say), or
+/// those of `default`; panics naming `var` when one is not a number.
+pub fn counts(var: &str, default: &str) -> Vec<usize> {
+    std::env::var(var)
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .map(|n| {
+            n.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{var}: a comma-separated list of counts"))
+        })
+        .collect()
 }
 
 /// (busy, total) CPU seconds of the whole machine so far, from /proc/stat.

@@ -1,12 +1,15 @@
 //! What the tests and benchmarks share: fresh databases on every backend, the private MariaDB
-//! servers they start, a local website, and the crawler's binaries.
+//! and PostgreSQL servers they start, a local website, and the crawler's binaries.
 //!
 //! # Layout
 //! - [`backend`]: `Backend`, `TestDb`, and `both_backends!` (one test body, run on each backend).
 //! - [`mariadb`]: private `mariadbd` servers on their own data directories and ports.
+//! - [`galera`]: a three-node Galera cluster of such servers, whose nodes can be killed.
+//! - [`postgres`]: private PostgreSQL servers, on `mariadb`'s spawner and scratch directory.
 //! - [`site`]: a local website whose paths say what they answer.
 //! - [`meter`]: a local server of many hosts that measures what each one sees (politeness).
 //! - [`bench`]: what the benchmarks share (loopback hosts, claim latency).
+//! - [`scale`]: millions of realistic rows made in SQL, table sizes, the database's CPU time.
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
 //! - [`findings`]: findings and outcomes to write back without an HTTP check.
 //! - [`terminal`]: a pseudo-terminal to run a binary in, as a person would.
@@ -17,11 +20,14 @@ pub mod backend;
 pub mod bench;
 pub mod bins;
 pub mod findings;
+pub mod galera;
 pub mod mariadb;
 pub mod meter;
+pub mod postgres;
+pub mod scale;
 pub mod site;
 pub mod soft404_pages;
 pub mod soft404_site;
 pub mod terminal;
 
-pub use backend::{Backend, TestDb};
+pub use backend::{Backend, PrivateServer, TestDb};

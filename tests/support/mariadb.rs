@@ -10,18 +10,20 @@
 //! - `binary`: finds `mariadbd` and `mariadb-install-db`, also outside `PATH`
 //! - `command`: the flags of a throwaway server and where it keeps its files
 //! - `ready`: waits until a starting server accepts a login
-//! - `scratch`: the process's temp directory, its exit hook, the sweep of dead ones
+//! - `scratch`: the process's temp directory, its exit hook, the sweep of dead ones (the
+//!   PostgreSQL servers of `postgres.rs` live there too)
 //! - `server`: one `mariadbd` process: start, stop, restart, kill
-//! - `spawner`: the thread that forks every server, so none outlives the process
+//! - `spawner`: the thread that forks every server, so none outlives the process (PostgreSQL's
+//!   too)
 //! - `template`: the data directory installed once per process and copied per server
 
 mod binary;
-mod command;
-mod ready;
-mod scratch;
-mod server;
-mod spawner;
-mod template;
+pub(crate) mod command;
+pub(crate) mod ready;
+pub(crate) mod scratch;
+pub(crate) mod server;
+pub(crate) mod spawner;
+pub(crate) mod template;
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -29,7 +31,8 @@ use std::time::{Duration, Instant};
 use sqlx::{Connection, MySqlConnection};
 use url::Url;
 
-use server::Server;
+pub use command::EXTRA_FLAGS_VAR;
+use server::{Launch, Server};
 
 /// Names an existing server for [`shared()`], e.g. `mysql://root:pw@127.0.0.1:3306/`.
 pub const URL_VAR: &str = "CRAWLER_TEST_MYSQL_URL";
@@ -47,7 +50,13 @@ impl MariaDb {
     /// and waits until user `crawler` can log in over TCP. Panics with what is missing or
     /// the end of the server's error log when that fails.
     pub fn start() -> MariaDb {
-        let server = Server::start();
+        Self::start_with(Launch::default())
+    }
+
+    /// Like [`MariaDb::start`], with `launch` added to the server's command line (a Galera
+    /// node's flags; see `galera.rs`).
+    pub(crate) fn start_with(launch: Launch) -> MariaDb {
+        let server = Server::start_with(launch);
         let admin = Url::parse(&server.url("")).expect("the private server's url is valid");
         MariaDb {
             admin,
@@ -88,6 +97,12 @@ impl MariaDb {
         self.private("restart()").restart();
     }
 
+    /// Kills the server with SIGKILL, as a crash or a power cut would, and waits until it has
+    /// exited; the data stays.
+    pub fn kill(&mut self) {
+        self.private("kill()").kill();
+    }
+
     /// Sends `signal` to the private server: SIGSTOP freezes it (connections open, queries
     /// hang, nothing answers), SIGCONT thaws it.
     pub fn signal(&self, signal: i32) {
@@ -95,6 +110,12 @@ impl MariaDb {
             .as_ref()
             .expect("signal() needs a private server")
             .signal(signal);
+    }
+
+    /// The private server's process id, to read its CPU time (the scale benchmark); `None`
+    /// for a server named by [`URL_VAR`] or while stopped.
+    pub fn pid(&self) -> Option<u32> {
+        self.server.as_ref().and_then(Server::pid)
     }
 
     /// Kills, from the server side, every connection of the url's user (`crawler`) but

@@ -3,15 +3,19 @@
 //! 200 after 300 ms, `/blocked/N` 403, `/error/N` 500, and two hostile ones: `/throttled/N`
 //! 429 with an absurd `Retry-After` in seconds, `/throttled-9999/N` 429 with a `Retry-After`
 //! date in year 9999, `/busy/N` 429 with `Retry-After: 3600`. Served on loopback only.
+//! The site counts the HEAD requests of each path: every check starts with one, so a count
+//! above one is a site checked twice ([`Site::heads`]).
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
@@ -82,11 +86,23 @@ impl Page {
 /// A running site; it stops when the test's runtime does.
 pub struct Site {
     pub addr: SocketAddr,
+    heads: Heads,
 }
+
+/// HEAD requests per path. A mutex: one short insert per request, far below its cost.
+type Heads = Arc<Mutex<HashMap<String, usize>>>;
 
 impl Site {
     pub fn url(&self, page: Page, n: usize) -> String {
         format!("http://{}/{}/{n}", self.addr, page.name())
+    }
+
+    /// The HEAD requests the site answered so far, by path (`/alive/7`).
+    pub fn heads(&self) -> HashMap<String, usize> {
+        self.heads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -100,18 +116,31 @@ pub async fn spawn_site() -> Site {
 pub async fn spawn_site_at(ip: &str) -> Site {
     let listener = TcpListener::bind((ip, 0)).await.expect("bind a local port");
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(serve(listener));
-    Site { addr }
+    let heads = Heads::default();
+    tokio::spawn(serve_counting(listener, heads.clone()));
+    Site { addr, heads }
 }
 
 /// Serves the site on `listener` until the runtime stops.
 pub async fn serve(listener: TcpListener) {
+    serve_counting(listener, Heads::default()).await
+}
+
+/// Serves the site on `listener`, counting HEAD requests into `heads`, until the runtime stops.
+async fn serve_counting(listener: TcpListener, heads: Heads) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
+        let heads = heads.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(respond);
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                if request.method() == Method::HEAD {
+                    let mut heads = heads.lock().unwrap_or_else(PoisonError::into_inner);
+                    *heads.entry(request.uri().path().to_owned()).or_default() += 1;
+                }
+                respond(request)
+            });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await;

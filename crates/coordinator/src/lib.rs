@@ -1,10 +1,12 @@
 //! crawler-seed, crawler-reap, crawler-report and crawler-dashboard: load the list, recover
-//! stalled work, read the verdicts, watch the crawl. The binaries in `src/bin` parse arguments and call into these modules.
+//! stalled work, read the verdicts, watch the crawl. The binaries in `src/bin` parse arguments
+//! (with `crawler-cli`, which also holds the options they share) and call into these modules.
 //!
 //! # Layout
 //! - [`input`]: reading and normalizing seed lines.
 //! - [`seed`]: streaming them into the queue.
-//! - [`reap`]: one pass, or every interval under the reaper lease.
+//! - [`reap`]: one pass, or every interval under the fleet's reaper lease (the queue's
+//!   `Queue::reap_as_leader`, which the workers call too).
 //! - [`control`]: pausing and resuming the fleet (`crawler-reap --pause`, the dashboard).
 //! - [`report`]: checked sites, hosts and the summary in four formats, to stdout or a file.
 //! - [`dashboard`]: a live web page of the crawl (`crawler-dashboard`).
@@ -61,4 +63,4 @@ impl Error {
     }
 }
 
-pub(crate) use crawler_queue::cli::error_chain as chain;
+pub(crate) use crawler_queue::error_chain as chain;

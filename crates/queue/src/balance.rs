@@ -40,7 +40,10 @@ impl Queue {
     pub async fn due_parts(&self) -> Result<Vec<DuePart>, Error> {
         let sql = &self.sql().due_parts;
         let rows: Vec<(i16, Option<i64>, i64)> = with_pool!(&self.db, pool => {
-            retry("due partitions", || sqlx::query_as(sql).bind(DUE_SAMPLE).fetch_all(pool)).await?
+            retry("due partitions", || {
+                sqlx::query_as(sql).bind(i64::from(DUE_SAMPLE)).fetch_all(pool)
+            })
+            .await?
         });
         Ok(rows
             .into_iter()
@@ -58,11 +61,13 @@ impl Queue {
         heir_token: i64,
         heir_owner: &str,
     ) -> Result<bool, Error> {
-        let sql = "UPDATE parts SET draining = 1, heir_token = ?, heir_owner = ? \
-                   WHERE id = ? AND token = ? AND draining = 0";
+        let sql = self.statement(
+            "UPDATE parts SET draining = 1, heir_token = ?, heir_owner = ? \
+             WHERE id = ? AND token = ? AND draining = 0",
+        );
         Ok(with_pool!(&self.db, pool => {
             retry("ask for a partition", || {
-                sqlx::query(sql)
+                sqlx::query(&sql)
                     .bind(heir_token)
                     .bind(heir_owner)
                     .bind(part)
@@ -77,9 +82,10 @@ impl Queue {
 
     /// Starts handing over partition `part`, one that `token` holds: no more claims from it.
     pub async fn drain_part(&self, token: i64, part: i16) -> Result<bool, Error> {
-        let sql = "UPDATE parts SET draining = 1 WHERE id = ? AND token = ? AND draining = 0";
+        let sql = self
+            .statement("UPDATE parts SET draining = 1 WHERE id = ? AND token = ? AND draining = 0");
         Ok(with_pool!(&self.db, pool => {
-            retry("drain a partition", || sqlx::query(sql).bind(part).bind(token).execute(pool))
+            retry("drain a partition", || sqlx::query(&sql).bind(part).bind(token).execute(pool))
                 .await?
                 .rows_affected()
                 == 1

@@ -16,12 +16,11 @@
 //!
 //! A written row keeps its claim token: clearing it would move its `sites_token` index entry,
 //! a fifth of the index writes of a site's claim and completion, for nothing, since every fence
-//! also requires `state = 1` and a token is never reused.
+//! also requires the claimed state and a token is never reused.
 
 use std::collections::BTreeMap;
 
-use rand::Rng;
-
+use crate::backoff::Backoff;
 use crate::config::MAX_DELAY;
 use crate::db::with_pool;
 use crate::error::Error;
@@ -33,6 +32,10 @@ use crate::verdict::{ErrorKind, Finding, Verdict, VerdictCounts};
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
 /// 32,766 and MySQL's 65,535), and the CASE lists stay short enough to evaluate cheaply.
 const CHUNK: usize = 128;
+
+/// The shortest first retry delay, whatever the configuration says (the worker's
+/// `--retry-delay` is at least 100 ms already): a backoff starts above zero.
+const MIN_RETRY_DELAY: std::time::Duration = std::time::Duration::from_millis(1);
 
 // Statements are padded to a power of two by repeating the last row (`sql::padded`), which
 // changes nothing (a CASE takes the first match; an IN list matches a row once). So a
@@ -106,7 +109,7 @@ impl Fence {
             None => "",
         };
         format!(
-            "claim_token = ? AND state = 1 AND id IN ({}){parts}",
+            "claim_token = ? AND state = {{claimed}} AND id IN ({}){parts}",
             placeholders(rows)
         )
     }
@@ -201,13 +204,10 @@ impl Queue {
                 not_before: millis(asked),
             };
         }
-        let backoff = self
-            .config
-            .retry_delay
-            .saturating_mul(1 << (attempts - 1).min(16))
-            .min(MAX_DELAY);
-        let jittered = backoff.mul_f64(rand::rng().random_range(0.8..1.2));
-        let delay = jittered.max(asked).min(MAX_DELAY);
+        // `--retry-delay` doubling per attempt, ±20 % so that sites failing together spread.
+        let backoff = Backoff::new(self.config.retry_delay.max(MIN_RETRY_DELAY), MAX_DELAY)
+            .with_jitter(80, 120);
+        let delay = backoff.delay(attempts).max(asked).min(MAX_DELAY);
         if delay > self.config.defer_horizon {
             Next::Final {
                 not_before: millis(delay),
@@ -267,25 +267,24 @@ impl Queue {
         rows: &[Row<'_>],
         write: Write,
     ) -> Result<u64, sqlx::Error> {
-        let now = self.now_expr();
         let rows = padded(rows);
         let case = case_by_id(rows.len());
         let next_check_at = match write {
-            Write::Deferred => format!("{now} + {case}"),
-            _ => now.to_owned(),
+            Write::Deferred => format!("{{now}} + {case}"),
+            _ => "{now}".to_owned(),
         };
         // Every column reads only bound values, never another column this statement changes:
         // MySQL evaluates SET left to right with the new values, SQLite with the old ones.
-        let sql = format!(
-            "UPDATE {} SET state = 2, owner = NULL, expires_at = NULL, \
-             checked_at = {now}, next_check_at = {next_check_at}, verdict = {case}, http_status = {case}, \
+        let sql = self.statement(&format!(
+            "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
+             checked_at = {{now}}, next_check_at = {next_check_at}, verdict = {case}, http_status = {case}, \
              error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
              tries = 0, attempts = {case}, consecutive_failures = {case}, detail = {case}, \
-             last_alive_at = CASE WHEN {case} = 1 THEN {now} ELSE last_alive_at END \
+             last_alive_at = CASE WHEN {case} = 1 THEN {{now}} ELSE last_alive_at END \
              WHERE {}",
             self.sql().sites_by_id,
             fence.filter(rows.len())
-        );
+        ));
         // Binds one `CASE id WHEN ? THEN ?` list: the value of `$value` for each outcome `$o`.
         macro_rules! column {
             ($query:ident, $o:ident => $value:expr) => {
@@ -322,6 +321,8 @@ impl Queue {
             .await?
             .rows_affected()
         });
+        self.record_verdict_changes(fence.token, rows.iter().map(|r| r.outcome.site.id))
+            .await;
         Ok(written)
     }
 
@@ -334,10 +335,10 @@ impl Queue {
         if written == rows.len() as u64 {
             return verdicts.collect();
         }
-        let sql = format!(
-            "SELECT verdict FROM sites WHERE claim_token = ? AND state = 2 AND id IN ({})",
+        let sql = self.statement(&format!(
+            "SELECT verdict FROM sites WHERE claim_token = ? AND state = {{done}} AND id IN ({})",
             placeholders(rows.len())
-        );
+        ));
         let stored: Result<Vec<String>, sqlx::Error> = with_pool!(&self.db, pool => {
             retry("read back the verdicts stored", || {
                 let mut q = sqlx::query_scalar(&sql).bind(fence.token);
@@ -355,22 +356,21 @@ impl Queue {
                 .collect()
         });
         counts.unwrap_or_else(|error| {
-            let error = crate::cli::error_chain(&error);
+            let error = crate::error_chain(&error);
             tracing::warn!(%error, "cannot read back which results were stored; counting the first ones");
             verdicts.take(written as usize).collect()
         })
     }
 
     async fn write_retries(&self, fence: Fence, rows: &[Row<'_>]) -> Result<u64, sqlx::Error> {
-        let now = self.now_expr();
         let rows = padded(rows);
         let case = case_by_id(rows.len());
-        let sql = format!(
-            "UPDATE {} SET state = 0, owner = NULL, expires_at = NULL, \
-             tries = {case}, next_check_at = {now} + {case} WHERE {}",
+        let sql = self.statement(&format!(
+            "UPDATE {} SET state = {{pending}}, owner = NULL, expires_at = NULL, \
+             tries = {case}, next_check_at = {{now}} + {case} WHERE {}",
             self.sql().sites_by_id,
             fence.filter(rows.len())
-        );
+        ));
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
                 let mut q = sqlx::query(&sql);
@@ -393,15 +393,14 @@ impl Queue {
     /// Stores an `error` verdict of kind `unstorable` in place of a result the database
     /// refused: only bound values the schema always accepts.
     async fn write_unstorable(&self, fence: Fence, outcome: &Outcome) -> Result<Completed, Error> {
-        let now = self.now_expr();
-        let sql = format!(
-            "UPDATE {} SET state = 2, owner = NULL, expires_at = NULL, \
-             checked_at = {now}, next_check_at = {now}, verdict = ?, http_status = NULL, \
+        let sql = self.statement(&format!(
+            "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
+             checked_at = {{now}}, next_check_at = {{now}}, verdict = ?, http_status = NULL, \
              error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, detail = NULL, \
              attempts = ?, consecutive_failures = consecutive_failures + 1 WHERE {}",
             self.sql().sites_by_id,
             fence.filter(1)
-        );
+        ));
         let site = &outcome.site;
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {

@@ -1,4 +1,5 @@
-//! Configuration every binary shares: where the database is, and how the queue behaves.
+//! Configuration every binary shares: where the database is, and how the queue behaves. (The
+//! options that set them are `crawler-cli`'s: this crate parses no command line.)
 
 use std::fmt;
 use std::str::FromStr;
@@ -58,25 +59,9 @@ impl FromStr for DatabaseUrl {
     }
 }
 
-/// The `--database-url` option, flattened into every binary's arguments.
-#[derive(Clone, Debug, clap::Args)]
-pub struct DatabaseArgs {
-    /// Where the queue lives: mysql://USER:PASSWORD@HOST:PORT/DATABASE (MySQL 8 or MariaDB
-    /// 10.6+) or sqlite://PATH. Default: sqlite://crawler.db in the working directory.
-    #[arg(
-        long,
-        env = "DATABASE_URL",
-        hide_env_values = true,
-        default_value = DEFAULT_DATABASE_URL,
-        hide_default_value = true,
-        value_name = "URL"
-    )]
-    pub database_url: DatabaseUrl,
-}
-
 /// How a worker claims a batch on MySQL/MariaDB (SQLite has one writer at a time, and always
 /// uses update-then-select).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ClaimMethod {
     /// One autocommit `UPDATE … ORDER BY … LIMIT n` stamps a fresh token, then a `SELECT` by
     /// that token reads the batch. Concurrent claimers wait for each other's row locks.
@@ -128,6 +113,10 @@ mod tests {
     fn redacted_url_has_no_password() {
         let url = DatabaseUrl::new("mysql://crawler:s3cret@db.example:3306/crawler?ssl-mode=off");
         assert_eq!(url.redacted(), "mysql://crawler@db.example:3306/crawler");
+        assert!(!format!("{url:?} {url}").contains("s3cret"));
+        let url =
+            DatabaseUrl::new("postgresql://crawler:s3cret@db.example/crawler?password=s3cret");
+        assert_eq!(url.redacted(), "postgresql://crawler@db.example/crawler");
         assert!(!format!("{url:?} {url}").contains("s3cret"));
     }
 

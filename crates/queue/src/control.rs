@@ -38,10 +38,9 @@ impl Queue {
 
     /// The switch and when it last changed.
     pub async fn fleet_state(&self) -> Result<FleetState, Error> {
-        let row: Option<(i8, i64)> = with_pool!(&self.db, pool => {
-            retry("fleet state", || {
-                sqlx::query_as("SELECT paused, changed_at FROM fleet WHERE id = 1").fetch_optional(pool)
-            })
+        let sql = self.statement("SELECT paused, changed_at FROM fleet WHERE id = 1");
+        let row: Option<(i16, i64)> = with_pool!(&self.db, pool => {
+            retry("fleet state", || sqlx::query_as(&sql).fetch_optional(pool))
             .await?
         });
         Ok(
@@ -54,11 +53,10 @@ impl Queue {
 
     /// Sets the switch; `changed_at` moves only when it changes, so it tells since when.
     async fn set_paused(&self, paused: bool) -> Result<bool, Error> {
-        let sql = format!(
-            "UPDATE fleet SET paused = ?, changed_at = {} WHERE id = 1 AND paused <> ?",
-            self.now_expr()
+        let sql = self.statement(
+            "UPDATE fleet SET paused = ?, changed_at = {now} WHERE id = 1 AND paused <> ?",
         );
-        let flag = i8::from(paused);
+        let flag = i16::from(paused);
         let changed = with_pool!(&self.db, pool => {
             retry("pause or resume", || sqlx::query(&sql).bind(flag).bind(flag).execute(pool))
                 .await?

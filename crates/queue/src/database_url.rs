@@ -6,14 +6,15 @@ use crate::config::DatabaseUrl;
 use crate::db::Dialect;
 
 /// The forms a database URL takes, for messages.
-const FORMS: &str = "mysql://USER:PASSWORD@HOST:PORT/DATABASE or sqlite://PATH";
+const FORMS: &str = "mysql://USER:PASSWORD@HOST:PORT/DATABASE, \
+                     postgres://USER:PASSWORD@HOST:PORT/DATABASE or sqlite://PATH";
 
 /// Why a database URL cannot work. No variant holds the URL's text: it may hold a password.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BadDatabaseUrl {
     #[error("the database url has no scheme: expected {FORMS}")]
     NoScheme,
-    #[error("the database url's scheme \"{0}\" is not mysql, mariadb or sqlite: expected {FORMS}")]
+    #[error("the database url's scheme \"{0}\" is not mysql, mariadb, postgres, postgresql or sqlite: expected {FORMS}")]
     Scheme(String),
     #[error("the database url is malformed ({0}): expected {FORMS}")]
     Malformed(url::ParseError),
@@ -42,14 +43,15 @@ impl DatabaseUrl {
             .filter(|scheme| is_scheme(scheme))
             .ok_or(BadDatabaseUrl::NoScheme)?;
         match scheme.to_ascii_lowercase().as_str() {
-            "mysql" | "mariadb" => check_mysql(raw).map(|()| Dialect::MySql),
+            "mysql" | "mariadb" => check_server(raw).map(|()| Dialect::MySql),
+            "postgres" | "postgresql" => check_server(raw).map(|()| Dialect::Postgres),
             "sqlite" => check_sqlite(self.after_scheme()).map(|()| Dialect::Sqlite),
             other => Err(BadDatabaseUrl::Scheme(other.to_owned())),
         }
     }
 
     /// The URL from the `:` after its scheme on, so that the caller can spell the scheme as its
-    /// driver expects (`mariadb:` and `MySQL:` become `mysql:`).
+    /// driver expects (`mariadb:` and `MySQL:` become `mysql:`, `postgresql:` `postgres:`).
     pub(crate) fn after_scheme(&self) -> &str {
         let raw = self.expose();
         &raw[raw.find(':').map_or(0, |colon| colon + 1)..]
@@ -63,7 +65,8 @@ fn is_scheme(text: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
-fn check_mysql(raw: &str) -> Result<(), BadDatabaseUrl> {
+/// A server's URL (MySQL or PostgreSQL): a host, and one database name after it.
+fn check_server(raw: &str) -> Result<(), BadDatabaseUrl> {
     let url = url::Url::parse(raw).map_err(BadDatabaseUrl::Malformed)?;
     if url.host_str().unwrap_or_default().is_empty() {
         return Err(BadDatabaseUrl::NoHost);
@@ -96,6 +99,21 @@ mod tests {
     }
 
     #[test]
+    fn postgres_urls_pass_under_either_scheme() {
+        for url in [
+            "postgres://crawler:pw@db.example:5432/crawler",
+            "postgresql://crawler:p%2Fw@127.0.0.1/crawl?sslmode=disable",
+            "PostgreSQL://db.example/crawler",
+        ] {
+            assert_eq!(check(url), Ok(Dialect::Postgres), "{url}");
+        }
+        assert_eq!(
+            check("postgres://u:pw@db.example/"),
+            Err(BadDatabaseUrl::NoDatabase)
+        );
+    }
+
+    #[test]
     fn mysql_mariadb_and_sqlite_urls_pass() {
         for url in [
             "mysql://crawler:pw@db.example:3306/crawler",
@@ -117,8 +135,8 @@ mod tests {
     #[test]
     fn other_databases_and_missing_schemes_are_named() {
         assert_eq!(
-            check("postgres://u:pw@db/crawl"),
-            Err(BadDatabaseUrl::Scheme("postgres".into()))
+            check("oracle://u:pw@db/crawl"),
+            Err(BadDatabaseUrl::Scheme("oracle".into()))
         );
         assert_eq!(check("crawler.db"), Err(BadDatabaseUrl::NoScheme));
         assert_eq!(check("://x"), Err(BadDatabaseUrl::NoScheme));
@@ -163,7 +181,9 @@ mod tests {
     #[test]
     fn messages_never_quote_the_url() {
         for url in [
-            "postgres://u:s3cret@db/crawl",
+            "oracle://u:s3cret@db/crawl",
+            "postgres://u:s3cret@db",
+            "postgresql://u:12/s3cret@db/crawl",
             "mysql://u:s3cret@db",
             "mysql://u:s3cret@[db/crawl",
             "mysql://u:12/s3cret@db/crawl",

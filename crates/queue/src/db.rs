@@ -1,12 +1,14 @@
-//! Connecting to the database: one [`Db`] over MySQL/MariaDB or SQLite, chosen by the URL.
+//! Connecting to the database: one [`Db`] over MySQL/MariaDB, PostgreSQL or SQLite, chosen by
+//! the URL.
 //!
-//! sqlx's query API is the same for both backends, so the queue writes each operation once and
+//! sqlx's query API is the same for every backend, so the queue writes each operation once and
 //! runs it on whichever pool this is with [`with_pool!`]; only the SQL text differs (`sql.rs`).
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection, Executor};
 
@@ -17,6 +19,7 @@ use crate::error::Error;
 #[derive(Clone, Debug)]
 pub enum Db {
     MySql(MySqlPool),
+    Postgres(PgPool),
     Sqlite(SqlitePool),
 }
 
@@ -24,15 +27,17 @@ pub enum Db {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
     MySql,
+    Postgres,
     Sqlite,
 }
 
 /// Runs `$body` with `$pool` bound to the concrete pool of `$db`: the body is compiled once per
-/// backend, so one piece of Rust serves both.
+/// backend, so one piece of Rust serves them all.
 macro_rules! with_pool {
     ($db:expr, $pool:ident => $body:expr) => {
         match $db {
             $crate::db::Db::MySql($pool) => $body,
+            $crate::db::Db::Postgres($pool) => $body,
             $crate::db::Db::Sqlite($pool) => $body,
         }
     };
@@ -47,6 +52,7 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 static MYSQL_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/mysql");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
 /// What connecting does when a SQLite database file is not there.
@@ -95,7 +101,22 @@ impl Db {
         max_connections: u32,
         missing: Missing,
     ) -> Result<Db, sqlx::Error> {
-        if dialect == Dialect::MySql {
+        if dialect == Dialect::Postgres {
+            let raw = format!("postgres:{}", url.after_scheme());
+            // Notices (the migrator's "relation already exists, skipping" on every start) are
+            // not news: only warnings and errors come back.
+            let options = PgConnectOptions::from_str(&raw)?
+                .options([("client_min_messages", "warning")])
+                .log_statements(tracing::log::LevelFilter::Trace);
+            probe(&options).await?;
+            // READ COMMITTED is PostgreSQL's default, and what its claim's SKIP LOCKED wants.
+            let pool = PgPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .connect_with(options)
+                .await?;
+            Ok(Db::Postgres(pool))
+        } else if dialect == Dialect::MySql {
             let raw = format!("mysql:{}", url.after_scheme());
             let options = MySqlConnectOptions::from_str(&raw)?
                 .log_statements(tracing::log::LevelFilter::Trace);
@@ -106,7 +127,7 @@ impl Db {
                 .after_connect(|conn, _| {
                     Box::pin(async move {
                         // Fewer gap locks and far fewer deadlocks between concurrent claimers
-                        // than REPEATABLE READ (REFERENCE.md: solid_queue #531).
+                        // than REPEATABLE READ (https://github.com/rails/solid_queue/issues/531).
                         conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
                             .await?;
                         Ok(())
@@ -133,7 +154,8 @@ impl Db {
 
     /// Applies the embedded migrations; safe when several processes start at the same moment.
     ///
-    /// On MySQL, migrators queue on a named lock. SQLite has no such lock, so two processes may
+    /// On MySQL, migrators queue on a named lock; on PostgreSQL, on sqlx's advisory lock (taken
+    /// by `Migrator::run` there). SQLite has no such lock, so two processes may
     /// both find a migration missing; the loser's insert into `_sqlx_migrations` fails, and on
     /// the second try it finds the migration applied (the DDL itself is idempotent).
     pub async fn migrate(&self) -> Result<(), Error> {
@@ -141,6 +163,7 @@ impl Db {
         loop {
             let result = match self {
                 Db::MySql(pool) => migrate_mysql(pool).await,
+                Db::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await,
                 Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await,
             };
             match result {
@@ -158,8 +181,16 @@ impl Db {
     pub fn dialect(&self) -> Dialect {
         match self {
             Db::MySql(_) => Dialect::MySql,
+            Db::Postgres(_) => Dialect::Postgres,
             Db::Sqlite(_) => Dialect::Sqlite,
         }
+    }
+
+    /// `text` finished for this database, as the queue finishes its own statements: `{now}`
+    /// and the states' names filled in, `?` numbered on PostgreSQL. For tests and tools that
+    /// run SQL of their own on whichever backend this is.
+    pub fn statement(&self, text: &str) -> String {
+        crate::sql::statement(self.dialect(), text)
     }
 
     /// Closes every connection; waits for those in use to be returned.
@@ -190,7 +221,10 @@ fn missing_sqlite_file(url: &DatabaseUrl, dialect: Dialect) -> Option<String> {
 
 /// One connection attempt, bounded in time, before the pool: a pool that cannot connect only
 /// says it timed out, where this says why (refused, unknown host, access denied).
-async fn probe(options: &MySqlConnectOptions) -> Result<(), sqlx::Error> {
+async fn probe<O: ConnectOptions>(options: &O) -> Result<(), sqlx::Error>
+where
+    O::Connection: Sized,
+{
     match tokio::time::timeout(ACQUIRE_TIMEOUT, options.connect()).await {
         Ok(conn) => conn?.close().await,
         Err(_) => Err(sqlx::Error::PoolTimedOut),
@@ -237,12 +271,13 @@ mod tests {
     }
 
     #[test]
-    fn in_memory_and_mysql_databases_are_never_missing() {
+    fn in_memory_and_server_databases_are_never_missing() {
         for url in [
             "sqlite::memory:",
             "sqlite://:memory:",
             "sqlite://x.db?mode=memory",
             "mysql://u@db.example/crawl",
+            "postgres://u@db.example/crawl",
         ] {
             assert_eq!(missing(url), None, "{url}");
         }

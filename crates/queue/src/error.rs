@@ -1,4 +1,4 @@
-//! The queue's error type.
+//! The queue's error type, and how any error prints on one line.
 
 use crate::database_url::BadDatabaseUrl;
 use crate::verdict::UnknownName;
@@ -37,5 +37,41 @@ impl Error {
             Error::Connect { source, .. } => crate::retry::is_transient(source),
             _ => false,
         }
+    }
+}
+
+/// An error and its causes on one line: `cannot connect to the database at …: refused`.
+/// A cause whose text its parent already printed (sqlx's errors do that) is not repeated.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer: {0}")]
+    struct Repeats(#[source] std::io::Error);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot open")]
+    struct Adds(#[source] std::io::Error);
+
+    #[test]
+    fn a_cause_already_printed_is_not_repeated() {
+        let io = || std::io::Error::other("refused");
+        assert_eq!(error_chain(&Repeats(io())), "outer: refused");
+        assert_eq!(error_chain(&Adds(io())), "cannot open: refused");
     }
 }

@@ -8,28 +8,11 @@ pub use regex::Regex;
 
 /// Which URLs to take. The `regex` crate's syntax, matched anywhere in the URL (anchor with
 /// `^…$`); it runs in linear time whatever the pattern.
-#[derive(Clone, Debug, Default, clap::Args)]
+#[derive(Clone, Debug, Default)]
 pub struct UrlFilter {
-    /// Take only URLs matching one of these regular expressions (repeatable; anywhere in the
-    /// normalized URL, anchor with ^ and $). Default: every URL. The seed skips a URL left out
-    /// (and counts it); a worker makes no request for it, and gives it the verdict
-    /// error/excluded. In CRAWLER_INCLUDE, one a line.
-    #[arg(
-        long,
-        env = "CRAWLER_INCLUDE",
-        value_name = "REGEX",
-        value_delimiter = '\n'
-    )]
+    /// A URL must match one of these, if there is any (`--include`).
     pub include: Vec<Regex>,
-
-    /// Leave out URLs matching one of these regular expressions (repeatable); wins over
-    /// --include. In CRAWLER_EXCLUDE, one a line.
-    #[arg(
-        long,
-        env = "CRAWLER_EXCLUDE",
-        value_name = "REGEX",
-        value_delimiter = '\n'
-    )]
+    /// A URL matching one of these is left out, whatever `include` says (`--exclude`).
     pub exclude: Vec<Regex>,
 }
 

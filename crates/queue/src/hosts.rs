@@ -94,7 +94,7 @@ impl Queue {
     pub async fn record_checks(&self, hosts: &[HostChecks]) -> Result<(), Error> {
         for chunk in hosts.chunks(CHECKS_CHUNK) {
             let rows = vec![format!("({})", placeholders(4)); chunk.len()].join(", ");
-            let sql = self.sql().record_checks.replace("{rows}", &rows);
+            let sql = self.statement(&self.sql().record_checks.replace("{rows}", &rows));
             with_pool!(&self.db, pool => {
                 retry("record host checks", || {
                     let mut q = sqlx::query(&sql);

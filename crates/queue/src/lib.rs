@@ -1,36 +1,43 @@
-//! The shared library of crawler: the schema, the lease queue over MySQL/MariaDB and SQLite,
-//! and the configuration every binary shares.
+//! The shared library of crawler: the schema, the lease queue over MySQL/MariaDB, PostgreSQL
+//! and SQLite, and the configuration every binary shares. The command line that sets it
+//! (options, logging, exit codes, man pages) is `crawler-cli`'s: this crate has no clap.
 //!
 //! A site flows `seed` → pending → `claim` → claimed → `complete` → done (or back to pending
 //! for a retry, or by `release`/`reap`), and `recheck` makes old verdicts due again.
 //!
 //! # Layout
-//! - [`cli`]: exit codes and signals for the binaries; [`logging`]: `-q`, `-v`,
-//!   `--log-format`, colour and progress bars.
-//! - [`generate`]: every binary's man page and shell completions (`--generate KIND`).
 //! - [`bounds`]: the ranges option values must lie in (durations, ids), checked while parsing.
 //! - [`config`]: the database URL (never printed with its password) and queue settings.
 //! - [`database_url`]: checking a database URL before connecting.
-//! - [`db`]: connecting, migrations, one pool type over both backends; whether a SQLite file
+//! - [`db`]: connecting, migrations, one pool type over the three backends; whether a SQLite file
 //!   that is not there is created (seed, worker) or refused (report, reap).
-//! - `sql`: every statement that differs between MySQL and SQLite.
-//! - [`queue`]: claim (update-then-select), extend, release.
+//! - `sql`: every statement that differs between the dialects, and `sql::statement`, which
+//!   finishes every statement (`{now}`, the states' names, PostgreSQL's `$n` placeholders).
+//! - [`queue`]: claim (update-then-select; one `UPDATE … RETURNING` on PostgreSQL), extend,
+//!   release.
 //! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness);
 //!   [`balance`]: work-aware balance (an idle worker asks for a busy partition);
 //!   [`hosts`]: what the fleet learned about a host (backoff, recent error rate).
-//! - [`complete`]: bulk, fenced write-back of results, with retry backoff.
-//! - [`seed`], [`reap`], `workers`, `singleton`, [`report`]: the other operations.
+//! - [`complete`]: bulk, fenced write-back of results, with retry backoff; [`history`]: a
+//!   row per verdict change, written with it, and pruned by age (continuous monitoring).
+//! - [`reap`]: giving back the work of dead workers, under the fleet's one reaper lease
+//!   (`Queue::reap_as_leader`, which the workers and `crawler-reap` share); `singleton`: such
+//!   leases.
+//! - [`seed`], `workers`, [`report`]: the other operations.
 //! - [`control`]: pausing and resuming the whole fleet (a flag workers read with their
 //!   heartbeat).
 //! - [`verdict`]: what a check found.
+//! - [`backoff`]: the one exponential backoff (a base doubling to a cap, jitter if asked) of
+//!   every wait that grows with failures, never past [`MAX_DELAY`].
 //! - [`soft404`]: the fleet's soft-404 probes, one per host and path pattern (`--soft-404`).
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 //! - [`metrics`]: claim and write-back latency, database errors (no-ops without a recorder).
+//! - `error`: the [`Error`] type, and [`error_chain`], an error and its causes on one line.
 
+pub mod backoff;
 pub mod balance;
 pub mod bounds;
-pub mod cli;
 pub mod complete;
 pub mod config;
 pub mod control;
@@ -38,9 +45,8 @@ pub mod database_url;
 pub mod db;
 mod error;
 pub mod filter;
-pub mod generate;
+pub mod history;
 pub mod hosts;
-pub mod logging;
 pub mod metrics;
 pub mod parts;
 pub mod queue;
@@ -56,15 +62,13 @@ mod workers;
 
 pub use balance::DuePart;
 pub use complete::{Completed, Outcome};
-pub use config::{
-    ClaimMethod, DatabaseArgs, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL, MAX_DELAY,
-};
+pub use config::{ClaimMethod, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL, MAX_DELAY};
 pub use control::FleetState;
 pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect, Missing};
-pub use error::Error;
+pub use error::{error_chain, Error};
+pub use history::VerdictChange;
 pub use hosts::{HostChecks, HostState, Throttled};
-pub use logging::{LogArgs, LogFormat};
 pub use parts::{part_of, HeldPart, PARTS};
 pub use queue::{Batch, Queue, Site, State};
 pub use reap::Reaped;

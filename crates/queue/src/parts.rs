@@ -55,7 +55,12 @@ impl Queue {
         let sql = &self.sql().take_parts;
         Ok(with_pool!(&self.db, pool => {
             retry("take parts", || {
-                sqlx::query(sql).bind(owner).bind(token).bind(millis(lease)).bind(n).execute(pool)
+                sqlx::query(sql)
+                    .bind(owner)
+                    .bind(token)
+                    .bind(millis(lease))
+                    .bind(i64::from(n))
+                    .execute(pool)
             })
             .await?
             .rows_affected()
@@ -66,11 +71,12 @@ impl Queue {
     /// missing from the answer was lost (its lease expired and another worker took it).
     pub async fn keep_parts(&self, token: i64, lease: Duration) -> Result<Vec<HeldPart>, Error> {
         let sql = &self.sql().keep_parts;
+        let held = self.statement("SELECT id, draining FROM parts WHERE token = ?");
         let rows: Vec<(i16, i16)> = with_pool!(&self.db, pool => {
             retry("keep parts", || sqlx::query(sql).bind(millis(lease)).bind(token).execute(pool))
                 .await?;
             retry("held parts", || {
-                sqlx::query_as("SELECT id, draining FROM parts WHERE token = ?")
+                sqlx::query_as(&held)
                     .bind(token)
                     .fetch_all(pool)
             })
@@ -89,7 +95,7 @@ impl Queue {
     pub async fn drain_parts(&self, token: i64, n: u32) -> Result<u64, Error> {
         let sql = &self.sql().drain_parts;
         Ok(with_pool!(&self.db, pool => {
-            retry("drain parts", || sqlx::query(sql).bind(token).bind(n).execute(pool))
+            retry("drain parts", || sqlx::query(sql).bind(token).bind(i64::from(n)).execute(pool))
                 .await?
                 .rows_affected()
         }))
@@ -105,9 +111,9 @@ impl Queue {
         lease: Duration,
     ) -> Result<u64, Error> {
         let to_heirs = &self.sql().hand_to_heirs;
-        let free = format!(
+        let free = self.statement(&format!(
             "UPDATE parts SET {FREE_PART} WHERE token = ? AND draining = 1 AND NOT EXISTS {IN_FLIGHT}"
-        );
+        ));
         Ok(with_pool!(&self.db, pool => {
             let handed = retry("hand partitions to their heirs", || {
                 sqlx::query(to_heirs).bind(millis(lease)).bind(token).bind(owner).execute(pool)
@@ -124,7 +130,7 @@ impl Queue {
 
     /// Gives back every partition `token` holds (a worker stopping).
     pub async fn release_parts(&self, token: i64) -> Result<u64, Error> {
-        let sql = format!("UPDATE parts SET {FREE_PART} WHERE token = ?");
+        let sql = self.statement(&format!("UPDATE parts SET {FREE_PART} WHERE token = ?"));
         Ok(with_pool!(&self.db, pool => {
             retry("release parts", || sqlx::query(&sql).bind(token).execute(pool))
                 .await?
@@ -134,10 +140,7 @@ impl Queue {
 
     /// Workers whose heartbeat is younger than `dead_after`.
     pub async fn live_workers(&self, dead_after: Duration) -> Result<u64, Error> {
-        let sql = format!(
-            "SELECT COUNT(*) FROM workers WHERE heartbeat_at >= {} - ?",
-            self.now_expr()
-        );
+        let sql = self.statement("SELECT COUNT(*) FROM workers WHERE heartbeat_at >= {now} - ?");
         let n: i64 = with_pool!(&self.db, pool => {
             retry("live workers", || sqlx::query_scalar(&sql).bind(millis(dead_after)).fetch_one(pool))
                 .await?

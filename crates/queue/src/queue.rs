@@ -5,12 +5,18 @@
 //! reads the batch. Choosing and marking are one statement, so no two claimers get the same
 //! site; selecting by token (not by owner) reads exactly this claim even when the owner holds
 //! older batches. Every later write names the token: a worker that lost its lease changes nothing.
+//!
+//! PostgreSQL has no `UPDATE … LIMIT`: there the claim is one `UPDATE … WHERE id IN (SELECT …
+//! FOR UPDATE SKIP LOCKED) RETURNING …`, which picks, marks and reads the batch at once, and
+//! concurrent claimers skip each other's rows instead of waiting (`claim_returns` in `sql.rs`;
+//! the one branch is in `claim_rows`).
 
 use std::time::Duration;
 
 use rand::Rng;
 
 use sqlx::mysql::MySqlPool;
+use sqlx::FromRow;
 
 use crate::config::{ClaimMethod, QueueConfig};
 use crate::db::{with_pool, Db};
@@ -28,6 +34,28 @@ pub enum State {
     Claimed = 1,
     /// Has its current verdict.
     Done = 2,
+}
+
+impl State {
+    /// Every state, with the name SQL text uses for it (`{pending}`, …; see `sql::statement`).
+    pub const ALL: [(State, &'static str); 3] = [
+        (State::Pending, "pending"),
+        (State::Claimed, "claimed"),
+        (State::Done, "done"),
+    ];
+
+    /// The number stored in `sites.state`.
+    pub const fn as_sql(self) -> i16 {
+        self as i16
+    }
+
+    /// The state stored as `n`, if any.
+    pub fn from_sql(n: i64) -> Option<State> {
+        State::ALL
+            .iter()
+            .map(|&(state, _)| state)
+            .find(|state| i64::from(state.as_sql()) == n)
+    }
 }
 
 /// One claimed site, with what the queue needs to write its result back.
@@ -110,13 +138,11 @@ impl Queue {
         n: u32,
         lease: Duration,
     ) -> Result<Batch, Error> {
+        let sql =
+            self.statement("SELECT id FROM parts WHERE token = ? AND draining = 0 ORDER BY id");
         let parts: Vec<i16> = with_pool!(&self.db, pool => {
             retry("claimable parts", || {
-                sqlx::query_scalar(
-                    "SELECT id FROM parts WHERE token = ? AND draining = 0 ORDER BY id",
-                )
-                .bind(parts_token)
-                .fetch_all(pool)
+                sqlx::query_scalar(&sql).bind(parts_token).fetch_all(pool)
             })
             .await?
         });
@@ -168,15 +194,14 @@ impl Queue {
         }
         let sql = self.sql();
         let claim = match held {
-            Some(held) => sql
-                .claim_held
-                .replace("{parts}", &placeholders(held.parts.len())),
+            Some(held) => self.statement(
+                &sql.claim_held
+                    .replace("{parts}", &placeholders(held.parts.len())),
+            ),
             None => sql.claim.clone(),
         };
-        // A retried UPDATE whose first try did land claims more rows under the same token; the
-        // SELECT then reads them all, so nothing is left orphaned until its lease expires.
         with_pool!(&self.db, pool => {
-            let claimed = retry("claim", || {
+            let claim = || {
                 let mut q = sqlx::query(&claim)
                     .bind(owner)
                     .bind(token)
@@ -184,10 +209,31 @@ impl Queue {
                 for part in held.iter().flat_map(|h| h.parts) {
                     q = q.bind(part);
                 }
-                q.bind(n).execute(pool)
-            })
-            .await?
-            .rows_affected();
+                q = q.bind(i64::from(n));
+                match held {
+                    Some(held) if sql.claim_returns => q.bind(held.token),
+                    _ => q,
+                }
+            };
+            // A retried UPDATE whose first try did land claims more rows under the same token; the
+            // SELECT below then reads them all, so nothing is left orphaned until its lease
+            // expires. PostgreSQL's claim returns its rows (only those of held partitions), so
+            // it reads them back only when it was retried.
+            let claimed = if sql.claim_returns {
+                let mut tries = 0;
+                let rows = retry("claim", || {
+                    tries += 1;
+                    claim().fetch_all(pool)
+                })
+                .await?;
+                if tries == 1 {
+                    let sites = rows.iter().map(Site::from_row).collect::<Result<_, _>>()?;
+                    return Ok(Batch { token, sites });
+                }
+                0
+            } else {
+                retry("claim", || claim().execute(pool)).await?.rows_affected()
+            };
             let sites = retry("read batch", || {
                 match held {
                     Some(held) => sqlx::query_as::<_, Site>(&sql.select_held_batch)
@@ -219,30 +265,29 @@ impl Queue {
         lease: Duration,
         token: i64,
     ) -> Result<Batch, Error> {
-        let now = self.now_expr();
         let in_parts = match held {
             Some(held) => format!("AND part IN ({})", placeholders(held.parts.len())),
             None => String::new(),
         };
-        let choose = format!(
+        let choose = self.statement(&format!(
             "SELECT id, ? AS claim_token, url, host, part, tries, consecutive_failures \
-             FROM sites FORCE INDEX (sites_due) WHERE state = 0 AND next_check_at <= {now} \
+             FROM sites FORCE INDEX (sites_due) WHERE state = {{pending}} AND next_check_at <= {{now}} \
              {in_parts} ORDER BY next_check_at, id LIMIT ? FOR UPDATE SKIP LOCKED"
-        );
+        ));
         let sites = retry("claim", || async {
             let mut tx = pool.begin().await?;
             let mut choose = sqlx::query_as(&choose).bind(token);
             for part in held.iter().flat_map(|h| h.parts) {
                 choose = choose.bind(part);
             }
-            let sites: Vec<Site> = choose.bind(n).fetch_all(&mut *tx).await?;
+            let sites: Vec<Site> = choose.bind(i64::from(n)).fetch_all(&mut *tx).await?;
             if !sites.is_empty() {
-                let mark = format!(
-                    "UPDATE {} SET state = 1, owner = ?, claim_token = ?, expires_at = {now} + ? \
-                     WHERE id IN ({})",
+                let mark = self.statement(&format!(
+                    "UPDATE {} SET state = {{claimed}}, owner = ?, claim_token = ?, \
+                     expires_at = {{now}} + ? WHERE id IN ({})",
                     self.sql().sites_by_id,
                     placeholders(sites.len())
-                );
+                ));
                 let mut q = sqlx::query(&mark)
                     .bind(owner)
                     .bind(token)
@@ -294,13 +339,13 @@ impl Queue {
     pub async fn release(&self, token: i64, ids: &[i64], delay: Duration) -> Result<u64, Error> {
         let mut released = 0;
         for chunk in ids.chunks(1000) {
-            let sql = format!(
-                "UPDATE {} SET state = 0, owner = NULL, claim_token = NULL, expires_at = NULL, \
-                 next_check_at = {} + ? WHERE claim_token = ? AND state = 1 AND id IN ({})",
+            let sql = self.statement(&format!(
+                "UPDATE {} SET state = {{pending}}, owner = NULL, claim_token = NULL, \
+                 expires_at = NULL, next_check_at = {{now}} + ? \
+                 WHERE claim_token = ? AND state = {{claimed}} AND id IN ({})",
                 self.sql().sites_by_id,
-                self.now_expr(),
                 placeholders(chunk.len())
-            );
+            ));
             released += with_pool!(&self.db, pool => {
                 retry("release", || {
                     let mut query = sqlx::query(&sql).bind(millis(delay)).bind(token);
@@ -324,8 +369,8 @@ impl Queue {
         }))
     }
 
-    /// The SQL expression for now, for statements built per call.
-    pub(crate) fn now_expr(&self) -> &'static str {
-        self.sql().now_expr
+    /// A statement built per call, finished for this database (see [`crate::sql::statement`]).
+    pub(crate) fn statement(&self, text: &str) -> String {
+        crate::sql::statement(self.db.dialect(), text)
     }
 }

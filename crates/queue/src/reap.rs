@@ -1,5 +1,9 @@
 //! Giving back the work of dead or stalled workers, and making old verdicts due again.
 //!
+//! Any number of processes reap (every worker, and `crawler-reap --every`); one of them acts
+//! per interval, the holder of the fleet's one reaper lease. [`Queue::reap_as_leader`] is that
+//! contract, in one place: the lease's name, and how long it outlives its holder's interval.
+//!
 //! Each `UPDATE` rechecks the state and the expiry in its own `WHERE`, so a site completed
 //! between a look and a write is never overwritten (River #1302), and works in bounded chunks so
 //! that no statement holds locks on millions of rows.
@@ -14,6 +18,10 @@ use crate::retry::retry;
 /// Rows per reaping statement.
 const REAP_CHUNK: u32 = 1000;
 
+/// The singleton lease under which the fleet reaps: the workers and `crawler-reap` take the
+/// same one, so that one process reaps per interval however many run.
+const REAPER: &str = "reap";
+
 /// What a reap gave back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reaped {
@@ -23,9 +31,33 @@ pub struct Reaped {
     pub abandoned: u64,
     /// Done sites made due again by `recheck`.
     pub rechecked: u64,
+    /// Old verdict changes deleted by `prune_verdict_changes`, when the pass was asked to.
+    pub pruned: Option<u64>,
 }
 
 impl Queue {
+    /// Reaps (see [`Queue::reap`]) if `id` holds the reaper lease or can take it, and returns
+    /// what it gave back; `None` when another process holds the lease. A holder that reaps
+    /// every `every` renews it each time; the lease lasts two intervals, so one late pass
+    /// does not hand reaping to another process, and a holder that died is replaced after two.
+    pub async fn reap_as_leader(
+        &self,
+        id: &str,
+        dead_after: Duration,
+        every: Duration,
+    ) -> Result<Option<Reaped>, Error> {
+        if !self.try_lead(REAPER, id, every * 2).await? {
+            return Ok(None);
+        }
+        self.reap(dead_after).await.map(Some)
+    }
+
+    /// Gives the reaper lease up (at a clean shutdown), so that another process reaps at its
+    /// next tick rather than after the lease expires.
+    pub async fn resign_reaper(&self, id: &str) -> Result<(), Error> {
+        self.resign(REAPER, id).await
+    }
+
     /// Expired leases back to pending, and the claims of workers whose last heartbeat is older
     /// than `dead_after`; frees those workers' host partitions, then forgets them. (Partitions
     /// whose lease expired need no reaping: they are free to take as they are.)
@@ -49,6 +81,7 @@ impl Queue {
             expired,
             abandoned,
             rechecked: 0,
+            pruned: None,
         })
     }
 
@@ -68,7 +101,7 @@ impl Queue {
                     if let Some(arg) = arg {
                         q = q.bind(arg);
                     }
-                    q.bind(REAP_CHUNK).execute(pool)
+                    q.bind(i64::from(REAP_CHUNK)).execute(pool)
                 })
                 .await?
                 .rows_affected()

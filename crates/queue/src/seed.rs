@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::parts::part_of;
 use crate::queue::Queue;
 use crate::retry::retry;
-use crate::sql::placeholders;
+use crate::sql::{insert_ignore, placeholders};
 
 /// Rows per INSERT: 5 parameters each, well under SQLite's 32,766 and MySQL's 65,535.
 pub const SEED_CHUNK: usize = 1000;
@@ -67,13 +67,14 @@ impl Queue {
     }
 
     async fn insert(&self, chunk: &[NewSite], keys: &[[u8; 16]]) -> Result<u64, Error> {
-        let now = self.now_expr();
-        let row = format!("(?, ?, ?, ?, {now} - ?, {now})");
-        let sql = format!(
-            "{} INTO sites (url, url_key, host, part, next_check_at, created_at) VALUES {}",
-            self.sql().insert_ignore,
-            vec![row; chunk.len()].join(", ")
-        );
+        let row = "(?, ?, ?, ?, {now} - ?, {now})";
+        let sql = self.statement(&insert_ignore(
+            self.db.dialect(),
+            &format!(
+                "INTO sites (url, url_key, host, part, next_check_at, created_at) VALUES {}",
+                vec![row; chunk.len()].join(", ")
+            ),
+        ));
         Ok(with_pool!(&self.db, pool => {
             retry("seed", || {
                 let mut q = sqlx::query(&sql);
@@ -94,12 +95,12 @@ impl Queue {
     }
 
     async fn recheck_keys(&self, keys: &[[u8; 16]]) -> Result<u64, Error> {
-        let now = self.now_expr();
-        let sql = format!(
-            "UPDATE sites SET state = 0, tries = 0, next_check_at = {now} \
-             WHERE url_key IN ({}) AND (state = 2 OR (state = 0 AND next_check_at > {now}))",
+        let sql = self.statement(&format!(
+            "UPDATE sites SET state = {{pending}}, tries = 0, next_check_at = {{now}} \
+             WHERE url_key IN ({}) \
+             AND (state = {{done}} OR (state = {{pending}} AND next_check_at > {{now}}))",
             placeholders(keys.len())
-        );
+        ));
         Ok(with_pool!(&self.db, pool => {
             retry("recheck", || {
                 let mut q = sqlx::query(&sql);

@@ -36,9 +36,10 @@ impl Queue {
 
     /// Gives the lease up, so another process may take it at once (at a clean shutdown).
     pub async fn resign(&self, name: &str, owner: &str) -> Result<(), Error> {
+        let sql = self.statement("UPDATE leases SET expires_at = 0 WHERE name = ? AND owner = ?");
         with_pool!(&self.db, pool => {
             retry("resign", || {
-                sqlx::query("UPDATE leases SET expires_at = 0 WHERE name = ? AND owner = ?")
+                sqlx::query(&sql)
                     .bind(name)
                     .bind(owner)
                     .execute(pool)
@@ -50,8 +51,9 @@ impl Queue {
 
     /// How many times the lease `name` has been taken or renewed: the number of runs of its job.
     pub async fn lead_runs(&self, name: &str) -> Result<i64, Error> {
+        let sql = self.statement("SELECT runs FROM leases WHERE name = ?");
         let runs = with_pool!(&self.db, pool => {
-            sqlx::query_scalar::<_, i64>("SELECT runs FROM leases WHERE name = ?")
+            sqlx::query_scalar::<_, i64>(&sql)
                 .bind(name)
                 .fetch_optional(pool)
                 .await?

@@ -6,7 +6,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
-use crate::Dialect;
+use crate::sql::replace;
 
 /// One host's answer to a probe, as stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
@@ -32,10 +32,9 @@ impl Queue {
         pattern: &str,
         ttl_ms: i64,
     ) -> Result<Option<ProbeRow>, Error> {
-        let sql = format!(
+        let sql = self.statement(
             "SELECT probe_path, status, final_url, redirects, fingerprint, spread, noindex \
-             FROM soft404_probes WHERE host = ? AND pattern = ? AND probed_at > {} - ?",
-            self.now_expr()
+             FROM soft404_probes WHERE host = ? AND pattern = ? AND probed_at > {now} - ?",
         );
         Ok(with_pool!(&self.db, pool => {
             retry("load a soft-404 probe", || {
@@ -47,15 +46,22 @@ impl Queue {
 
     /// Stores (or replaces) the probe of `host` and `pattern`, stamped now.
     pub async fn save_probe(&self, host: &str, pattern: &str, row: &ProbeRow) -> Result<(), Error> {
-        let now = self.now_expr();
-        let insert = format!(
-            "INTO soft404_probes (host, pattern, probe_path, status, final_url, redirects, \
-             fingerprint, spread, noindex, probed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {now})"
-        );
-        let sql = match self.db.dialect() {
-            Dialect::MySql => format!("REPLACE {insert}"),
-            Dialect::Sqlite => format!("INSERT OR REPLACE {insert}"),
-        };
+        let sql = self.statement(&replace(
+            self.db.dialect(),
+            "soft404_probes",
+            &["host", "pattern"],
+            &[
+                "probe_path",
+                "status",
+                "final_url",
+                "redirects",
+                "fingerprint",
+                "spread",
+                "noindex",
+                "probed_at",
+            ],
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, {now})",
+        ));
         with_pool!(&self.db, pool => {
             retry("save a soft-404 probe", || {
                 sqlx::query(&sql)

@@ -4,28 +4,141 @@
 //! caller: every lease and schedule decision uses one clock however many machines run workers.
 //! Callers bind durations in milliseconds (`{now} + ?`), never instants.
 //!
-//! States: 0 pending, 1 claimed, 2 done (see [`crate::State`]).
+//! Statements are written with `?` placeholders; on PostgreSQL [`statement`] numbers them
+//! (`$1`, `$2`, …), so callers never write a dialect's placeholders.
+//!
+//! States are written by name, `{pending}`, `{claimed}`, `{done}` (see [`crate::State`]), and
+//! [`statement`] puts in their numbers: every statement, fixed or built per call, passes
+//! through it, so no reader has to decode a number.
 
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use crate::db::Dialect;
+use crate::queue::State;
 
 /// Now, in Unix milliseconds, on the database's clock. sqlx sets the MySQL session's time zone
 /// to UTC, so `UNIX_TIMESTAMP` never meets a daylight-saving gap.
 const MYSQL_NOW: &str = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
 const SQLITE_NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+/// `statement_timestamp()` rather than `clock_timestamp()`: one value per statement, and
+/// stable, so the planner can use it as an index bound (`next_check_at <= {now}` on
+/// `sites_due`), where a volatile clock would be a filter on every pending row.
+const POSTGRES_NOW: &str = "(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
+
+/// The columns of a claimed site, as [`crate::Site`] reads them.
+const CLAIMED_COLUMNS: &str = "id, claim_token, url, host, part, tries, consecutive_failures";
+
+/// The statement `text` in `dialect`: `{now}` becomes the dialect's clock, `{pending}`,
+/// `{claimed}` and `{done}` the numbers of those states, and on PostgreSQL each `?` a
+/// numbered placeholder. The one place SQL text is finished.
+pub(crate) fn statement(dialect: Dialect, text: &str) -> String {
+    let now = match dialect {
+        Dialect::MySql => MYSQL_NOW,
+        Dialect::Postgres => POSTGRES_NOW,
+        Dialect::Sqlite => SQLITE_NOW,
+    };
+    let mut text = text.replace("{now}", now);
+    for (state, name) in State::ALL {
+        text = text.replace(&format!("{{{name}}}"), &state.as_sql().to_string());
+    }
+    match dialect {
+        Dialect::Postgres => numbered(&text),
+        Dialect::MySql | Dialect::Sqlite => text,
+    }
+}
+
+/// `text` with each `?` outside quotes (string literals, quoted names) numbered `$1`, `$2`, …
+fn numbered(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut n, mut quote) = (0, None);
+    for c in text.chars() {
+        match (c, quote) {
+            ('?', None) => {
+                n += 1;
+                let _ = write!(out, "${n}");
+                continue;
+            }
+            ('\'' | '"', None) => quote = Some(c),
+            (c, Some(open)) if c == open => quote = None,
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `INSERT {into}` (`INTO table (…) VALUES …`) that skips rows whose key exists, in
+/// `dialect`'s words: a prefix on MySQL and SQLite, a suffix on PostgreSQL.
+pub(crate) fn insert_ignore(dialect: Dialect, into: &str) -> String {
+    match dialect {
+        Dialect::MySql => format!("INSERT IGNORE {into}"),
+        Dialect::Sqlite => format!("INSERT OR IGNORE {into}"),
+        Dialect::Postgres => format!("INSERT {into} ON CONFLICT DO NOTHING"),
+    }
+}
+
+/// `INSERT {into}` that, when a row of the same `key` exists, updates it instead: the
+/// assignments follow. They name the inserted values with [`inserted`].
+fn upsert(dialect: Dialect, into: &str, key: &str) -> String {
+    match dialect {
+        Dialect::MySql => format!("INSERT {into} ON DUPLICATE KEY UPDATE"),
+        Dialect::Postgres | Dialect::Sqlite => {
+            format!("INSERT {into} ON CONFLICT ({key}) DO UPDATE SET")
+        }
+    }
+}
+
+/// In an [`upsert`]'s assignments, the value the insert would have given `column`.
+fn inserted(dialect: Dialect, column: &str) -> String {
+    match dialect {
+        Dialect::MySql => format!("VALUES({column})"),
+        Dialect::Postgres | Dialect::Sqlite => format!("excluded.{column}"),
+    }
+}
+
+/// `INSERT INTO table (key…, columns…) VALUES {values}` that replaces the row of the same key.
+pub(crate) fn replace(
+    dialect: Dialect,
+    table: &str,
+    key: &[&str],
+    columns: &[&str],
+    values: &str,
+) -> String {
+    let all = [key, columns].concat().join(", ");
+    let into = format!("INTO {table} ({all}) VALUES {values}");
+    match dialect {
+        Dialect::MySql => format!("REPLACE {into}"),
+        Dialect::Sqlite => format!("INSERT OR REPLACE {into}"),
+        Dialect::Postgres => {
+            let set: Vec<String> = columns
+                .iter()
+                .map(|c| format!("{c} = {}", inserted(dialect, c)))
+                .collect();
+            format!(
+                "{} {}",
+                upsert(dialect, &into, &key.join(", ")),
+                set.join(", ")
+            )
+        }
+    }
+}
 
 /// The fixed statements of one dialect.
 pub(crate) struct Statements {
-    /// The expression for now, for statements built per call.
-    pub now_expr: &'static str,
     /// Reads the database's clock.
     pub now: String,
-    /// Binds: owner, token, lease ms, n. Stamps a claim on up to n due pending rows.
+    /// Binds: owner, token, lease ms, n. Stamps a claim on up to n due pending rows; with
+    /// `claim_returns`, returns them too.
     pub claim: String,
-    /// Binds: owner, token, lease ms, the partitions (`{parts}`: that many placeholders), n.
-    /// Like `claim`, only in those host partitions.
+    /// A template (finish it with [`statement`] once `{parts}` is filled in). Binds: owner,
+    /// token, lease ms, the partitions (`{parts}`: that many placeholders), n; with
+    /// `claim_returns`, then the parts token. Like `claim`, only in those host partitions
+    /// (and, with `claim_returns`, only those the parts token still holds).
     pub claim_held: String,
+    /// Whether `claim` and `claim_held` return the claimed rows (PostgreSQL's `UPDATE …
+    /// RETURNING`), rather than leaving them to `select_batch`.
+    pub claim_returns: bool,
     /// Binds: token, parts token. Reads a claimed batch, only sites of partitions still held.
     pub select_held_batch: String,
     /// Binds: token, parts token. Gives back what a claim took in partitions no longer held.
@@ -49,7 +162,8 @@ pub(crate) struct Statements {
     pub host_states: String,
     /// Binds: host, part, backoff ms, status, retry-after ms. Records that a host throttled.
     pub record_throttled: String,
-    /// Binds, per row of `{rows}`: host, part, checks, errors. Adds to hosts' recent counts,
+    /// A template (finish it with [`statement`] once `{rows}` is filled in). Binds, per row of
+    /// `{rows}`: host, part, checks, errors. Adds to hosts' recent counts,
     /// halving both whenever the checks pass [`RECENT_CHECKS`].
     pub record_checks: String,
     /// Binds: token. Reads a claimed batch.
@@ -72,10 +186,8 @@ pub(crate) struct Statements {
     pub lease_row: String,
     /// Binds: owner, ttl ms, name, owner. One matched row means the caller holds the lease.
     pub take_lease: String,
-    /// `INSERT IGNORE` or `INSERT OR IGNORE`.
-    pub insert_ignore: &'static str,
-    /// The table, read by primary key: for fenced writes `WHERE claim_token = ? AND state = 1
-    /// AND id IN (…)`, which MariaDB would otherwise serve from the `state = 1` part of
+    /// The table, read by primary key: for fenced writes `WHERE claim_token = ? AND state =
+    /// {claimed} AND id IN (…)`, which MariaDB would otherwise serve from the claimed part of
     /// `sites_due`, scanning every claimed row of the fleet for each statement.
     pub sites_by_id: &'static str,
     /// The table, read in host order through `sites_host`, for the hosts report's
@@ -89,59 +201,81 @@ pub(crate) struct Statements {
 impl Statements {
     pub fn get(dialect: Dialect) -> &'static Statements {
         static MYSQL: LazyLock<Statements> = LazyLock::new(|| Statements::new(Dialect::MySql));
+        static POSTGRES: LazyLock<Statements> =
+            LazyLock::new(|| Statements::new(Dialect::Postgres));
         static SQLITE: LazyLock<Statements> = LazyLock::new(|| Statements::new(Dialect::Sqlite));
         match dialect {
             Dialect::MySql => &MYSQL,
+            Dialect::Postgres => &POSTGRES,
             Dialect::Sqlite => &SQLITE,
         }
     }
 
     fn new(dialect: Dialect) -> Statements {
-        // SQLite's planner picks these indexes unaided; MariaDB's has been seen not to.
-        let (now, insert_ignore, by_token, sites_by_id, sites_by_host, by_due) = match dialect {
+        // SQLite's and PostgreSQL's planners pick these indexes unaided; MariaDB's has been seen
+        // not to.
+        let (by_token, sites_by_id, sites_by_host, by_due) = match dialect {
             Dialect::MySql => (
-                MYSQL_NOW,
-                "INSERT IGNORE",
                 "sites FORCE INDEX (sites_token)",
                 "sites FORCE INDEX (PRIMARY)",
                 "sites FORCE INDEX (sites_host)",
                 "sites FORCE INDEX (sites_due)",
             ),
-            Dialect::Sqlite => (
-                SQLITE_NOW,
-                "INSERT OR IGNORE",
-                "sites",
-                "sites",
-                "sites",
-                "sites",
-            ),
+            Dialect::Postgres | Dialect::Sqlite => ("sites", "sites", "sites", "sites"),
         };
-        let sql = |text: &str| text.replace("{now}", now);
-        // MySQL can UPDATE … ORDER BY … LIMIT directly; SQLite (as bundled) cannot, and picks the
-        // rows in a subquery instead. Both are one statement, so choosing and marking cannot be
-        // separated by another claimer.
-        let limited_in = |table: &str, set: &str, filter: &str, order: &str| {
+        let sql = |text: &str| statement(dialect, text);
+        // MySQL can UPDATE … ORDER BY … LIMIT directly; SQLite (as bundled) and PostgreSQL
+        // cannot, and pick the rows in a subquery instead, which PostgreSQL locks skipping rows
+        // other statements hold (a claimer never waits for another). Each is one statement, so
+        // choosing and marking cannot be separated by another claimer.
+        let limited_text = |table: &str, set: &str, filter: &str, order: &str| {
+            let pick = format!("SELECT id FROM {table} WHERE {filter} ORDER BY {order} LIMIT ?");
             match dialect {
-            Dialect::MySql => sql(&format!("UPDATE {table} SET {set} WHERE {filter} ORDER BY {order} LIMIT ?")),
-            Dialect::Sqlite => sql(&format!(
-                "UPDATE {table} SET {set} WHERE id IN (SELECT id FROM {table} WHERE {filter} ORDER BY {order} LIMIT ?)"
-            )),
-        }
+                Dialect::MySql => {
+                    format!("UPDATE {table} SET {set} WHERE {filter} ORDER BY {order} LIMIT ?")
+                }
+                Dialect::Sqlite => format!("UPDATE {table} SET {set} WHERE id IN ({pick})"),
+                Dialect::Postgres => {
+                    format!("UPDATE {table} SET {set} WHERE id IN ({pick} FOR UPDATE SKIP LOCKED)")
+                }
+            }
+        };
+        let limited_in = |table: &str, set: &str, filter: &str, order: &str| {
+            sql(&limited_text(table, set, filter, order))
         };
         let limited =
             |set: &str, filter: &str, order: &str| limited_in("sites", set, filter, order);
-        let claim_set = "state = 1, owner = ?, claim_token = ?, expires_at = {now} + ?";
-        let due = "state = 0 AND next_check_at <= {now}";
-        let unclaim = "state = 0, owner = NULL, claim_token = NULL, expires_at = NULL";
+        let claim_returns = dialect == Dialect::Postgres;
+        // PostgreSQL's claim returns what it claimed; a held claim also keeps only the
+        // partitions still held, as `select_held_batch` does after the others' claim.
+        let returning = |claim: String, held: &str| match claim_returns {
+            true => format!("{claim}{held} RETURNING {CLAIMED_COLUMNS}"),
+            false => claim,
+        };
+        let greatest = match dialect {
+            Dialect::Sqlite => "MAX",
+            Dialect::MySql | Dialect::Postgres => "GREATEST",
+        };
+        let new = |column: &str| inserted(dialect, column);
+        let claim_set = "state = {claimed}, owner = ?, claim_token = ?, expires_at = {now} + ?";
+        let due = "state = {pending} AND next_check_at <= {now}";
+        let unclaim = "state = {pending}, owner = NULL, claim_token = NULL, expires_at = NULL";
         Statements {
-            now_expr: now,
-            now: format!("SELECT {now}"),
-            claim: limited(claim_set, due, "next_check_at, id"),
-            claim_held: limited(
-                claim_set,
-                &format!("{due} AND part IN ({{parts}})"),
-                "next_check_at, id",
+            now: sql("SELECT {now}"),
+            claim: sql(&returning(
+                limited_text("sites", claim_set, due, "next_check_at, id"),
+                "",
+            )),
+            claim_held: returning(
+                limited_text(
+                    "sites",
+                    claim_set,
+                    &format!("{due} AND part IN ({{parts}})"),
+                    "next_check_at, id",
+                ),
+                &format!(" AND part IN ({HELD_PARTS})"),
             ),
+            claim_returns,
             take_parts: limited_in(
                 "parts",
                 "owner = ?, token = ?, expires_at = {now} + ?, draining = 0",
@@ -156,7 +290,7 @@ impl Statements {
                  JOIN parts AS p ON p.id = s.part WHERE p.draining = 0 GROUP BY s.part, p.token"
             )),
             // The heir's columns are read before they are cleared: MySQL assigns left to right,
-            // SQLite from the old row.
+            // SQLite and PostgreSQL from the old row.
             hand_to_heirs: sql(&format!(
                 "UPDATE parts SET owner = heir_owner, token = heir_token, \
                  expires_at = {{now}} + ?, draining = 0, heir_token = NULL, heir_owner = NULL \
@@ -172,37 +306,32 @@ impl Statements {
                  AND (backoff_until > {now} OR recent_errors > 0)",
             ),
             record_throttled: {
-                let insert = "INSERT INTO hosts (host, part, backoff_until, last_throttled_at, \
-                              last_status, retry_after_ms, throttled) \
-                              VALUES (?, ?, {now} + ?, {now}, ?, ?, 1)";
-                sql(&match dialect {
-                    Dialect::MySql => format!(
-                        "{insert} ON DUPLICATE KEY UPDATE \
-                         backoff_until = GREATEST(backoff_until, VALUES(backoff_until)), \
-                         last_throttled_at = VALUES(last_throttled_at), last_status = VALUES(last_status), \
-                         retry_after_ms = VALUES(retry_after_ms), throttled = throttled + 1"
-                    ),
-                    Dialect::Sqlite => format!(
-                        "{insert} ON CONFLICT (host) DO UPDATE SET \
-                         backoff_until = MAX(backoff_until, excluded.backoff_until), \
-                         last_throttled_at = excluded.last_throttled_at, last_status = excluded.last_status, \
-                         retry_after_ms = excluded.retry_after_ms, throttled = throttled + 1"
-                    ),
-                })
+                let insert = upsert(
+                    dialect,
+                    "INTO hosts (host, part, backoff_until, last_throttled_at, \
+                     last_status, retry_after_ms, throttled) \
+                     VALUES (?, ?, {now} + ?, {now}, ?, ?, 1)",
+                    "host",
+                );
+                sql(&format!(
+                    "{insert} backoff_until = {greatest}(hosts.backoff_until, {}), \
+                     last_throttled_at = {}, last_status = {}, \
+                     retry_after_ms = {}, throttled = hosts.throttled + 1",
+                    new("backoff_until"),
+                    new("last_throttled_at"),
+                    new("last_status"),
+                    new("retry_after_ms"),
+                ))
             },
             record_checks: {
-                let (new, div, upsert) = match dialect {
-                    Dialect::MySql => ("VALUES", "DIV", "ON DUPLICATE KEY UPDATE"),
-                    Dialect::Sqlite => ("excluded.", "/", "ON CONFLICT (host) DO UPDATE SET"),
-                };
-                let new = |col: &str| match dialect {
-                    Dialect::MySql => format!("{new}({col})"),
-                    Dialect::Sqlite => format!("{new}{col}"),
+                let div = match dialect {
+                    Dialect::MySql => "DIV",
+                    Dialect::Postgres | Dialect::Sqlite => "/",
                 };
                 let recent = |col: &str| {
-                    let sum = format!("{col} + {}", new(col));
+                    let sum = format!("hosts.{col} + {}", new(col));
                     format!(
-                        "{col} = CASE WHEN recent_checks + {} > {RECENT_CHECKS} \
+                        "{col} = CASE WHEN hosts.recent_checks + {} > {RECENT_CHECKS} \
                          THEN ({sum}) {div} 2 ELSE {sum} END",
                         new("recent_checks")
                     )
@@ -210,58 +339,65 @@ impl Statements {
                 // Errors first: MySQL assigns left to right, and the errors' test reads the
                 // checks before they change.
                 format!(
-                    "INSERT INTO hosts (host, part, recent_checks, recent_errors) VALUES {{rows}} \
-                     {upsert} {}, {}",
+                    "{} {}, {}",
+                    upsert(
+                        dialect,
+                        "INTO hosts (host, part, recent_checks, recent_errors) VALUES {rows}",
+                        "host"
+                    ),
                     recent("recent_errors"),
                     recent("recent_checks")
                 )
             },
-            select_batch: format!(
-                "SELECT id, claim_token, url, host, part, tries, consecutive_failures \
-                 FROM {by_token} WHERE claim_token = ? AND state = 1"
-            ),
-            select_held_batch: format!(
-                "SELECT id, claim_token, url, host, part, tries, consecutive_failures \
-                 FROM {by_token} WHERE claim_token = ? AND state = 1 AND part IN ({HELD_PARTS})"
-            ),
-            unclaim_lost: format!(
-                "UPDATE {by_token} SET {unclaim} \
-                 WHERE claim_token = ? AND state = 1 AND part NOT IN ({HELD_PARTS})"
-            ),
-            extend: sql(&format!(
-                "UPDATE {by_token} SET expires_at = {{now}} + ? WHERE claim_token = ? AND state = 1"
+            select_batch: sql(&format!(
+                "SELECT {CLAIMED_COLUMNS} FROM {by_token} WHERE claim_token = ? AND state = {{claimed}}"
             )),
-            owned: format!("SELECT id FROM {by_token} WHERE claim_token = ? AND state = 1"),
-            reap_expired: limited(unclaim, "state = 1 AND expires_at < {now}", "expires_at"),
+            select_held_batch: sql(&format!(
+                "SELECT {CLAIMED_COLUMNS} FROM {by_token} WHERE claim_token = ? AND state = {{claimed}} AND part IN ({HELD_PARTS})"
+            )),
+            unclaim_lost: sql(&format!(
+                "UPDATE {by_token} SET {unclaim} \
+                 WHERE claim_token = ? AND state = {{claimed}} AND part NOT IN ({HELD_PARTS})"
+            )),
+            extend: sql(&format!(
+                "UPDATE {by_token} SET expires_at = {{now}} + ? WHERE claim_token = ? AND state = {{claimed}}"
+            )),
+            owned: sql(&format!(
+                "SELECT id FROM {by_token} WHERE claim_token = ? AND state = {{claimed}}"
+            )),
+            reap_expired: limited(unclaim, "state = {claimed} AND expires_at < {now}", "expires_at"),
             reap_dead: limited(
                 unclaim,
-                "state = 1 AND owner IN (SELECT id FROM workers WHERE heartbeat_at < {now} - ?)",
+                "state = {claimed} AND owner IN (SELECT id FROM workers WHERE heartbeat_at < {now} - ?)",
                 "expires_at",
             ),
             forget_dead_workers: sql("DELETE FROM workers WHERE heartbeat_at < {now} - ?"),
             recheck: limited(
-                "state = 0, tries = 0, next_check_at = {now}",
-                "state = 2 AND next_check_at <= {now} - ?",
+                "state = {pending}, tries = 0, next_check_at = {now}",
+                "state = {done} AND next_check_at <= {now} - ?",
                 "next_check_at",
             ),
-            register: match dialect {
-                Dialect::MySql => sql(
-                    "INSERT INTO workers (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, {now}, {now}) \
-                     ON DUPLICATE KEY UPDATE host = VALUES(host), pid = VALUES(pid), \
-                     started_at = VALUES(started_at), heartbeat_at = VALUES(heartbeat_at), checked = 0",
+            register: sql(&format!(
+                "{} host = {}, pid = {}, started_at = {}, heartbeat_at = {}, checked = 0",
+                upsert(
+                    dialect,
+                    "INTO workers (id, host, pid, started_at, heartbeat_at) \
+                     VALUES (?, ?, ?, {now}, {now})",
+                    "id"
                 ),
-                Dialect::Sqlite => sql(
-                    "INSERT INTO workers (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, {now}, {now}) \
-                     ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, \
-                     started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, checked = 0",
-                ),
-            },
-            lease_row: format!("{insert_ignore} INTO leases (name, expires_at) VALUES (?, 0)"),
+                new("host"),
+                new("pid"),
+                new("started_at"),
+                new("heartbeat_at"),
+            )),
+            lease_row: sql(&insert_ignore(
+                dialect,
+                "INTO leases (name, expires_at) VALUES (?, 0)",
+            )),
             take_lease: sql(
                 "UPDATE leases SET owner = ?, expires_at = {now} + ?, runs = runs + 1 \
                  WHERE name = ? AND (owner = ? OR expires_at <= {now})",
             ),
-            insert_ignore,
             sites_by_id,
             sites_by_host,
         }
@@ -274,7 +410,7 @@ pub(crate) const HELD_PARTS: &str = "SELECT id FROM parts WHERE token = ? AND dr
 /// Binds: owner. Whether the owner has a site of the partition (of the enclosing `UPDATE
 /// parts`) in flight: a partition is handed over only once none is.
 pub(crate) const IN_FLIGHT: &str =
-    "(SELECT 1 FROM sites WHERE sites.state = 1 AND sites.part = parts.id AND sites.owner = ?)";
+    "(SELECT 1 FROM sites WHERE sites.state = {claimed} AND sites.part = parts.id AND sites.owner = ?)";
 
 /// A host's recent checks are halved, errors with them, when they pass this: the error rate
 /// weighs the last hundred or so.
@@ -324,14 +460,50 @@ mod tests {
 
     #[test]
     fn every_statement_uses_the_dialects_clock() {
-        for dialect in [Dialect::MySql, Dialect::Sqlite] {
+        for (dialect, clock) in [
+            (Dialect::MySql, "NOW(3)"),
+            (Dialect::Postgres, "statement_timestamp()"),
+            (Dialect::Sqlite, "julianday"),
+        ] {
             let s = Statements::get(dialect);
             assert!(!s.claim.contains("{now}"), "{}", s.claim);
-            assert!(s.claim.contains(if dialect == Dialect::MySql {
-                "NOW(3)"
-            } else {
-                "julianday"
-            }));
+            assert!(!s.claim.contains("{claimed}"), "{}", s.claim);
+            assert!(s.claim.contains(clock), "{}", s.claim);
         }
+    }
+
+    #[test]
+    fn postgres_placeholders_are_numbered_outside_quotes() {
+        assert_eq!(
+            statement(
+                Dialect::Postgres,
+                "SELECT ? WHERE a = '?' AND \"b?\" = ? AND c = 'it''s?'"
+            ),
+            "SELECT $1 WHERE a = '?' AND \"b?\" = $2 AND c = 'it''s?'"
+        );
+        assert_eq!(statement(Dialect::MySql, "a = ?"), "a = ?");
+    }
+
+    #[test]
+    fn postgres_claims_in_one_statement_skipping_locked_rows() {
+        let claim = &Statements::get(Dialect::Postgres).claim;
+        assert!(
+            claim.contains("FOR UPDATE SKIP LOCKED) RETURNING id,"),
+            "{claim}"
+        );
+        assert!(!claim.contains('?'), "{claim}");
+    }
+
+    #[test]
+    fn each_dialect_skips_known_rows_in_its_own_words() {
+        let into = "INTO t (a) VALUES (?)";
+        assert_eq!(
+            insert_ignore(Dialect::MySql, into),
+            "INSERT IGNORE INTO t (a) VALUES (?)"
+        );
+        assert_eq!(
+            insert_ignore(Dialect::Postgres, into),
+            "INSERT INTO t (a) VALUES (?) ON CONFLICT DO NOTHING"
+        );
     }
 }

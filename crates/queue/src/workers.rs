@@ -21,10 +21,8 @@ impl Queue {
     /// Says the worker is alive and has checked `checked` sites so far. Returns false when its
     /// row is gone (a reaper took it for dead): the caller should register again.
     pub async fn heartbeat(&self, id: &str, checked: u64) -> Result<bool, Error> {
-        let sql = format!(
-            "UPDATE workers SET heartbeat_at = {}, checked = ? WHERE id = ?",
-            self.now_expr()
-        );
+        let sql =
+            self.statement("UPDATE workers SET heartbeat_at = {now}, checked = ? WHERE id = ?");
         let checked = i64::try_from(checked).unwrap_or(i64::MAX);
         let found = with_pool!(&self.db, pool => {
             retry("heartbeat", || sqlx::query(&sql).bind(checked).bind(id).execute(pool))
@@ -36,8 +34,9 @@ impl Queue {
 
     /// Removes a worker that stopped cleanly.
     pub async fn deregister(&self, id: &str) -> Result<(), Error> {
+        let sql = self.statement("DELETE FROM workers WHERE id = ?");
         with_pool!(&self.db, pool => {
-            retry("deregister", || sqlx::query("DELETE FROM workers WHERE id = ?").bind(id).execute(pool))
+            retry("deregister", || sqlx::query(&sql).bind(id).execute(pool))
                 .await?;
         });
         Ok(())

@@ -3,9 +3,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crawler_queue::bounds::{parse_id, DurationRange, DEAD_AFTER, INTERVAL};
-use crawler_queue::filter::UrlFilter;
-use crawler_queue::{ClaimMethod, DatabaseArgs, LogArgs, QueueConfig};
+use crawler_cli::{DatabaseArgs, FilterArgs, LogArgs, ReapArgs};
+use crawler_queue::bounds::{parse_id, DurationRange, INTERVAL};
+use crawler_queue::{ClaimMethod, QueueConfig};
 use reqwest::header::{HeaderName, HeaderValue};
 
 use crate::check::{user_agent, BasicAuth, CheckConfig, StatusSet};
@@ -61,8 +61,8 @@ pub struct Args {
     /// How to claim on MySQL/MariaDB: update-then-select (one UPDATE … LIMIT, then a SELECT by
     /// claim token), or skip-locked (SELECT … FOR UPDATE SKIP LOCKED, then UPDATE, in one
     /// transaction). SQLite always uses update-then-select.
-    #[arg(long, env = "CRAWLER_CLAIM", value_enum, default_value_t = ClaimMethod::UpdateThenSelect)]
-    pub claim: ClaimMethod,
+    #[arg(long, env = "CRAWLER_CLAIM", value_enum, default_value_t = Claim::UpdateThenSelect)]
+    pub claim: Claim,
 
     /// Exit 0 once every site in the queue has a verdict, instead of waiting for more.
     #[arg(long, env = "CRAWLER_DRAIN")]
@@ -72,11 +72,9 @@ pub struct Args {
     #[arg(long, env = "CRAWLER_HEARTBEAT", default_value = "10s", value_parser = INTERVAL.parser())]
     pub heartbeat: Duration,
 
-    /// A worker silent for this long is taken for dead and its claims are given back, even
-    /// before their lease expires. At least twice --heartbeat, and at most 30d. crawler-reap
-    /// reads the same variable, on purpose: the fleet needs one value.
-    #[arg(long, env = "CRAWLER_DEAD_AFTER", default_value = "1m", value_parser = DEAD_AFTER.parser())]
-    pub dead_after: Duration,
+    /// --dead-after, as crawler-reap takes it.
+    #[command(flatten)]
+    pub reap: ReapArgs,
 
     /// How often the fleet reaps expired and abandoned claims; whichever process holds the
     /// reaper's lease does it, one per interval however many run. Between 100ms and 30d.
@@ -195,7 +193,7 @@ pub struct Args {
 
     /// --include/--exclude: sites left out get no request, and the verdict error/excluded.
     #[command(flatten)]
-    pub filter: UrlFilter,
+    pub filter: FilterArgs,
 
     /// Serve Prometheus metrics at http://ADDR/metrics, ADDR an IP address and port
     /// (127.0.0.1:9100); bound there only. Off by default. Not authenticated: keep it on
@@ -212,6 +210,26 @@ pub struct Args {
     /// and up to 64 KiB of a text body is read. Off by default.
     #[arg(long, env = "CRAWLER_SOFT_404")]
     pub soft_404: bool,
+}
+
+/// `--claim`: [`ClaimMethod`] as the command line names it (the queue crate has no clap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Claim {
+    /// One autocommit `UPDATE … ORDER BY … LIMIT n` stamps a fresh token, then a `SELECT` by
+    /// that token reads the batch. Concurrent claimers wait for each other's row locks.
+    UpdateThenSelect,
+    /// `SELECT … FOR UPDATE SKIP LOCKED`, then `UPDATE … WHERE id IN (…)`, in one
+    /// transaction: concurrent claimers skip each other's rows instead of waiting.
+    SkipLocked,
+}
+
+impl From<Claim> for ClaimMethod {
+    fn from(claim: Claim) -> Self {
+        match claim {
+            Claim::UpdateThenSelect => ClaimMethod::UpdateThenSelect,
+            Claim::SkipLocked => ClaimMethod::SkipLocked,
+        }
+    }
 }
 
 /// Everything a worker runs with, validated.
@@ -234,14 +252,7 @@ pub struct WorkerConfig {
 impl Args {
     /// Checks the options against each other and builds the configuration.
     pub fn into_config(mut self) -> Result<(crawler_queue::DatabaseUrl, WorkerConfig), String> {
-        if self.dead_after < self.heartbeat * 2 {
-            return Err(format!(
-                "--dead-after ({}) must be at least twice --heartbeat ({}), or live workers \
-                 would be taken for dead",
-                humantime::format_duration(self.dead_after),
-                humantime::format_duration(self.heartbeat)
-            ));
-        }
+        self.reap.check_heartbeat(self.heartbeat)?;
         if self.host_rate.is_nan() || self.host_rate < 0.001 {
             return Err("--host-rate must be at least 0.001 (one request per 1000 s)".into());
         }
@@ -264,17 +275,17 @@ impl Args {
             check.host_limits = crate::host_limits::read(path)?;
         }
         let config = WorkerConfig {
-            id: self.id.unwrap_or_else(crawler_queue::cli::default_id),
+            id: self.id.unwrap_or_else(crawler_cli::default_id),
             batch_size: self.batch_size,
             lease: self.lease,
             grace: self.grace,
             drain: self.drain,
             heartbeat: self.heartbeat,
-            dead_after: self.dead_after,
+            dead_after: self.reap.dead_after,
             reap_every: self.reap_every,
             metrics: self.metrics,
             queue: QueueConfig {
-                claim: self.claim,
+                claim: self.claim.into(),
                 max_attempts: self.attempts,
                 retry_delay: self.retry_delay,
                 defer_horizon: self.defer_horizon,
@@ -304,7 +315,7 @@ impl Args {
             .as_deref()
             .map(read_cookie_jar)
             .transpose()?;
-        check.filter = std::mem::take(&mut self.filter);
+        check.filter = std::mem::take(&mut self.filter).into();
         Ok(())
     }
 }

@@ -2,39 +2,33 @@
 //! the verdicts back.
 //!
 //! # Layout
-//! - [`check`]: the checker, a URL in and a [`crawler_queue::Finding`] out (usable on its own).
+//! - [`check`]: the checker, a URL in and a [`crawler_queue::Finding`] out (usable on its own:
+//!   it needs nothing of the rest of this crate).
 //! - [`config`]: the command line and the validated [`config::WorkerConfig`]; `host_limits`:
 //!   the `--host-limits` file; `options`: the values of the request options (`--header`,
 //!   `--basic-auth`, `--accept`, `--ca-cert`, `--cookie-jar`…).
-//! - [`run`]: a worker's life, start to stop; it runs the stages below.
-//! - `claimer`, `checking`, `writer`: claim → check → write back.
-//! - `held`: the sites this worker holds; `parts`: the host partitions it holds (fleet-wide
-//!   politeness: one worker at a time asks a host); `host_health`: what it learns of its
-//!   hosts, shared with the fleet; `upkeep`: leases, heartbeat (which reads whether the fleet
-//!   is paused, into `paused`), reaper, progress.
+//! - [`run`](mod@run): a worker's life, start to stop; it runs the stages.
+//! - `stages/`: claimer → checking → writer, what they share (`Ctx`), and what serves them:
+//!   `held`, the sites this worker holds; `parts`, the host partitions it holds (fleet-wide
+//!   politeness: one worker at a time asks a host); `host_health`, what it learns of its
+//!   hosts, shared with the fleet; `upkeep`, leases, heartbeat (which reads whether the fleet
+//!   is paused, into `paused`), reaper, progress. Its `mod.rs` draws how they connect.
 //! - `stats`: what this worker has done, a site counted once when it gets its verdict;
 //!   `progress`: the bar on a terminal, a periodic log line otherwise; `metrics`: the same
 //!   counts and more for Prometheus (`--metrics`).
 
 pub mod check;
-mod checking;
-mod claimer;
 pub mod config;
-mod held;
-mod host_health;
 mod host_limits;
 mod metrics;
 mod options;
-mod parts;
-mod paused;
 mod progress;
 pub mod run;
+mod stages;
 mod stats;
-mod upkeep;
-mod writer;
 
-pub use claimer::Ended;
 pub use run::run;
+pub use stages::claimer::Ended;
 
 /// Why a worker could not start.
 #[derive(Debug, thiserror::Error)]
@@ -51,4 +45,4 @@ pub enum Error {
     },
 }
 
-pub(crate) use crawler_queue::cli::error_chain as chain;
+pub(crate) use crawler_queue::error_chain as chain;

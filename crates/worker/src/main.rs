@@ -2,8 +2,7 @@
 
 use std::process::ExitCode;
 
-use crawler_queue::cli;
-use crawler_queue::generate::parse_args;
+use crawler_cli::{self as cli, parse_args};
 use crawler_worker::config::Args;
 
 /// mimalloc rather than glibc's malloc: on the system benchmark the worker's memory levels off

@@ -33,7 +33,7 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(every: Duration) -> Progress {
-        let bar = crawler_queue::cli::bars_shown().then(|| {
+        let bar = crawler_cli::bars_shown().then(|| {
             let span = tracing::info_span!("progress", indicatif.pb_show = tracing::field::Empty);
             span.pb_set_style(&style());
             span

@@ -1,12 +1,6 @@
-//! A worker from start to stop: connect, register, run the stages, and on a signal (or once
-//! the queue is drained) finish in-flight checks, write back, give back the rest, deregister.
-//!
-//! ```text
-//! claimer ──sites──▶ checking ──outcomes──▶ writer
-//!    ▲                                         │
-//!    └──────────── held (claimed, not written) ┘   upkeep: extend leases, heartbeat, reap
-//!    └── only in the host partitions held (parts) ─   kept every lease / 3: extend, balance
-//! ```
+//! A worker from start to stop: connect, register, run the stages (see `stages/mod.rs` for
+//! how they connect), and on a signal (or once the queue is drained) finish in-flight checks,
+//! write back, give back the rest, deregister.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -17,30 +11,16 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::check::Checker;
-use crate::claimer::{claim_loop, Ended};
 use crate::config::WorkerConfig;
-use crate::held::Held;
-use crate::host_health::HostHealth;
-use crate::parts::Parts;
-use crate::paused::Paused;
+use crate::stages::claimer::{claim_loop, Ended};
+use crate::stages::held::Held;
+use crate::stages::host_health::HostHealth;
+use crate::stages::parts::Parts;
+use crate::stages::paused::Paused;
+use crate::stages::upkeep::{self, every};
+use crate::stages::Ctx;
 use crate::stats::Stats;
-use crate::upkeep::{self, every, REAPER};
 use crate::Error;
-
-/// Everything the stages share.
-pub struct Ctx {
-    pub queue: Queue,
-    pub config: WorkerConfig,
-    pub checker: Checker,
-    pub held: Held,
-    /// The host partitions held: sites are claimed, and hosts asked, only in these.
-    pub parts: Parts,
-    /// What this worker learns of its hosts, shared with the fleet after each write-back.
-    pub hosts: HostHealth,
-    pub stats: Stats,
-    /// Whether the fleet is paused (read with the heartbeat): the claimer waits while it is.
-    pub paused: Paused,
-}
 
 /// After the grace period, how long the last write-back, the give-back and the goodbye may
 /// take before the worker exits without them, whatever the database does (refuses, or hangs).
@@ -69,11 +49,7 @@ pub async fn run(
     let checker = Checker::new(config.check.clone())?;
     checker.share_probes(Arc::new(queue.clone()));
     queue
-        .register(
-            &config.id,
-            &crawler_queue::cli::hostname(),
-            std::process::id(),
-        )
+        .register(&config.id, &crawler_cli::hostname(), std::process::id())
         .await?;
     tracing::info!(id = %config.id, database = %url, "worker started");
     let ctx = Arc::new(Ctx {
@@ -89,7 +65,7 @@ pub async fn run(
     // A worker started while the fleet is paused claims nothing until it is resumed.
     upkeep::read_paused(&ctx).await;
     // Take a share of the host partitions before claiming anything.
-    crate::parts::keep(&ctx).await;
+    crate::stages::parts::keep(&ctx).await;
 
     let stop = CancellationToken::new(); // stop claiming and checking
     let done = CancellationToken::new(); // stop the upkeep, once everything is written or given back
@@ -100,15 +76,15 @@ pub async fn run(
     }
     let (site_tx, site_rx) = mpsc::channel(2 * ctx.config.batch_size as usize);
     // Bounded: a writer that falls behind holds up the checks, and so the claims (see checking.rs).
-    let (outcome_tx, outcome_rx) = mpsc::channel(2 * crate::writer::FLUSH_AT);
+    let (outcome_tx, outcome_rx) = mpsc::channel(2 * crate::stages::writer::FLUSH_AT);
     let mut claimer = tokio::spawn(claim_loop(ctx.clone(), site_tx, stop.clone()));
-    let checking = tokio::spawn(crate::checking::check_loop(
+    let checking = tokio::spawn(crate::stages::checking::check_loop(
         ctx.clone(),
         site_rx,
         outcome_tx,
         stop.clone(),
     ));
-    let writer = tokio::spawn(crate::writer::write_loop(ctx.clone(), outcome_rx));
+    let writer = tokio::spawn(crate::stages::writer::write_loop(ctx.clone(), outcome_rx));
 
     let ended = tokio::select! {
         ended = &mut claimer => ended,
@@ -131,7 +107,7 @@ pub async fn run(
         for task in upkeep {
             let _ = task.await;
         }
-        let _ = ctx.queue.resign(REAPER, &ctx.config.id).await;
+        let _ = ctx.queue.resign_reaper(&ctx.config.id).await;
         let _ = ctx.queue.deregister(&ctx.config.id).await;
     };
     if tokio::time::timeout_at(deadline, finish).await.is_err() {
@@ -165,11 +141,11 @@ fn spawn_upkeep(
     });
     let c = ctx.clone();
     let parts = every(
-        crate::parts::keep_every(ctx.config.lease),
+        crate::stages::parts::keep_every(ctx.config.lease),
         stop.clone(),
         move || {
             let c = c.clone();
-            async move { crate::parts::keep(&c).await }
+            async move { crate::stages::parts::keep(&c).await }
         },
     );
     let c = ctx.clone();
@@ -235,17 +211,4 @@ fn raise_open_files_limit() {
             );
         }
     }
-}
-
-/// Waits `d`, or less if `stop` is cancelled; returns whether it was.
-pub async fn pause(d: Duration, stop: &CancellationToken) -> bool {
-    tokio::select! {
-        _ = stop.cancelled() => true,
-        _ = tokio::time::sleep(d) => false,
-    }
-}
-
-/// The wait after `failures` failures in a row: 100 ms doubling to 5 s.
-pub fn backoff(failures: u32) -> Duration {
-    Duration::from_millis(100 << failures.min(6)).min(Duration::from_secs(5))
 }

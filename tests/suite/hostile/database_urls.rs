@@ -11,7 +11,12 @@ const PASSWORD: &str = "Pw-7f3e9c1d-never-print";
 /// `(URL, a word of the message that names its problem)`.
 fn bad_urls() -> Vec<(String, &'static str)> {
     [
-        ("postgres://crawler:PW@127.0.0.1:1/crawl", "\"postgres\""),
+        ("oracle://crawler:PW@127.0.0.1:1/crawl", "\"oracle\""),
+        ("postgres://crawler:PW@127.0.0.1:1", "no database"),
+        (
+            "postgresql://crawler:12/PW@127.0.0.1:1/crawl",
+            "percent-encode",
+        ),
         ("mysql://crawler:PW@127.0.0.1:1", "no database"),
         ("mysql://crawler:PW@127.0.0.1:1/", "no database"),
         ("mysql://crawler:PW@[127.0.0.1/crawl", "malformed"),

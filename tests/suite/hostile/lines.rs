@@ -18,6 +18,7 @@ pub async fn stored_urls(db: &TestDb) -> Vec<String> {
     let sql = "SELECT url FROM sites ORDER BY url";
     let rows: Vec<(String,)> = match &raw {
         Db::MySql(pool) => sqlx::query_as(sql).fetch_all(pool).await,
+        Db::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await,
         Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await,
     }
     .unwrap();

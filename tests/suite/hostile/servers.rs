@@ -52,6 +52,14 @@ async fn rows(queue: &Queue) -> Vec<Row> {
     let sql = "SELECT id, verdict, error_kind, state, next_check_at FROM sites ORDER BY id";
     let rows: Vec<Row> = match queue.db() {
         Db::MySql(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
+        // The state is a SMALLINT there, which sqlx decodes only as an i16.
+        Db::Postgres(pool) => sqlx::query_as(sql)
+            .fetch_all(pool)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|(id, v, k, state, next): (i64, _, _, i16, i64)| (id, v, k, state.into(), next))
+            .collect(),
         Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
     };
     rows.into_iter()

@@ -83,7 +83,8 @@ pub(super) fn running_as_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn append_to(path: &Path) -> Stdio {
+/// `path` opened for appending (a server's log), or nowhere if it cannot be.
+pub(crate) fn append_to(path: &Path) -> Stdio {
     fs::OpenOptions::new()
         .create(true)
         .append(true)

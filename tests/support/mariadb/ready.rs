@@ -40,7 +40,7 @@ pub(super) fn wait(child: &mut Child, url: &str) -> Readiness {
 
 /// Runs `future` on a runtime of its own thread, so that the synchronous `start()` and
 /// `restart()` work both inside a test's runtime and outside any.
-fn block_on<F>(future: F) -> F::Output
+pub(crate) fn block_on<F>(future: F) -> F::Output
 where
     F: Future + Send,
     F::Output: Send,

@@ -25,7 +25,7 @@ struct Scratch {
 static SCRATCH: OnceLock<Scratch> = OnceLock::new();
 
 /// The process's scratch directory, created on first use.
-pub(super) fn dir() -> &'static Path {
+pub(crate) fn dir() -> &'static Path {
     &scratch().dir
 }
 

@@ -1,9 +1,10 @@
 //! One private `mariadbd` process: start, stop, restart and kill.
 
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Child;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::ready::{self, Readiness, READY_TIMEOUT};
 use super::{binary, command, spawner, template};
@@ -15,12 +16,25 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(60);
 const PORT_ATTEMPTS: usize = 5;
 
 /// A private server, killed and its directory removed on drop.
-pub(super) struct Server {
+pub(crate) struct Server {
     /// Holds the data and temp directories, the socket, the pid file and the error log.
     dir: PathBuf,
     port: u16,
     /// `None` while stopped.
     child: Option<Child>,
+    /// What this server adds to the throwaway command line, at every launch.
+    launch: Launch,
+}
+
+/// What a server adds to the throwaway command line (`command::mariadbd`): a Galera node's
+/// `wsrep` flags, and the environment its state transfer script is found in. Empty for a
+/// plain server.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Launch {
+    /// Flags after the throwaway ones (later flags win).
+    pub(crate) flags: Vec<String>,
+    /// Environment variables set for the server, on top of the test process's.
+    pub(crate) env: Vec<(String, OsString)>,
 }
 
 /// Why a launch did not give a ready server.
@@ -30,13 +44,15 @@ enum Failure {
 }
 
 impl Server {
-    /// Starts a server on a copy of the template, retrying on a port taken meanwhile.
-    pub(super) fn start() -> Server {
+    /// Starts a server on a copy of the template, retrying on a port taken meanwhile, with
+    /// `launch` added to its command line (and to every restart).
+    pub(crate) fn start_with(launch: Launch) -> Server {
         let dir = template::new_server_dir();
         let mut server = Server {
             dir,
             port: 0,
             child: None,
+            launch,
         };
         for _ in 0..PORT_ATTEMPTS {
             server.port = free_port();
@@ -55,6 +71,11 @@ impl Server {
         format!("mysql://crawler:{password}@127.0.0.1:{port}/{database}")
     }
 
+    /// The running server's process id; `None` while stopped.
+    pub(super) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Sends `signal` to the running server.
     pub(super) fn signal(&self, signal: i32) {
         let child = self.child.as_ref().expect("the server is running");
@@ -64,20 +85,11 @@ impl Server {
 
     /// Stops the server with SIGTERM, waiting for it to exit; the data stays.
     pub(super) fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
+        let Some(child) = self.child.take() else {
             return;
         };
-        spawner::forget(child.id());
-        // SAFETY: signals our own child, which has not been reaped yet.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-        let deadline = Instant::now() + STOP_TIMEOUT;
-        while matches!(child.try_wait(), Ok(None)) {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                self.fail(&format!("did not exit within {STOP_TIMEOUT:?} of SIGTERM"));
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if let Err(why) = spawner::stop(child, libc::SIGTERM, "SIGTERM", STOP_TIMEOUT) {
+            self.fail(&why);
         }
     }
 
@@ -95,8 +107,12 @@ impl Server {
     fn launch(&mut self) -> Result<(), Failure> {
         let log = command::error_log(&self.dir);
         let log_before = fs::metadata(&log).map_or(0, |meta| meta.len());
-        let child = spawner::spawn(command::mariadbd(&self.dir, self.port))
-            .map_err(|e| Failure::Other(format!("cannot be run: {e}")))?;
+        let mut command = command::mariadbd(&self.dir, self.port);
+        command
+            .args(&self.launch.flags)
+            .envs(self.launch.env.iter().map(|(k, v)| (k, v)));
+        let child =
+            spawner::spawn(command).map_err(|e| Failure::Other(format!("cannot be run: {e}")))?;
         let url = self.url("");
         match ready::wait(self.child.insert(child), &url) {
             Readiness::Ready => Ok(()),
@@ -129,7 +145,8 @@ impl Server {
         )
     }
 
-    fn kill(&mut self) {
+    /// Kills the server with SIGKILL, as a crash would, and reaps it; the data stays.
+    pub(super) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             spawner::forget(child.id());
             let _ = child.kill();
@@ -146,7 +163,7 @@ impl Drop for Server {
 }
 
 /// A port that was free a moment ago; the server may still lose it to someone else.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("cannot bind 127.0.0.1:0");
     let address = listener
         .local_addr()
@@ -154,7 +171,7 @@ fn free_port() -> u16 {
     address.port()
 }
 
-fn tail(path: &Path, lines: usize) -> String {
+pub(crate) fn tail(path: &Path, lines: usize) -> String {
     let text = fs::read_to_string(path).unwrap_or_else(|e| format!("(cannot read it: {e})"));
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")

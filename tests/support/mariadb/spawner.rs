@@ -10,6 +10,7 @@ use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::sync::{mpsc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 /// A command for the spawner thread, and where to send the started child.
 struct Request {
@@ -21,7 +22,7 @@ struct Request {
 static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// Starts `command` from the spawner thread, tied to the life of this process.
-pub(super) fn spawn(command: Command) -> io::Result<Child> {
+pub(crate) fn spawn(command: Command) -> io::Result<Child> {
     let (reply, answer) = mpsc::channel();
     let request = Request { command, reply };
     spawner()
@@ -33,8 +34,32 @@ pub(super) fn spawn(command: Command) -> io::Result<Child> {
 }
 
 /// Forgets `pid` before its owner reaps it, so [`kill_all`] never signals a reused pid.
-pub(super) fn forget(pid: u32) {
+pub(crate) fn forget(pid: u32) {
     live().retain(|&live| live != pid);
+}
+
+/// Stops a server this process spawned: forgets it, sends `signal`, and waits up to `timeout`
+/// for it to exit. After that it is killed, and the error says so (for the caller's failure
+/// message, with its log).
+pub(crate) fn stop(
+    mut child: Child,
+    signal: libc::c_int,
+    name: &str,
+    timeout: Duration,
+) -> Result<(), String> {
+    forget(child.id());
+    // SAFETY: signals our own child, which has not been reaped yet.
+    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+    let deadline = Instant::now() + timeout;
+    while matches!(child.try_wait(), Ok(None)) {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("did not exit within {timeout:?} of {name}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
 }
 
 /// Kills and reaps every server still running; for the exit hook, so it never blocks on the lock.

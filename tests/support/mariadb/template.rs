@@ -71,14 +71,20 @@ fn install(template: &Template) {
     if command::running_as_root() {
         command.arg("--user=root");
     }
+    run_installer(&mut command, "mariadb-install-db", &template.dir);
+}
+
+/// Runs a data directory's installer (`mariadb-install-db`, `initdb`) to its end; panics with
+/// its output when it fails.
+pub(crate) fn run_installer(command: &mut Command, name: &str, dir: &Path) {
     let output = command
         .output()
         .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", command.get_program()));
     if !output.status.success() {
         panic!(
-            "mariadb-install-db failed ({}) for {}:\n{}{}",
+            "{name} failed ({}) for {}:\n{}{}",
             output.status,
-            template.dir.display(),
+            dir.display(),
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr),
         );
@@ -97,7 +103,7 @@ fn setup_sql(password: &str) -> String {
     sql
 }
 
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     fs::create_dir(to)?;
     for entry in fs::read_dir(from)? {
         let entry = entry?;

@@ -5,9 +5,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use clap::Parser;
+use crawler_cli::{self as cli, parse_args, DatabaseArgs, LogArgs};
 use crawler_coordinator::dashboard::serve;
-use crawler_queue::generate::parse_args;
-use crawler_queue::{cli, DatabaseArgs, LogArgs, Missing};
+use crawler_queue::Missing;
 
 /// A live web page of the crawl: progress over time, totals, workers, hosts in backoff, the
 /// latest dead sites. Reads the database only. No authentication: keep it on loopback, or

@@ -5,11 +5,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use crawler_cli::{self as cli, parse_args, DatabaseArgs, LogArgs, ReapArgs};
 use crawler_coordinator::control::set_paused;
-use crawler_coordinator::reap::{describe, reap_every, reap_once, ReapConfig, RECHECK_AFTER};
-use crawler_queue::bounds::{parse_id, DEAD_AFTER, INTERVAL};
-use crawler_queue::generate::parse_args;
-use crawler_queue::{cli, DatabaseArgs, LogArgs, Missing};
+use crawler_coordinator::reap::{
+    describe, reap_every, reap_once, ReapConfig, PRUNE_HISTORY_AFTER, RECHECK_AFTER,
+};
+use crawler_queue::bounds::{parse_id, INTERVAL};
+use crawler_queue::Missing;
 
 /// Gives back the sites of expired leases and dead workers, so that others check them. One
 /// pass by default; with --every, a pass each interval by whichever copy holds the reaper
@@ -35,11 +37,15 @@ struct Args {
     #[arg(long, env = "CRAWLER_RECHECK_AFTER", value_name = "DURATION", value_parser = RECHECK_AFTER.parser())]
     recheck_after: Option<Duration>,
 
-    /// A worker silent for this long is taken for dead and its claims are given back. Between
-    /// 200ms and 30d; keep it at least twice the workers' --heartbeat. The workers read the
-    /// same variable, on purpose: the fleet needs one value.
-    #[arg(long, env = "CRAWLER_DEAD_AFTER", default_value = "1m", value_parser = DEAD_AFTER.parser())]
-    dead_after: Duration,
+    /// Also delete the verdict history's rows (table verdict_changes: one per change of a
+    /// site's verdict) older than DURATION (e.g. 90d), keeping each site's latest. Between 1h
+    /// and 3650d.
+    #[arg(long, env = "CRAWLER_PRUNE_HISTORY_AFTER", value_name = "DURATION", value_parser = PRUNE_HISTORY_AFTER.parser())]
+    prune_history_after: Option<Duration>,
+
+    /// --dead-after, as the workers take it.
+    #[command(flatten)]
+    reap: ReapArgs,
 
     /// This process's name in the reaper lease, 1 to 255 characters. Default: HOST:PID.
     #[arg(long, env = "CRAWLER_REAPER_ID", value_parser = parse_id)]
@@ -48,12 +54,12 @@ struct Args {
     /// Pause the whole fleet, then exit (no reaping): every worker finishes the sites it
     /// holds, keeps its leases, and claims nothing more, from its next --heartbeat on, until
     /// --resume. Workers started meanwhile wait too.
-    #[arg(long, conflicts_with_all = ["resume", "every", "recheck_after"])]
+    #[arg(long, conflicts_with_all = ["resume", "every", "recheck_after", "prune_history_after"])]
     pause: bool,
 
     /// Resume a paused fleet, then exit (no reaping): workers claim again from their next
     /// --heartbeat on.
-    #[arg(long, conflicts_with_all = ["every", "recheck_after"])]
+    #[arg(long, conflicts_with_all = ["every", "recheck_after", "prune_history_after"])]
     resume: bool,
 }
 
@@ -79,8 +85,9 @@ fn main() -> ExitCode {
     }
     let config = ReapConfig {
         id: args.id.unwrap_or_else(cli::default_id),
-        dead_after: args.dead_after,
+        dead_after: args.reap.dead_after,
         recheck_after: args.recheck_after,
+        prune_history_after: args.prune_history_after,
     };
     cli::with_queue(
         &args.database.database_url,

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use crawler_cli::{self as cli, parse_args, DatabaseArgs, LogArgs};
 use crawler_coordinator::report::{
     parse_host, write_hosts, write_sites, write_summary, FailOn, Format, Output,
 };
 use crawler_coordinator::Error;
-use crawler_queue::generate::parse_args;
-use crawler_queue::{cli, DatabaseArgs, HostFilter, LogArgs, Missing, Queue, Verdict};
+use crawler_queue::{HostFilter, Missing, Queue, Verdict};
 
 /// Lists checked sites by verdict, or hosts, or summarizes the crawl (what it prints with no
 /// filter). With --fail-on, exits 4 when it finds such a site.

@@ -3,11 +3,11 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use crawler_cli::{self as cli, parse_args, DatabaseArgs, FilterArgs, LogArgs};
 use crawler_coordinator::redact::strip_userinfo;
 use crawler_coordinator::seed::{is_database_url, seed_with, SeedSummary};
 use crawler_queue::filter::UrlFilter;
-use crawler_queue::generate::parse_args;
-use crawler_queue::{cli, DatabaseArgs, LogArgs, Missing};
+use crawler_queue::Missing;
 
 /// Loads URLs, one a line, into the queue. Bad lines are reported on stderr as FILE:LINE:
 /// reason and skipped; duplicates (after normalization) are counted, not added. A file that
@@ -32,7 +32,7 @@ struct Args {
 
     /// --include/--exclude: URLs left out are not seeded, and counted as excluded.
     #[command(flatten)]
-    filter: UrlFilter,
+    filter: FilterArgs,
 }
 
 fn main() -> ExitCode {
@@ -52,11 +52,12 @@ fn main() -> ExitCode {
             "{url} is a database url, not a file of urls: give it with --database-url"
         ));
     }
+    let filter = UrlFilter::from(args.filter);
     cli::with_queue(
         &args.database.database_url,
         4,
         Missing::Create,
-        async |queue| match seed_with(queue, &files, args.recheck, &args.filter).await {
+        async |queue| match seed_with(queue, &files, args.recheck, &filter).await {
             Ok(summary) => {
                 cli::print_line(&summary);
                 exit_code(&summary)

@@ -268,12 +268,12 @@ mod tests {
 
     #[test]
     fn random_bytes_never_panic() {
-        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
         let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
         };
         // Half raw bytes, half URL-ish characters, so the parser sees near-misses too.
         let alphabet = b"htps:/.?#@[]%:\\-_aZ09 \t\r\n\xC3\xA9\xEF\xBB\xBF";

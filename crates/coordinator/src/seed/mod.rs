@@ -111,7 +111,7 @@ pub fn is_database_url(source: &str) -> bool {
 
 /// A spinner on stderr, where the logging draws bars (a terminal, text, no `-q`).
 fn spinner() -> ProgressBar {
-    if !crawler_queue::cli::bars_shown() {
+    if !crawler_cli::bars_shown() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());

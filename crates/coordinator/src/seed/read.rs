@@ -4,7 +4,6 @@
 
 use std::io::BufRead;
 
-use crawler_queue::cli;
 use crawler_queue::filter::UrlFilter;
 use crawler_queue::seed::SEED_CHUNK;
 use crawler_queue::NewSite;
@@ -77,7 +76,7 @@ fn read_lines(
             }
             Ok((number, Err(reason))) => {
                 rejected += 1;
-                bar.suspend(|| cli::eprint_line(format_args!("{name}:{number}: {reason}")));
+                bar.suspend(|| crawler_cli::eprint_line(format_args!("{name}:{number}: {reason}")));
             }
             Err(error) => {
                 // What came before the error is seeded; the error says how far it got.
@@ -113,7 +112,7 @@ fn read_lines(
 
 /// Prints `error: …` on stderr, above the spinner.
 fn tell(bar: &ProgressBar, error: &Error) {
-    bar.suspend(|| cli::eprint_line(format_args!("error: {}", crate::chain(error))));
+    bar.suspend(|| crawler_cli::eprint_line(format_args!("error: {}", crate::chain(error))));
 }
 
 /// Valid URLs, gathered into chunks of [`SEED_CHUNK`] for the inserters.

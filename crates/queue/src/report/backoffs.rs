@@ -25,15 +25,14 @@ pub struct Backoff {
 impl Queue {
     /// Up to `limit` hosts whose backoff has not passed, the longest first.
     pub async fn backoffs(&self, limit: u32) -> Result<Vec<Backoff>, Error> {
-        let now = self.now_expr();
-        let sql = format!(
+        let sql = self.statement(
             "SELECT h.host, CASE WHEN p.expires_at > {now} THEN p.owner END AS owner, \
              h.backoff_until, h.last_throttled_at, h.last_status, h.throttled \
              FROM hosts AS h LEFT JOIN parts AS p ON p.id = h.part \
-             WHERE h.backoff_until > {now} ORDER BY h.backoff_until DESC, h.host LIMIT ?"
+             WHERE h.backoff_until > {now} ORDER BY h.backoff_until DESC, h.host LIMIT ?",
         );
         Ok(with_pool!(&self.db, pool => {
-            sqlx::query_as(&sql).bind(limit).fetch_all(pool).await?
+            sqlx::query_as(&sql).bind(i64::from(limit)).fetch_all(pool).await?
         }))
     }
 }

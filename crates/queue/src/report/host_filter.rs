@@ -80,12 +80,14 @@ pub(crate) fn bind<'q, DB: Database, O>(
 ) -> QueryAs<'q, DB, O, <DB as Database>::Arguments<'q>>
 where
     &'q str: Encode<'q, DB> + Type<DB>,
-    i64: Encode<'q, DB> + Type<DB>,
+    i32: Encode<'q, DB> + Type<DB>,
 {
     if let Some(filter) = filter {
         q = q.bind(filter.host.as_str());
         for prefix in &filter.prefixes {
-            q = q.bind(prefix.len() as i64).bind(prefix.as_str());
+            // An INTEGER: PostgreSQL has no SUBSTR taking a BIGINT length.
+            let length = i32::try_from(prefix.len()).unwrap_or(i32::MAX);
+            q = q.bind(length).bind(prefix.as_str());
         }
     }
     q

@@ -58,19 +58,18 @@ impl Queue {
             if let Some(host) = host {
                 q = q.bind(host);
             }
-            q.bind(limit).fetch_all(pool).await?
+            q.bind(i64::from(limit)).fetch_all(pool).await?
         }))
     }
 
     /// Binds: after, host (if `one_host`), limit.
     fn hosts_page_sql(&self, one_host: bool) -> String {
-        let now = self.now_expr();
         let sites = self.sql().sites_by_host;
         let host_filter = if one_host { "AND host = ?" } else { "" };
-        format!(
+        self.statement(&format!(
             "SELECT g.host, g.sites, g.alive, g.dead, g.blocked, g.unreachable, g.error, g.pending, \
-             CASE WHEN p.expires_at > {now} THEN p.owner END AS owner, \
-             CASE WHEN h.backoff_until > {now} THEN h.backoff_until END AS backoff_until, \
+             CASE WHEN p.expires_at > {{now}} THEN p.owner END AS owner, \
+             CASE WHEN h.backoff_until > {{now}} THEN h.backoff_until END AS backoff_until, \
              h.last_throttled_at, h.last_status, \
              COALESCE(h.recent_checks, 0) AS recent_checks, \
              COALESCE(h.recent_errors, 0) AS recent_errors \
@@ -80,12 +79,12 @@ impl Queue {
                    COUNT(CASE WHEN verdict = 'blocked' THEN 1 END) AS blocked, \
                    COUNT(CASE WHEN verdict = 'unreachable' THEN 1 END) AS unreachable, \
                    COUNT(CASE WHEN verdict = 'error' THEN 1 END) AS error, \
-                   COUNT(CASE WHEN state IN (0, 1) THEN 1 END) AS pending \
+                   COUNT(CASE WHEN state IN ({{pending}}, {{claimed}}) THEN 1 END) AS pending \
                    FROM {sites} WHERE host > ? {host_filter} \
                    GROUP BY host ORDER BY host LIMIT ?) AS g \
              LEFT JOIN parts AS p ON p.id = g.part \
              LEFT JOIN hosts AS h ON h.host = g.host \
              ORDER BY g.host"
-        )
+        ))
     }
 }

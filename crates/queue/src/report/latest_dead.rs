@@ -2,7 +2,7 @@
 //! dashboard's searchable list.
 //!
 //! A done site keeps `next_check_at = checked_at` (see the schema), so the newest verdicts are
-//! the end of the `sites_due` index's `state = 2` part: read backwards, the query stops after
+//! the end of the `sites_due` index's done part: read backwards, the query stops after
 //! `limit` dead sites. Without a search that is a few pages of the index; a search for a text
 //! few URLs contain reads further back, up to every done site for one no URL contains (bounded
 //! by the list's size, and only while someone types it).
@@ -20,19 +20,22 @@ impl Queue {
     /// Up to `limit` dead sites, the most recently checked first; only those whose URL
     /// contains `text` (case-insensitively for ASCII) when it is not empty.
     pub async fn latest_dead(&self, text: &str, limit: u32) -> Result<Vec<Checked>, Error> {
-        let sites = match self.db.dialect() {
+        // PostgreSQL's LIKE is case-sensitive, MySQL's (a `_ci` collation) and SQLite's (for
+        // ASCII) are not.
+        let (sites, like) = match self.db.dialect() {
             // MariaDB would otherwise pick `sites_verdict` and sort every dead site.
-            Dialect::MySql => "sites FORCE INDEX (sites_due)",
-            Dialect::Sqlite => "sites INDEXED BY sites_due",
+            Dialect::MySql => ("sites FORCE INDEX (sites_due)", "LIKE"),
+            Dialect::Postgres => ("sites", "ILIKE"),
+            Dialect::Sqlite => ("sites INDEXED BY sites_due", "LIKE"),
         };
-        let sql = format!(
+        let sql = self.statement(&format!(
             "SELECT {CHECKED_COLUMNS} FROM {sites} \
-             WHERE state = 2 AND verdict = 'dead' AND url LIKE ? ESCAPE '{ESCAPE}' \
+             WHERE state = {{done}} AND verdict = 'dead' AND url {like} ? ESCAPE '{ESCAPE}' \
              ORDER BY state DESC, next_check_at DESC, id DESC LIMIT ?"
-        );
+        ));
         let pattern = format!("%{}%", escape_like(text));
         let rows: Vec<CheckedRow> = with_pool!(&self.db, pool => {
-            sqlx::query_as(&sql).bind(pattern).bind(limit).fetch_all(pool).await?
+            sqlx::query_as(&sql).bind(pattern).bind(i64::from(limit)).fetch_all(pool).await?
         });
         rows.into_iter().map(Checked::try_from).collect()
     }

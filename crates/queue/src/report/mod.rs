@@ -18,7 +18,7 @@ pub use hosts::HostRow;
 
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::queue::Queue;
+use crate::queue::{Queue, State};
 use crate::sql::placeholders;
 use crate::verdict::{ErrorKind, Verdict};
 
@@ -121,14 +121,14 @@ impl Queue {
         after: i64,
         limit: u32,
     ) -> Result<Vec<Checked>, Error> {
-        let sql = format!(
+        let sql = self.statement(&format!(
             "SELECT {CHECKED_COLUMNS} FROM sites WHERE verdict = ? AND id > ? {} \
              ORDER BY verdict, id LIMIT ?",
             host_filter::condition(host)
-        );
+        ));
         let rows: Vec<CheckedRow> = with_pool!(&self.db, pool => {
             let q = sqlx::query_as(&sql).bind(verdict.as_str()).bind(after);
-            host_filter::bind(q, host).bind(limit).fetch_all(pool).await?
+            host_filter::bind(q, host).bind(i64::from(limit)).fetch_all(pool).await?
         });
         rows.into_iter().map(Checked::try_from).collect()
     }
@@ -143,11 +143,11 @@ impl Queue {
         if verdicts.is_empty() {
             return Ok(false);
         }
-        let sql = format!(
+        let sql = self.statement(&format!(
             "SELECT id FROM sites WHERE verdict IN ({}) {} LIMIT 1",
             placeholders(verdicts.len()),
             host_filter::condition(host)
-        );
+        ));
         let found: Option<(i64,)> = with_pool!(&self.db, pool => {
             let mut q = sqlx::query_as(&sql);
             for verdict in verdicts {
@@ -160,15 +160,16 @@ impl Queue {
 
     /// Sites per state.
     pub async fn state_counts(&self) -> Result<StateCounts, Error> {
-        let rows: Vec<(i8, i64)> = with_pool!(&self.db, pool => {
-            sqlx::query_as("SELECT state, COUNT(*) FROM sites GROUP BY state").fetch_all(pool).await?
+        let sql = self.statement("SELECT state, COUNT(*) FROM sites GROUP BY state");
+        let rows: Vec<(i16, i64)> = with_pool!(&self.db, pool => {
+            sqlx::query_as(&sql).fetch_all(pool).await?
         });
         let mut counts = StateCounts::default();
         for (state, n) in rows {
-            match state {
-                0 => counts.pending = n,
-                1 => counts.claimed = n,
-                _ => counts.done += n,
+            match State::from_sql(state.into()) {
+                Some(State::Pending) => counts.pending = n,
+                Some(State::Claimed) => counts.claimed = n,
+                Some(State::Done) | None => counts.done += n,
             }
         }
         Ok(counts)
@@ -176,8 +177,10 @@ impl Queue {
 
     /// Whether any site is pending or claimed: false once the whole list has a verdict.
     pub async fn has_unfinished(&self) -> Result<bool, Error> {
+        let sql =
+            self.statement("SELECT id FROM sites WHERE state IN ({pending}, {claimed}) LIMIT 1");
         let row: Option<i64> = with_pool!(&self.db, pool => {
-            sqlx::query_scalar("SELECT id FROM sites WHERE state IN (0, 1) LIMIT 1")
+            sqlx::query_scalar(&sql)
                 .fetch_optional(pool)
                 .await?
         });
@@ -186,10 +189,11 @@ impl Queue {
 
     /// Checked sites per verdict.
     pub async fn verdict_counts(&self) -> Result<Vec<(Verdict, i64)>, Error> {
+        let sql = self.statement(
+            "SELECT verdict, COUNT(*) FROM sites WHERE verdict IS NOT NULL GROUP BY verdict",
+        );
         let rows: Vec<(String, i64)> = with_pool!(&self.db, pool => {
-            sqlx::query_as(
-                "SELECT verdict, COUNT(*) FROM sites WHERE verdict IS NOT NULL GROUP BY verdict",
-            )
+            sqlx::query_as(&sql)
             .fetch_all(pool)
             .await?
         });
@@ -198,12 +202,13 @@ impl Queue {
 
     /// The `limit` hosts with the most dead sites.
     pub async fn top_dead_hosts(&self, limit: u32) -> Result<Vec<(String, i64)>, Error> {
+        let sql = self.statement(
+            "SELECT host, COUNT(*) AS n FROM sites WHERE verdict = 'dead' \
+             GROUP BY host ORDER BY n DESC, host LIMIT ?",
+        );
         Ok(with_pool!(&self.db, pool => {
-            sqlx::query_as(
-                "SELECT host, COUNT(*) AS n FROM sites WHERE verdict = 'dead' \
-                 GROUP BY host ORDER BY n DESC, host LIMIT ?",
-            )
-            .bind(limit)
+            sqlx::query_as(&sql)
+            .bind(i64::from(limit))
             .fetch_all(pool)
             .await?
         }))
@@ -211,11 +216,12 @@ impl Queue {
 
     /// The registered workers, most recent heartbeat first.
     pub async fn workers(&self) -> Result<Vec<WorkerRow>, Error> {
+        let sql = self.statement(
+            "SELECT id, host, pid, started_at, heartbeat_at, checked FROM workers \
+             ORDER BY heartbeat_at DESC",
+        );
         Ok(with_pool!(&self.db, pool => {
-            sqlx::query_as(
-                "SELECT id, host, pid, started_at, heartbeat_at, checked FROM workers \
-                 ORDER BY heartbeat_at DESC",
-            )
+            sqlx::query_as(&sql)
             .fetch_all(pool)
             .await?
         }))

@@ -8,29 +8,8 @@ use std::time::Duration;
 use crawler_queue::{ErrorKind, Finding, Verdict};
 use url::Url;
 
-use super::client::Reply;
+use super::reply::{Attempt, End, Failure};
 use super::resolve::ResolveError;
-
-/// Why a request got no usable answer. Finer than [`ErrorKind`]: a reset is worth retrying
-/// and a refusal is not, though both are `connect`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Failure {
-    Dns,
-    Denied,
-    Refused,
-    Reset,
-    /// Another connection failure (network or host unreachable, out of sockets...).
-    Unreachable,
-    Timeout,
-    Tls,
-    Protocol,
-    Redirects,
-    /// Not asked: the host could not be asked within the checker's patience (it is in
-    /// backoff, or has more queued than its rate allows); worth asking after this long.
-    Busy(Duration),
-    /// Not asked: `--include`/`--exclude` leave the URL out.
-    Excluded,
-}
 
 impl Failure {
     fn kind(self) -> ErrorKind {
@@ -53,17 +32,6 @@ impl Failure {
             }
             _ => Verdict::Unreachable,
         }
-    }
-
-    /// May pass if asked again: retried in-process, then re-checked later by the queue.
-    pub(crate) fn is_transient(self) -> bool {
-        matches!(self, Failure::Reset | Failure::Timeout)
-    }
-
-    /// A failed HEAD that a GET may survive: servers that drop or garble HEAD. Never after a
-    /// timeout, which would double the wait for nothing.
-    pub(crate) fn worth_a_get(self) -> bool {
-        matches!(self, Failure::Reset | Failure::Protocol)
     }
 }
 
@@ -151,37 +119,7 @@ fn failure_of_io(kind: io::ErrorKind) -> Failure {
     }
 }
 
-/// What one attempt — a chain of redirects — ended with.
-#[derive(Debug)]
-pub(crate) struct Outcome {
-    pub end: End,
-    /// The last URL asked, when some server answered during the attempt.
-    pub final_url: Option<Url>,
-    pub redirects: u32,
-}
-
-#[derive(Debug)]
-pub(crate) enum End {
-    Answered(Reply),
-    /// `status` is the last response's, when a redirect went wrong.
-    Failed {
-        failure: Failure,
-        status: Option<u16>,
-    },
-}
-
-impl Outcome {
-    pub(crate) fn failed(failure: Failure) -> Self {
-        Outcome {
-            end: End::Failed {
-                failure,
-                status: None,
-            },
-            final_url: None,
-            redirects: 0,
-        }
-    }
-
+impl Attempt {
     pub(crate) fn is_transient(&self) -> bool {
         match &self.end {
             // A challenge answers the same however often it is asked.
@@ -191,25 +129,6 @@ impl Outcome {
                     && !reply.accepted
             }
             End::Failed { failure, .. } => failure.is_transient(),
-        }
-    }
-
-    /// How long the host is busy, when the attempt could not even ask it.
-    pub(crate) fn busy(&self) -> Option<Duration> {
-        match self.end {
-            End::Failed {
-                failure: Failure::Busy(wait),
-                ..
-            } => Some(wait),
-            _ => None,
-        }
-    }
-
-    /// The server's `Retry-After`, when it answered with one.
-    pub(crate) fn retry_after(&self) -> Option<Duration> {
-        match &self.end {
-            End::Answered(reply) => reply.retry_after,
-            End::Failed { .. } => None,
         }
     }
 
@@ -356,7 +275,7 @@ mod tests {
 
     #[test]
     fn a_redirect_failure_keeps_the_last_status() {
-        let outcome = Outcome {
+        let attempt = Attempt {
             end: End::Failed {
                 failure: Failure::Redirects,
                 status: Some(302),
@@ -364,7 +283,7 @@ mod tests {
             final_url: Some(Url::parse("http://a.example/loop").unwrap()),
             redirects: 3,
         };
-        let finding = outcome.into_finding(1, Duration::ZERO, None);
+        let finding = attempt.into_finding(1, Duration::ZERO, None);
         assert_eq!(finding.verdict, Verdict::Error);
         assert_eq!(finding.status, Some(302));
         assert_eq!(finding.error_kind, Some(ErrorKind::Redirects));
@@ -374,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_final_url_never_keeps_its_userinfo() {
-        let outcome = Outcome {
+        let attempt = Attempt {
             end: End::Failed {
                 failure: Failure::Timeout,
                 status: None,
@@ -382,7 +301,7 @@ mod tests {
             final_url: Some(Url::parse("https://user:s3cret@a.example/x?q").unwrap()),
             redirects: 1,
         };
-        let finding = outcome.into_finding(1, Duration::ZERO, None);
+        let finding = attempt.into_finding(1, Duration::ZERO, None);
         assert_eq!(finding.final_url.as_deref(), Some("https://a.example/x?q"));
     }
 }

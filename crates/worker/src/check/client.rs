@@ -11,7 +11,9 @@ use reqwest::{redirect::Policy, Method, Response};
 use url::Url;
 
 use super::accept::accepts;
-use super::classify::{failure_of, Failure};
+use super::classify::failure_of;
+use super::cut;
+use super::reply::{Failure, Reply};
 use super::resolve::CachingResolver;
 use super::retry::parse_retry_after;
 use super::{CheckConfig, Inner};
@@ -34,21 +36,6 @@ const POOL_IDLE: Duration = Duration::from_secs(5);
 /// are opened while a host has more requests in flight, and closed when they end, so the
 /// pool no longer grows with every burst a host ever saw.
 const POOL_IDLE_PER_HOST: usize = 2;
-
-/// What the checker keeps of one response.
-#[derive(Debug, Clone)]
-pub(crate) struct Reply {
-    pub status: u16,
-    pub location: Option<String>,
-    pub retry_after: Option<Duration>,
-    /// Cloudflare marks its challenge pages with a `cf-mitigated` header.
-    pub cf_mitigated: bool,
-    /// The status counts as alive for the host that sent it (`--accept`, `--accept-host`).
-    pub accepted: bool,
-    /// The first [`BODY_KEPT`] bytes of a 2xx text body, when asked for (`--soft-404`); never
-    /// a compressed one (nothing is decompressed).
-    pub body: Option<Vec<u8>>,
-}
 
 impl Reply {
     fn of(headers: &HeaderMap, status: u16, accepted: bool) -> Self {
@@ -125,11 +112,12 @@ impl Inner {
             )
             .await
             .map_err(Failure::Busy)?;
+        cut::sent();
         let started = Instant::now();
-        let in_flight = crate::metrics::InFlight::start();
+        let in_flight = super::requests::InFlight::start();
         let result = self.send(method, url, started + *budget, keep_body).await;
         drop(in_flight);
-        crate::metrics::record_request(result.as_ref().ok().map(|reply| reply.status));
+        super::requests::record_request(result.as_ref().ok().map(|reply| reply.status));
         *budget = budget.saturating_sub(started.elapsed());
         match &result {
             Ok(reply) => {

@@ -8,11 +8,14 @@
 //! - `mod.rs`: [`CheckConfig`], [`Checker`], the retry loop
 //! - `redirect.rs`: one attempt — HEAD then GET, redirects followed hop by hop
 //! - `client.rs`: the shared reqwest client and one request through the limits
+//! - `cut.rs`: cutting a check off only before its first request, never once one is sent
+//! - `reply.rs`: what those hand back: a request's `Reply` or `Failure`, an `Attempt`
+//! - `requests.rs`: the requests counted for Prometheus (`--metrics`)
 //! - `ratelimit.rs`: per-host concurrency, rate and 429 penalty; the global in-flight limit
 //! - `resolve.rs`: the DNS cache, which also applies the public-only filter
 //! - `address.rs`: which addresses count as public
 //! - `retry.rs`: backoff and `Retry-After`
-//! - `classify.rs`: statuses and errors into verdicts
+//! - `classify.rs`: statuses and errors into verdicts, the last attempt into the finding
 //! - `accept.rs`: which statuses count as alive (`--accept`, `--accept-host`)
 //! - `auth.rs`: per-host basic auth; `cookies.rs`: the cookie jar, read only
 //! - `soft404/`: soft 404s (`--soft-404`): probes, fingerprints, the decision
@@ -23,8 +26,11 @@ mod auth;
 mod classify;
 mod client;
 mod cookies;
+mod cut;
 mod ratelimit;
 mod redirect;
+mod reply;
+pub(crate) mod requests;
 mod resolve;
 mod retry;
 mod soft404;
@@ -45,9 +51,10 @@ pub use self::accept::StatusSet;
 pub use self::address::is_public;
 use self::address::{any_address, AddressPolicy};
 pub use self::auth::BasicAuth;
-use self::classify::{Failure, Outcome};
 pub use self::cookies::CookieJar;
+pub use self::cut::unless_cut;
 use self::ratelimit::Limits;
+use self::reply::{Attempt, Failure};
 use self::resolve::CachingResolver;
 use self::retry::{next_step, Step};
 pub use self::soft404::{ProbeStore, TTL as SOFT_404_TTL};
@@ -244,7 +251,7 @@ impl Checker {
         let url = match self.inner.start_url(url) {
             Ok(url) => url,
             Err(failure) => {
-                return Outcome::failed(failure).into_finding(0, started.elapsed(), None)
+                return Attempt::failed(failure).into_finding(0, started.elapsed(), None)
             }
         };
         let host = url.host_str().unwrap_or_default();
@@ -264,15 +271,15 @@ impl Checker {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let outcome = self.inner.attempt(&url, probe.is_some()).await;
-            if let Some(wait) = outcome.busy() {
+            let attempt = self.inner.attempt(&url, probe.is_some()).await;
+            if let Some(wait) = attempt.busy() {
                 return deferred(wait);
             }
-            match next_step(&outcome, attempts, &self.inner.config) {
+            match next_step(&attempt, attempts, &self.inner.config) {
                 Step::Retry(wait) => tokio::time::sleep(wait).await,
                 Step::Stop { retry_after } => {
-                    let soft = probe.and_then(|p| self.inner.soft_404_of(&url, &outcome, &p));
-                    let finding = outcome.into_finding(attempts, started.elapsed(), retry_after);
+                    let soft = probe.and_then(|p| self.inner.soft_404_of(&url, &attempt, &p));
+                    let finding = attempt.into_finding(attempts, started.elapsed(), retry_after);
                     return soft_404(finding, soft);
                 }
             }

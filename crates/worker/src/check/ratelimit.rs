@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crawler_queue::backoff::Backoff;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::sync::Semaphore;
@@ -24,6 +25,9 @@ use super::HostLimit;
 /// First penalty after a 429 or 503; it doubles on each one after, like lychee.
 const PENALTY_MIN: Duration = Duration::from_millis(500);
 const PENALTY_MAX: Duration = Duration::from_secs(30);
+/// How a penalty grows: doubled by each 429 or 503 (and each failure past the third in a row),
+/// halved by each answer (see `Pace::relax`).
+const PENALTY: Backoff = Backoff::new(PENALTY_MIN, PENALTY_MAX);
 /// Requests in a row that got no answer (timeouts, resets, refusals) after which a host is
 /// slowed down as if it had answered 429: a server that struggles is not pressed harder (Nutch
 /// purges a queue after 5 exceptions). A 5xx is an answer, often about one page only.
@@ -349,7 +353,7 @@ impl Pace {
     }
 
     fn penalize(&mut self, now: Instant, retry_after: Duration) {
-        self.penalty = (self.penalty * 2).clamp(PENALTY_MIN, PENALTY_MAX);
+        self.penalty = PENALTY.after(self.penalty);
         self.penalized_at = Some(now);
         self.next = self.next.max(now + self.penalty.max(retry_after));
     }

@@ -7,8 +7,7 @@ use std::time::Duration;
 use reqwest::Method;
 use url::{Host, Url};
 
-use super::classify::{End, Failure, Outcome};
-use super::client::Reply;
+use super::reply::{Attempt, End, Failure, Reply};
 use super::Inner;
 
 /// Where a response sends the checker next.
@@ -25,7 +24,7 @@ impl Inner {
     /// Follows `start` to its final answer within one time budget of `config.timeout`. With
     /// `keep_body`, every hop is a GET (no HEAD first), and a 2xx text answer keeps its first
     /// 64 KiB (for the soft-404 comparison).
-    pub(crate) async fn attempt(&self, start: &Url, keep_body: bool) -> Outcome {
+    pub(crate) async fn attempt(&self, start: &Url, keep_body: bool) -> Attempt {
         let mut budget = self.config.timeout;
         let mut url = start.clone();
         // The hops before `url`, to see loops; no allocation unless there is a redirect.
@@ -41,7 +40,7 @@ impl Inner {
                         failure,
                         status: None,
                     };
-                    return Outcome {
+                    return Attempt {
                         end,
                         final_url,
                         redirects,
@@ -49,7 +48,7 @@ impl Inner {
                 }
             };
             let status = Some(reply.status);
-            let failed = |failure, url| Outcome {
+            let failed = |failure, url| Attempt {
                 end: End::Failed { failure, status },
                 final_url: Some(url),
                 redirects,
@@ -57,7 +56,7 @@ impl Inner {
             match next_hop(&url, &reply) {
                 Hop::Stay => {
                     let final_url = Some(url);
-                    return Outcome {
+                    return Attempt {
                         end: End::Answered(reply),
                         final_url,
                         redirects,

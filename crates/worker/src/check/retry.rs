@@ -3,15 +3,18 @@
 
 use std::time::{Duration, SystemTime};
 
+use crawler_queue::backoff::Backoff;
 use crawler_queue::MAX_DELAY;
-use rand::Rng;
 
-use super::classify::Outcome;
+use super::reply::Attempt;
 use super::CheckConfig;
 
 /// The first backoff; it doubles with each attempt (1 s, 2 s, 4 s... as lychee).
 const BACKOFF_BASE: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// The wait after the `attempt`-th failure: half fixed, half random ("equal jitter"), so a
+/// crowd of checks failing together does not come back together.
+const BACKOFF: Backoff = Backoff::new(BACKOFF_BASE, BACKOFF_MAX).with_jitter(50, 100);
 
 /// What to do after an attempt.
 #[derive(Debug, PartialEq)]
@@ -22,14 +25,14 @@ pub(crate) enum Step {
     Stop { retry_after: Option<Duration> },
 }
 
-/// Decides after the `attempts`-th attempt. Only transient outcomes (timeouts, resets, 408,
+/// Decides after the `attempts`-th attempt. Only transient attempts (timeouts, resets, 408,
 /// 429, 5xx) are retried; a `Retry-After` beyond the cap ends the check at once, so the queue
 /// can make the URL due after it instead of a task sleeping.
-pub(crate) fn next_step(outcome: &Outcome, attempts: u32, config: &CheckConfig) -> Step {
-    if !outcome.is_transient() {
+pub(crate) fn next_step(attempt: &Attempt, attempts: u32, config: &CheckConfig) -> Step {
+    if !attempt.is_transient() {
         return Step::Stop { retry_after: None };
     }
-    let asked = outcome.retry_after();
+    let asked = attempt.retry_after();
     if let Some(wait) = asked.filter(|d| *d > config.retry_after_cap) {
         return Step::Stop {
             retry_after: Some(wait),
@@ -38,15 +41,7 @@ pub(crate) fn next_step(outcome: &Outcome, attempts: u32, config: &CheckConfig) 
     if attempts > config.retries {
         return Step::Stop { retry_after: None };
     }
-    Step::Retry(asked.unwrap_or_else(|| backoff(attempts)))
-}
-
-/// The wait after the `attempt`-th failure: half fixed, half random ("equal jitter"), so a
-/// crowd of checks failing together does not come back together.
-pub(crate) fn backoff(attempt: u32) -> Duration {
-    let exp = BACKOFF_BASE.saturating_mul(1 << attempt.saturating_sub(1).min(16));
-    let full = exp.min(BACKOFF_MAX);
-    full / 2 + full.mul_f64(rand::rng().random_range(0.0..0.5))
+    Step::Retry(asked.unwrap_or_else(|| BACKOFF.delay(attempts)))
 }
 
 /// Parses `Retry-After`: delay-seconds or an HTTP date (a date in the past means now), capped
@@ -110,12 +105,12 @@ mod tests {
     fn backoff_doubles_with_jitter_and_is_capped() {
         for attempt in 1..=3 {
             let full = BACKOFF_BASE * (1 << (attempt - 1));
-            let wait = backoff(attempt);
+            let wait = BACKOFF.delay(attempt);
             assert!(
                 wait >= full / 2 && wait <= full,
                 "attempt {attempt}: {wait:?}"
             );
         }
-        assert!(backoff(40) <= BACKOFF_MAX);
+        assert!(BACKOFF.delay(40) <= BACKOFF_MAX);
     }
 }

@@ -9,6 +9,7 @@
 //! results) are recorded by [`record_completed`], which `Stats::record` calls with the same
 //! [`Completed`] it counts for the progress line and the heartbeat. The gauges of what the
 //! worker holds are sampled from its own structures by [`sample`], never counted twice.
+//! The requests are counted by the checker itself (`check/requests.rs`); only described here.
 
 mod serve;
 
@@ -19,7 +20,8 @@ use crawler_queue::{Completed, Verdict};
 use metrics::{counter, describe_counter, describe_gauge, gauge, Unit};
 use tokio_util::sync::CancellationToken;
 
-use crate::run::Ctx;
+use crate::check::requests::{REQUESTS, REQUESTS_IN_FLIGHT};
+use crate::stages::Ctx;
 pub use serve::{serve, Exporter};
 
 /// Counter, label `verdict`: sites given their verdict by this worker, as stored.
@@ -30,10 +32,6 @@ pub const RETRIES: &str = "crawler_retries_total";
 pub const DEFERRED: &str = "crawler_deferred_total";
 /// Counter: results a write-back dropped, the site's lease lost meanwhile (the fence).
 pub const DROPPED_WRITES: &str = "crawler_dropped_writes_total";
-/// Counter, label `class` (`1xx` … `5xx`, `other`, or `error`: no answer): HTTP requests.
-pub const REQUESTS: &str = "crawler_requests_total";
-/// Gauge: HTTP requests on the wire now.
-pub const REQUESTS_IN_FLIGHT: &str = "crawler_requests_in_flight";
 /// Gauge: sites claimed and not yet written back.
 pub const SITES_HELD: &str = "crawler_sites_held";
 /// Gauge: host partitions held (being handed over included).
@@ -113,40 +111,6 @@ pub fn record_completed(completed: &Completed) {
     counter!(DROPPED_WRITES).increment(completed.stale);
 }
 
-/// Counts one HTTP request by its answer's status class; `None`: no answer.
-pub fn record_request(status: Option<u16>) {
-    counter!(REQUESTS, "class" => status_class(status)).increment(1);
-}
-
-fn status_class(status: Option<u16>) -> &'static str {
-    match status.map(|s| s / 100) {
-        None => "error",
-        Some(1) => "1xx",
-        Some(2) => "2xx",
-        Some(3) => "3xx",
-        Some(4) => "4xx",
-        Some(5) => "5xx",
-        // LinkedIn's 999 and other inventions.
-        Some(_) => "other",
-    }
-}
-
-/// A request on the wire, counted in the gauge until dropped (answered, failed or cancelled).
-pub struct InFlight(());
-
-impl InFlight {
-    pub fn start() -> InFlight {
-        gauge!(REQUESTS_IN_FLIGHT).increment(1.0);
-        InFlight(())
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        gauge!(REQUESTS_IN_FLIGHT).decrement(1.0);
-    }
-}
-
 /// Samples the gauges of what the worker holds until `stop`, every [`SAMPLE_EVERY`].
 pub async fn sample(ctx: Arc<Ctx>, exporter: Arc<Exporter>, stop: CancellationToken) {
     let mut tick = tokio::time::interval(SAMPLE_EVERY);
@@ -165,6 +129,7 @@ pub async fn sample(ctx: Arc<Ctx>, exporter: Arc<Exporter>, stop: CancellationTo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::requests::{record_request, InFlight};
     use crate::stats::Stats;
     use metrics_exporter_prometheus::PrometheusBuilder;
 
@@ -178,21 +143,6 @@ mod tests {
             body()
         });
         handle.render()
-    }
-
-    #[test]
-    fn a_status_falls_in_its_class_and_no_answer_is_an_error() {
-        let classes = [
-            None,
-            Some(101),
-            Some(204),
-            Some(301),
-            Some(404),
-            Some(503),
-            Some(999),
-        ];
-        let got: Vec<&str> = classes.into_iter().map(status_class).collect();
-        assert_eq!(got, ["error", "1xx", "2xx", "3xx", "4xx", "5xx", "other"]);
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub use self::probe::{ProbeStore, TTL};
 
 use self::decide::{decide, mask_url, Answer, Decision};
 use self::probe::{pattern_of, probe_path, Pattern};
-use super::classify::{without_userinfo, End, Outcome};
+use super::classify::without_userinfo;
+use super::reply::{Attempt, End};
 use super::Inner;
 
 impl Inner {
@@ -76,28 +77,28 @@ impl Inner {
         probe_url.set_path(&path);
         probe_url.set_query(None);
         tracing::debug!(url = %probe_url, "soft-404 probe");
-        let outcome = self.attempt(&probe_url, true).await;
-        if let Some(wait) = outcome.busy() {
+        let attempt = self.attempt(&probe_url, true).await;
+        if let Some(wait) = attempt.busy() {
             return Err(wait);
         }
-        let answer = answer_of(&outcome, &path);
+        let answer = answer_of(&attempt, &path);
         Ok((path, answer))
     }
 
-    /// Why `outcome`, the final answer for `url`, is a soft 404 against `probe`, if it is.
+    /// Why `attempt`, the final answer for `url`, is a soft 404 against `probe`, if it is.
     pub(crate) fn soft_404_of(
         &self,
         url: &Url,
-        outcome: &Outcome,
+        attempt: &Attempt,
         probe: &Probe,
     ) -> Option<String> {
-        let End::Answered(reply) = &outcome.end else {
+        let End::Answered(reply) = &attempt.end else {
             return None;
         };
         if !reply.accepted || !(200..300).contains(&reply.status) {
             return None;
         }
-        let page = answer_of(outcome, url.path())?;
+        let page = answer_of(attempt, url.path())?;
         let probe_answer = probe.answer.as_ref()?;
         match decide(url.path(), &page, &probe.path, probe_answer) {
             Decision::Alive => None,
@@ -124,11 +125,11 @@ fn combined(first: Answer, second: Answer) -> Option<Answer> {
 }
 
 /// What the decision needs of an answer to `path`: `None` when no server answered.
-fn answer_of(outcome: &Outcome, path: &str) -> Option<Answer> {
-    let End::Answered(reply) = &outcome.end else {
+fn answer_of(attempt: &Attempt, path: &str) -> Option<Answer> {
+    let End::Answered(reply) = &attempt.end else {
         return None;
     };
-    let final_url = outcome.final_url.clone().map(without_userinfo)?;
+    let final_url = attempt.final_url.clone().map(without_userinfo)?;
     let (body, signals) = match &reply.body {
         Some(body) => {
             let (fp, signals) = fingerprint::fingerprint(body, &masks(path));
@@ -139,7 +140,7 @@ fn answer_of(outcome: &Outcome, path: &str) -> Option<Answer> {
     Some(Answer {
         status: reply.status,
         final_url: mask_url(&final_url, path),
-        redirects: outcome.redirects,
+        redirects: attempt.redirects,
         body,
         spread: 0,
         signals,

@@ -112,7 +112,7 @@ impl ProbeStore for crawler_queue::Queue {
             self.load_probe(host, pattern, ttl)
                 .await
                 .inspect_err(|e| {
-                    let error = crawler_queue::cli::error_chain(e);
+                    let error = crawler_queue::error_chain(e);
                     tracing::debug!(%error, host, "cannot load a soft-404 probe")
                 })
                 .ok()
@@ -123,7 +123,7 @@ impl ProbeStore for crawler_queue::Queue {
     fn save<'a>(&'a self, host: &'a str, pattern: &'a str, row: ProbeRow) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             if let Err(e) = self.save_probe(host, pattern, &row).await {
-                let error = crawler_queue::cli::error_chain(&e);
+                let error = crawler_queue::error_chain(&e);
                 tracing::debug!(%error, host, "cannot store a soft-404 probe");
             }
         })

@@ -1,5 +1,5 @@
-//! What the four binaries share: logging (see [`crate::logging`]), exit codes, the shutdown
-//! signal, and (for the coordinator's three) a runtime with a connected queue.
+//! What every binary does at its edges: exit codes, printing results and errors, the shutdown
+//! signal, its default id, and (for the coordinator's) a runtime with a connected queue.
 //!
 //! Exit codes: 0 success, 1 a runtime error (database unreachable, unreadable input),
 //! 2 a usage error (bad option or value, a database URL that cannot work), 3 part of the input
@@ -13,8 +13,7 @@ use std::fmt::Display;
 use std::io::Write;
 use std::process::ExitCode;
 
-pub use crate::logging::{bars_shown, init_tracing};
-use crate::{DatabaseUrl, Db, Missing, Queue, QueueConfig};
+use crawler_queue::{error_chain, DatabaseUrl, Db, Missing, Queue, QueueConfig};
 
 /// A runtime error: the database is unreachable, no input could be read.
 pub const EXIT_RUNTIME: u8 = 1;
@@ -86,22 +85,6 @@ pub fn runtime_error(error: &dyn std::error::Error) -> ExitCode {
     ExitCode::from(EXIT_RUNTIME)
 }
 
-/// An error and its causes on one line: `cannot connect to the database at …: refused`.
-/// A cause whose text its parent already printed (sqlx's errors do that) is not repeated.
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.ends_with(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
-
 /// Prints `error: …` for a bad option, and returns the usage exit code.
 pub fn usage_error(message: &(impl Display + ?Sized)) -> ExitCode {
     eprint_line(format_args!("error: {message}"));
@@ -128,25 +111,5 @@ async fn wait_for_signal() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Debug, thiserror::Error)]
-    #[error("outer: {0}")]
-    struct Repeats(#[source] std::io::Error);
-
-    #[derive(Debug, thiserror::Error)]
-    #[error("cannot open")]
-    struct Adds(#[source] std::io::Error);
-
-    #[test]
-    fn a_cause_already_printed_is_not_repeated() {
-        let io = || std::io::Error::other("refused");
-        assert_eq!(error_chain(&Repeats(io())), "outer: refused");
-        assert_eq!(error_chain(&Adds(io())), "cannot open: refused");
     }
 }

@@ -1,4 +1,4 @@
-//! Logging, shared by the four binaries: `-q`/`-v` around the default `info` (`RUST_LOG`, when
+//! Logging, shared by the five binaries: `-q`/`-v` around the default `info` (`RUST_LOG`, when
 //! set, decides instead), `--log-format text|json`, colour only on a terminal and never with
 //! `NO_COLOR`, and progress bars only on a terminal, drawn so that log lines never tear them.
 //!

@@ -9,7 +9,7 @@ use crawler_queue::Site;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::run::{pause, Ctx};
+use super::Ctx;
 
 /// How long to wait before claiming again when nothing is due.
 const IDLE: Duration = Duration::from_millis(500);
@@ -90,7 +90,7 @@ pub async fn claim_loop(
             Err(error) => {
                 failures += 1;
                 tracing::warn!(error = %crate::chain(&error), "cannot claim; will try again");
-                if pause(crate::run::backoff(failures), &stop).await {
+                if pause(super::RECONNECT.delay(failures), &stop).await {
                     return Ended::Stopped;
                 }
             }
@@ -105,5 +105,13 @@ async fn is_drained(ctx: &Ctx) -> bool {
             tracing::warn!(error = %crate::chain(&error), "cannot count unfinished sites");
             false
         }
+    }
+}
+
+/// Waits `d`, or less if `stop` is cancelled; returns whether it was.
+async fn pause(d: Duration, stop: &CancellationToken) -> bool {
+    tokio::select! {
+        _ = stop.cancelled() => true,
+        _ = tokio::time::sleep(d) => false,
     }
 }

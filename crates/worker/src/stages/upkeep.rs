@@ -8,11 +8,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::Ctx;
 use crate::progress::Progress;
-use crate::run::Ctx;
-
-/// The singleton lease under which reaping runs, shared with `crawler-reap`.
-pub const REAPER: &str = "reap";
 
 /// Runs `job` every `period` until `stop`. A job that overruns delays the next tick.
 pub async fn every<F, Fut>(period: Duration, stop: CancellationToken, mut job: F)
@@ -88,7 +85,7 @@ async fn say_alive(ctx: &Ctx) {
             tracing::warn!("this worker was taken for dead; registering again");
             if let Err(error) = ctx
                 .queue
-                .register(id, &crawler_queue::cli::hostname(), std::process::id())
+                .register(id, &crawler_cli::hostname(), std::process::id())
                 .await
             {
                 tracing::warn!(error = %crate::chain(&error), "cannot register again");
@@ -100,23 +97,21 @@ async fn say_alive(ctx: &Ctx) {
 
 /// Reaps for the whole fleet if this worker holds (or takes) the reaper's lease.
 pub async fn reap(ctx: &Ctx) {
-    let ttl = ctx.config.reap_every * 2;
-    match ctx.queue.try_lead(REAPER, &ctx.config.id, ttl).await {
-        Ok(true) => match ctx.queue.reap(ctx.config.dead_after).await {
-            Ok(r) if r.expired + r.abandoned > 0 => {
-                tracing::info!(
-                    expired = r.expired,
-                    abandoned = r.abandoned,
-                    "gave back sites of stalled workers"
-                );
-            }
-            Ok(_) => {}
-            Err(error) => tracing::warn!(error = %crate::chain(&error), "cannot reap"),
-        },
-        Ok(false) => {}
-        Err(error) => {
-            tracing::warn!(error = %crate::chain(&error), "cannot take the reaper's lease")
+    let config = &ctx.config;
+    let reaped = ctx
+        .queue
+        .reap_as_leader(&config.id, config.dead_after, config.reap_every)
+        .await;
+    match reaped {
+        Ok(Some(r)) if r.expired + r.abandoned > 0 => {
+            tracing::info!(
+                expired = r.expired,
+                abandoned = r.abandoned,
+                "gave back sites of stalled workers"
+            );
         }
+        Ok(_) => {}
+        Err(error) => tracing::warn!(error = %crate::chain(&error), "cannot reap"),
     }
 }
 

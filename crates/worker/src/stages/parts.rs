@@ -16,9 +16,13 @@
 //! exchange; the busy one comes straight to it once nothing of it is in flight.
 //!
 //! A partition lost (its lease expired while this worker was stalled, and another took it), or
-//! starting to be handed over, cancels the checks on its hosts at once (those waiting for the
-//! host and those on the wire; their write-back would be refused anyway, or would hold up the
-//! hand-over), and their sites are given back, due at once, for whoever holds it next.
+//! starting to be handed over, cuts off the checks on its hosts that have sent nothing yet
+//! (they wait for their host), and their sites are given back, due at once, for whoever holds
+//! it next. A check that has sent a request runs to its end (`check/cut.rs`): cut, its site
+//! would be requested again by the next holder. A partition handed over goes to its heir once
+//! those checks are written, so the host never sees two holders at once. For a partition
+//! lost (this worker stalled past its lease), their write-back is refused, being fenced by the
+//! partition, and the next holder checks those sites again: a stalled worker's cost.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,7 +33,7 @@ use crawler_queue::{DuePart, HeldPart, PARTS};
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
 
-use crate::run::Ctx;
+use super::Ctx;
 
 /// The partitions held, each with a token cancelled when it is lost or handed over.
 pub struct Parts {

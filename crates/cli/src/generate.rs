@@ -40,7 +40,7 @@ pub fn parse_args<A: clap::Parser>() -> Result<A, ExitCode> {
         let mut out = std::io::stdout().lock();
         return Err(match write(A::command(), kind, &mut out) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(error) => crate::cli::runtime_error(&error),
+            Err(error) => crate::process::runtime_error(&error),
         });
     }
     A::from_arg_matches_mut(&mut matches).map_err(|error| error.format(&mut A::command()).exit())

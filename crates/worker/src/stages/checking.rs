@@ -14,7 +14,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::run::Ctx;
+use super::Ctx;
+use crate::check::unless_cut;
 
 pub async fn check_loop(
     ctx: Arc<Ctx>,
@@ -38,9 +39,9 @@ pub async fn check_loop(
                     };
                     let ctx = ctx.clone();
                     running.spawn(async move {
-                        tokio::select! {
-                            finding = ctx.checker.check(&site.url) => Some(Outcome { site, finding }),
-                            _ = stop.cancelled() => {
+                        match unless_cut(&stop, ctx.checker.check(&site.url)).await {
+                            Some(finding) => Some(Outcome { site, finding }),
+                            None => {
                                 give_back(&ctx, site).await;
                                 None
                             }
@@ -70,8 +71,9 @@ pub async fn check_loop(
     }
 }
 
-/// Gives back, due at once, a site whose check was cut off because its partition was lost or
-/// is being handed over, so that the partition's next holder gets it without waiting for the
+/// Gives back, due at once, a site whose check was cut off (before it sent anything: a check
+/// that has sent a request is never cut, `check/cut.rs`) because its partition was lost or is
+/// being handed over, so that the partition's next holder gets it without waiting for the
 /// lease; fenced by the claim, so it changes nothing if the site is no longer this worker's.
 /// It is forgotten first, so the lease keeper does not take it for lost.
 async fn give_back(ctx: &Ctx, site: Site) {
@@ -101,8 +103,8 @@ async fn forward(
     until: impl std::future::Future<Output = ()>,
 ) {
     match done {
-        // Cut off: the site's partition was lost or is being handed over, and the site was
-        // given back (or, if the database refused, its claim lapses, no longer extended).
+        // Cut off before it sent anything: the site's partition was lost or is being handed over, and the
+        // site was given back (or, if the database refused, its claim lapses, no longer extended).
         Ok(None) => {}
         Ok(Some(outcome)) => {
             tokio::select! {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crawler_queue::Outcome;
 use tokio::sync::mpsc;
 
-use crate::run::Ctx;
+use super::Ctx;
 
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
 pub const FLUSH_AT: usize = 500;
@@ -38,7 +38,7 @@ pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::Receiver<Outcome>) {
             failures = 0;
         } else {
             failures += 1;
-            tokio::time::sleep(crate::run::backoff(failures)).await;
+            tokio::time::sleep(super::RECONNECT.delay(failures)).await;
         }
     }
     while !pending.is_empty() && !flush(&ctx, &mut pending).await {

@@ -1,0 +1,108 @@
+//! Verdict history for continuous monitoring: `verdict_changes` gets a row only when a site's
+//! verdict changes, not per check, so that `sites` stays one row per URL however many rounds
+//! run, and the history grows with the changes alone (docs/scale.md, section 4).
+//!
+//! A final write-back records the changes of the rows it wrote, right after its fenced
+//! `UPDATE`: the rows its claim token completed whose verdict differs from the site's latest
+//! change. Comparing with the history rather than with the verdict the `UPDATE` overwrote makes
+//! the statement idempotent: a retry, or a second write-back of the same rows, finds the
+//! change already recorded. Pruning drops changes older than a given age, but never a site's
+//! latest one, which later checks compare with.
+
+use std::time::Duration;
+
+use crate::db::with_pool;
+use crate::error::Error;
+use crate::queue::{millis, Queue};
+use crate::retry::retry;
+use crate::sql::placeholders;
+
+/// Rows one pruning statement deletes at most: a large prune never holds one long transaction.
+const PRUNE_CHUNK: i64 = 10_000;
+
+/// One change of a site's verdict.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct VerdictChange {
+    /// When the check that found the new verdict ran, Unix milliseconds.
+    pub changed_at: i64,
+    pub verdict: String,
+    pub http_status: Option<i32>,
+    pub error_kind: Option<String>,
+}
+
+/// The latest verdict recorded for the `sites` row at hand.
+const LATEST: &str = "(SELECT v.verdict FROM verdict_changes AS v WHERE v.site_id = sites.id \
+                      ORDER BY v.id DESC LIMIT 1)";
+
+impl Queue {
+    /// Records the verdict changes among `ids`, the rows claim `token` has just completed. Best
+    /// effort: the write-back has stored the verdicts already, and a change not recorded now is
+    /// recorded by the site's next check, so a failure is logged, never returned.
+    pub(crate) async fn record_verdict_changes(&self, token: i64, ids: impl Iterator<Item = i64>) {
+        let ids: Vec<i64> = ids.collect();
+        // Through the primary key: the token alone would have MariaDB scan `sites_token`.
+        let sql = self.statement(&format!(
+            "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
+             SELECT id, checked_at, verdict, http_status, error_kind FROM {} \
+             WHERE claim_token = ? AND state = {{done}} AND id IN ({}) \
+             AND COALESCE({LATEST}, '') <> verdict",
+            self.sql().sites_by_id,
+            placeholders(ids.len())
+        ));
+        let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
+            retry("record verdict changes", || {
+                let mut q = sqlx::query(&sql).bind(token);
+                for id in &ids {
+                    q = q.bind(id);
+                }
+                q.execute(pool)
+            })
+            .await
+            .map(drop)
+        });
+        if let Err(error) = recorded {
+            tracing::warn!(%error, "cannot record verdict changes; the next check will");
+        }
+    }
+
+    /// Deletes the verdict changes recorded longer ago than `older_than`, except each site's
+    /// latest one; returns how many.
+    pub async fn prune_verdict_changes(&self, older_than: Duration) -> Result<u64, Error> {
+        // The inner SELECT is wrapped in a derived table: MySQL refuses both `LIMIT` in an
+        // `IN` subquery and a subquery on the table a `DELETE` deletes from.
+        let sql = self.statement(
+            "DELETE FROM verdict_changes WHERE id IN (SELECT id FROM ( \
+             SELECT o.id FROM verdict_changes AS o WHERE o.changed_at < {now} - ? \
+             AND EXISTS (SELECT 1 FROM verdict_changes AS n WHERE n.site_id = o.site_id AND n.id > o.id) \
+             ORDER BY o.changed_at LIMIT ?) AS old)",
+        );
+        let mut pruned = 0;
+        loop {
+            let deleted = with_pool!(&self.db, pool => {
+                retry("prune verdict changes", || {
+                    sqlx::query(&sql).bind(millis(older_than)).bind(PRUNE_CHUNK).execute(pool)
+                })
+                .await?
+                .rows_affected()
+            });
+            pruned += deleted;
+            if deleted < PRUNE_CHUNK as u64 {
+                return Ok(pruned);
+            }
+        }
+    }
+
+    /// The verdict changes of site `id`, oldest first.
+    pub async fn verdict_changes(&self, id: i64) -> Result<Vec<VerdictChange>, Error> {
+        let sql = &self.statement(
+            "SELECT changed_at, verdict, http_status, error_kind FROM verdict_changes \
+             WHERE site_id = ? ORDER BY id",
+        );
+        Ok(with_pool!(&self.db, pool => {
+            retry("read verdict changes", || {
+                sqlx::query_as::<_, VerdictChange>(sql).bind(id).fetch_all(pool)
+            })
+            .await?
+        }))
+    }
+}

@@ -1,0 +1,110 @@
+//! What the checker's parts hand back: a [`Reply`] from one request, a [`Failure`] when there
+//! was no usable answer, and the [`Attempt`] a chain of redirects ended with, which the retry
+//! loop, the soft-404 comparison and `classify` (into the [`Finding`](super::Finding)) read.
+//!
+//! Only the types and what they say of themselves: making them is `client.rs` and
+//! `redirect.rs`'s work, judging them `classify.rs`'s, so none of those needs another.
+
+use std::time::Duration;
+
+use url::Url;
+
+/// What the checker keeps of one response.
+#[derive(Debug, Clone)]
+pub(crate) struct Reply {
+    pub status: u16,
+    pub location: Option<String>,
+    pub retry_after: Option<Duration>,
+    /// Cloudflare marks its challenge pages with a `cf-mitigated` header.
+    pub cf_mitigated: bool,
+    /// The status counts as alive for the host that sent it (`--accept`, `--accept-host`).
+    pub accepted: bool,
+    /// The first [`BODY_KEPT`](super::client::BODY_KEPT) bytes of a 2xx text body, when asked
+    /// for (`--soft-404`); never a compressed one (nothing is decompressed).
+    pub body: Option<Vec<u8>>,
+}
+
+/// Why a request got no usable answer. Finer than [`ErrorKind`](super::ErrorKind): a reset is worth retrying
+/// and a refusal is not, though both are `connect`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    Dns,
+    Denied,
+    Refused,
+    Reset,
+    /// Another connection failure (network or host unreachable, out of sockets...).
+    Unreachable,
+    Timeout,
+    Tls,
+    Protocol,
+    Redirects,
+    /// Not asked: the host could not be asked within the checker's patience (it is in
+    /// backoff, or has more queued than its rate allows); worth asking after this long.
+    Busy(Duration),
+    /// Not asked: `--include`/`--exclude` leave the URL out.
+    Excluded,
+}
+
+impl Failure {
+    /// May pass if asked again: retried in-process, then re-checked later by the queue.
+    pub(crate) fn is_transient(self) -> bool {
+        matches!(self, Failure::Reset | Failure::Timeout)
+    }
+
+    /// A failed HEAD that a GET may survive: servers that drop or garble HEAD. Never after a
+    /// timeout, which would double the wait for nothing.
+    pub(crate) fn worth_a_get(self) -> bool {
+        matches!(self, Failure::Reset | Failure::Protocol)
+    }
+}
+
+/// What one attempt — a chain of redirects — ended with.
+#[derive(Debug)]
+pub(crate) struct Attempt {
+    pub end: End,
+    /// The last URL asked, when some server answered during the attempt.
+    pub final_url: Option<Url>,
+    pub redirects: u32,
+}
+
+#[derive(Debug)]
+pub(crate) enum End {
+    Answered(Reply),
+    /// `status` is the last response's, when a redirect went wrong.
+    Failed {
+        failure: Failure,
+        status: Option<u16>,
+    },
+}
+
+impl Attempt {
+    pub(crate) fn failed(failure: Failure) -> Self {
+        Attempt {
+            end: End::Failed {
+                failure,
+                status: None,
+            },
+            final_url: None,
+            redirects: 0,
+        }
+    }
+
+    /// How long the host is busy, when the attempt could not even ask it.
+    pub(crate) fn busy(&self) -> Option<Duration> {
+        match self.end {
+            End::Failed {
+                failure: Failure::Busy(wait),
+                ..
+            } => Some(wait),
+            _ => None,
+        }
+    }
+
+    /// The server's `Retry-After`, when it answered with one.
+    pub(crate) fn retry_after(&self) -> Option<Duration> {
+        match &self.end {
+            End::Answered(reply) => reply.retry_after,
+            End::Failed { .. } => None,
+        }
+    }
+}
