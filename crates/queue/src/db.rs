@@ -14,6 +14,7 @@ use sqlx::{ConnectOptions, Connection, Executor};
 
 use crate::config::DatabaseUrl;
 use crate::error::Error;
+use crate::retry::retry;
 
 /// A pool of connections to the queue's database.
 #[derive(Clone, Debug)]
@@ -143,11 +144,15 @@ impl Db {
                 .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
                 .busy_timeout(SQLITE_BUSY_TIMEOUT)
                 .log_statements(tracing::log::LevelFilter::Trace);
-            let pool = SqlitePoolOptions::new()
-                .max_connections(max_connections)
-                .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect_with(options)
-                .await?;
+            // Processes opening a new file at once race to switch it to WAL, and SQLite
+            // answers a loser "database is locked" without waiting (a deadlock, to it).
+            let pool = retry("connect", || {
+                SqlitePoolOptions::new()
+                    .max_connections(max_connections)
+                    .acquire_timeout(ACQUIRE_TIMEOUT)
+                    .connect_with(options.clone())
+            })
+            .await?;
             Ok(Db::Sqlite(pool))
         }
     }
