@@ -10,7 +10,7 @@ use crawler_tests::bins::{command, run, stdout};
 use crawler_tests::soft404_site::{spawn_corpus, Kind, Label};
 use crawler_tests::{both_backends, TestDb};
 
-use crate::e2e::{seed, spawn_worker};
+use crate::e2e::seed;
 
 /// A reported site: verdict, status, error kind, detail.
 type Reported = (String, Option<u64>, Option<String>, Option<String>);
@@ -43,10 +43,18 @@ fn normalized(url: &str) -> String {
 }
 
 /// A draining worker crawls the corpus. Alone it takes seconds; in the full suite on the
-/// shared PostgreSQL server it once ran past two minutes (cause not found), so it gets five,
-/// and past them the failure shows where the queue stood.
+/// shared PostgreSQL server it once ran past two minutes, so it gets five, and past them the
+/// failure shows where the queue stood and what the worker last said.
 fn crawl(db: &TestDb, id: &str) {
-    let mut worker = spawn_worker(db, id, &["--drain", "--soft-404"]);
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut worker = command("crawler-worker", db.url.expose())
+        .args(["--id", id])
+        .args(crate::e2e::FAST)
+        .args(["--drain", "--soft-404"])
+        .env("RUST_LOG", "info,crawler_worker=debug,crawler_queue=debug")
+        .stderr(log.reopen().unwrap())
+        .spawn()
+        .unwrap();
     let limit = Duration::from_secs(300);
     let started = std::time::Instant::now();
     while worker.try_wait().unwrap().is_none() {
@@ -55,11 +63,22 @@ fn crawl(db: &TestDb, id: &str) {
             let summary = stdout(&run(
                 command("crawler-report", db.url.expose()).arg("--summary")
             ));
-            panic!("the worker ran longer than {limit:?}; the queue then:\n{summary}");
+            let said = std::fs::read_to_string(log.path()).unwrap_or_default();
+            let lines: Vec<&str> = said.lines().collect();
+            let tail = lines[lines.len().saturating_sub(80)..].join("\n");
+            panic!(
+                "the worker ran longer than {limit:?}; the queue then:\n{summary}\n\
+                 the worker's last words:\n{tail}"
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(worker.wait().unwrap().success());
+    let status = worker.wait().unwrap();
+    assert!(
+        status.success(),
+        "{status}: {}",
+        std::fs::read_to_string(log.path()).unwrap_or_default()
+    );
 }
 
 both_backends!(

@@ -6,10 +6,11 @@
 //! site; selecting by token (not by owner) reads exactly this claim even when the owner holds
 //! older batches. Every later write names the token: a worker that lost its lease changes nothing.
 //!
-//! PostgreSQL has no `UPDATE … LIMIT`: there the claim is one `UPDATE … WHERE id IN (SELECT …
-//! FOR UPDATE SKIP LOCKED) RETURNING …`, which picks, marks and reads the batch at once, and
-//! concurrent claimers skip each other's rows instead of waiting (`claim_returns` in `sql.rs`;
-//! the one branch is in `claim_rows`).
+//! PostgreSQL has no `UPDATE … LIMIT`: there the claim is one `WITH picked AS MATERIALIZED
+//! (SELECT … FOR UPDATE SKIP LOCKED) UPDATE … WHERE id IN (SELECT id FROM picked) RETURNING
+//! …`, which picks, marks and reads the batch at once, and concurrent claimers skip each other's
+//! rows instead of waiting (`claim_returns` and `PICK` in `sql.rs`; the one branch is in
+//! `claim_rows`).
 
 use std::time::Duration;
 

@@ -43,9 +43,39 @@ pub(crate) fn statement(dialect: Dialect, text: &str) -> String {
         text = text.replace(&format!("{{{name}}}"), &state.as_sql().to_string());
     }
     match dialect {
-        Dialect::Postgres => numbered(&text),
+        Dialect::Postgres => with_pick_first(&numbered(&text)),
         Dialect::MySql | Dialect::Sqlite => text,
     }
+}
+
+/// Marks, on PostgreSQL, the subquery that picks the rows of a limited `UPDATE … WHERE id IN
+/// (SELECT … LIMIT ? FOR UPDATE SKIP LOCKED)`. PostgreSQL plans an `IN` subquery as a join,
+/// and may run it again for each row of the `UPDATE` (with poor statistics, as after a mass
+/// `--recheck`); each run skips the rows the statement already changed, so the `LIMIT` stops
+/// bounding them: a claim of 100 was seen taking 113 rows. Only a `WITH` query is run exactly
+/// once (PostgreSQL BUG #15715; Tom Lane's answer there), so [`with_pick_first`] moves the
+/// marked subquery into one.
+pub(crate) const PICK: &str = "/*pick*/";
+
+/// `text` (numbered already, so that its parameters keep their numbers wherever they move)
+/// with the subquery marked [`PICK`] made a materialized CTE, `picked`, that the `IN` reads.
+fn with_pick_first(text: &str) -> String {
+    let opening = format!("IN ({PICK}");
+    let Some(at) = text.find(&opening) else {
+        return text.to_owned();
+    };
+    let start = at + opening.len();
+    let end = start
+        + text[start..]
+            .find(" FOR UPDATE SKIP LOCKED)")
+            .expect("a picking subquery locks its rows")
+        + " FOR UPDATE SKIP LOCKED".len();
+    format!(
+        "WITH picked AS MATERIALIZED ({}) {}IN (SELECT id FROM picked){}",
+        &text[start..end],
+        &text[..at],
+        &text[end + 1..]
+    )
 }
 
 /// `text` with each `?` outside quotes (string literals, quoted names) numbered `$1`, `$2`, …
@@ -226,8 +256,9 @@ impl Statements {
         let sql = |text: &str| statement(dialect, text);
         // MySQL can UPDATE … ORDER BY … LIMIT directly; SQLite (as bundled) and PostgreSQL
         // cannot, and pick the rows in a subquery instead, which PostgreSQL locks skipping rows
-        // other statements hold (a claimer never waits for another). Each is one statement, so
-        // choosing and marking cannot be separated by another claimer.
+        // other statements hold (a claimer never waits for another), and runs once as a CTE
+        // (`statement` moves it there: see `PICK`). Each is one statement, so choosing and
+        // marking cannot be separated by another claimer.
         let limited_text = |table: &str, set: &str, filter: &str, order: &str| {
             let pick = format!("SELECT id FROM {table} WHERE {filter} ORDER BY {order} LIMIT ?");
             match dialect {
@@ -235,9 +266,9 @@ impl Statements {
                     format!("UPDATE {table} SET {set} WHERE {filter} ORDER BY {order} LIMIT ?")
                 }
                 Dialect::Sqlite => format!("UPDATE {table} SET {set} WHERE id IN ({pick})"),
-                Dialect::Postgres => {
-                    format!("UPDATE {table} SET {set} WHERE id IN ({pick} FOR UPDATE SKIP LOCKED)")
-                }
+                Dialect::Postgres => format!(
+                    "UPDATE {table} SET {set} WHERE id IN ({PICK}{pick} FOR UPDATE SKIP LOCKED)"
+                ),
             }
         };
         let limited_in = |table: &str, set: &str, filter: &str, order: &str| {
@@ -485,13 +516,43 @@ mod tests {
     }
 
     #[test]
-    fn postgres_claims_in_one_statement_skipping_locked_rows() {
+    fn postgres_claims_in_one_statement_picking_once_and_skipping_locked_rows() {
         let claim = &Statements::get(Dialect::Postgres).claim;
         assert!(
-            claim.contains("FOR UPDATE SKIP LOCKED) RETURNING id,"),
+            claim.starts_with("WITH picked AS MATERIALIZED (SELECT id FROM sites WHERE "),
             "{claim}"
         );
-        assert!(!claim.contains('?'), "{claim}");
+        assert!(
+            claim.contains(
+                "LIMIT $4 FOR UPDATE SKIP LOCKED) UPDATE sites SET state = 1, owner = $1, \
+                 claim_token = $2, "
+            ),
+            "{claim}"
+        );
+        assert!(
+            claim.ends_with(&format!(
+                "WHERE id IN (SELECT id FROM picked) RETURNING {CLAIMED_COLUMNS}"
+            )),
+            "{claim}"
+        );
+        assert!(!claim.contains('?') && !claim.contains(PICK), "{claim}");
+    }
+
+    #[test]
+    fn only_a_marked_subquery_is_moved() {
+        assert_eq!(
+            with_pick_first("UPDATE t SET a = $1 WHERE id IN (SELECT id FROM u) AND b = $2"),
+            "UPDATE t SET a = $1 WHERE id IN (SELECT id FROM u) AND b = $2"
+        );
+        assert_eq!(
+            with_pick_first(
+                "UPDATE t SET a = $1 WHERE id IN (/*pick*/SELECT id FROM t WHERE (b) LIMIT $2 \
+                 FOR UPDATE SKIP LOCKED) AND c IN (SELECT id FROM v) RETURNING id"
+            ),
+            "WITH picked AS MATERIALIZED (SELECT id FROM t WHERE (b) LIMIT $2 FOR UPDATE SKIP \
+             LOCKED) UPDATE t SET a = $1 WHERE id IN (SELECT id FROM picked) AND c IN (SELECT id \
+             FROM v) RETURNING id"
+        );
     }
 
     #[test]

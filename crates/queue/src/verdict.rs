@@ -218,6 +218,25 @@ impl Finding {
     /// A site not checked because its host is busy for `wait`.
     pub fn deferred(wait: Duration) -> Finding {
         Finding {
+            transient: true,
+            retry_after: Some(wait),
+            deferred: true,
+            ..Finding::no_answer()
+        }
+    }
+
+    /// The verdict of a site whose check failed inside the worker (it panicked): `error`, final,
+    /// with `detail` saying what went wrong, so that the site is not checked again and again.
+    pub fn internal_error(detail: String) -> Finding {
+        Finding {
+            detail: Some(detail),
+            ..Finding::no_answer()
+        }
+    }
+
+    /// An `error` with nothing asked and nothing answered: what the two above start from.
+    fn no_answer() -> Finding {
+        Finding {
             verdict: Verdict::Error,
             status: None,
             error_kind: None,
@@ -225,9 +244,9 @@ impl Finding {
             redirects: 0,
             latency: Duration::ZERO,
             attempts: 0,
-            transient: true,
-            retry_after: Some(wait),
-            deferred: true,
+            transient: false,
+            retry_after: None,
+            deferred: false,
             detail: None,
         }
     }

@@ -260,9 +260,7 @@ impl Checker {
             .limits
             .admit(host, self.inner.config.host_patience)
         {
-            // Spread the sites of a busy host over a little more than its wait.
-            let spread = wait.mul_f64(rand::rng().random_range(1.0..1.1));
-            return Finding::deferred(spread.min(MAX_DELAY));
+            return deferred(wait);
         }
         let probe = match self.inner.soft_404_probe(&url).await {
             Ok(probe) => probe,

@@ -6,10 +6,12 @@
 //! by [`tasks_limit`], so memory is; a site whose host would keep it waiting longer than the
 //! checker's patience is not waited for but deferred (see `check/ratelimit.rs`).
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crawler_queue::{Outcome, Site};
+use crawler_queue::{Finding, Outcome, Site};
+use futures::FutureExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -32,15 +34,21 @@ pub async fn check_loop(
             Some(done) = running.join_next(), if !running.is_empty() => forward(done, &outcomes, stop.cancelled()).await,
             site = sites.recv(), if running.len() < limit => match site {
                 Some(site) => {
-                    // A partition lost meanwhile: its hosts are another worker's now.
+                    let ctx = ctx.clone();
+                    // A partition lost meanwhile: its hosts are another worker's now, and the
+                    // site is given back for whoever holds it.
                     let Some(stop) = ctx.parts.watch(site.part) else {
-                        ctx.held.remove(site.token, site.id);
+                        running.spawn(async move {
+                            give_back(&ctx, site).await;
+                            None
+                        });
                         continue;
                     };
-                    let ctx = ctx.clone();
                     running.spawn(async move {
-                        match unless_cut(&stop, ctx.checker.check(&site.url)).await {
-                            Some(finding) => Some(Outcome { site, finding }),
+                        let check = AssertUnwindSafe(ctx.checker.check(&site.url)).catch_unwind();
+                        match unless_cut(&stop, check).await {
+                            Some(Ok(finding)) => Some(Outcome { site, finding }),
+                            Some(Err(panic)) => Some(panicked(site, panic.as_ref())),
                             None => {
                                 give_back(&ctx, site).await;
                                 None
@@ -87,6 +95,21 @@ async fn give_back(ctx: &Ctx, site: Site) {
     }
 }
 
+/// The outcome of a check that panicked (a bug): the site gets an `error` verdict saying so,
+/// rather than staying held, its lease extended, until the worker stops.
+fn panicked(site: Site, panic: &(dyn std::any::Any + Send)) -> Outcome {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_owned());
+    tracing::error!(url = %site.url, panic = %what, "a check panicked; its site gets an error verdict");
+    Outcome {
+        site,
+        finding: Finding::internal_error(format!("the worker's check panicked: {what}")),
+    }
+}
+
 /// Tasks at once: the requests on the wire, and room for two claims' sites to wait for their
 /// hosts, so that whichever host may send next has a site ready.
 fn tasks_limit(concurrency: usize, batch_size: u32) -> usize {
@@ -112,8 +135,37 @@ async fn forward(
                 _ = until => {}
             }
         }
-        // A panicking check loses no site: it stays held and is given back (or its lease expires).
-        Err(error) if error.is_panic() => tracing::error!("a check panicked: {error}"),
+        Err(error) if error.is_panic() => tracing::error!("a check task panicked: {error}"),
+        // Aborted at the end of the grace period: the site stays held and is given back.
         Err(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicked_check_gives_its_site_a_final_error_saying_why() {
+        let site = Site {
+            id: 3,
+            token: 7,
+            url: "http://127.0.0.1/x".into(),
+            host: "127.0.0.1".into(),
+            part: 0,
+            tries: 0,
+            consecutive_failures: 0,
+            parts_token: None,
+        };
+        let panic = std::panic::catch_unwind(|| panic!("index {} out of range", 9)).unwrap_err();
+        let outcome = panicked(site, panic.as_ref());
+        assert_eq!(outcome.site.id, 3);
+        let finding = outcome.finding;
+        assert_eq!(finding.verdict, crawler_queue::Verdict::Error);
+        assert!(!finding.transient && !finding.deferred && finding.retry_after.is_none());
+        assert_eq!(
+            finding.detail.as_deref(),
+            Some("the worker's check panicked: index 9 out of range")
+        );
     }
 }

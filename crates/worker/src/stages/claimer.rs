@@ -68,8 +68,25 @@ pub async fn claim_loop(
                 );
                 ctx.held.add(&batch);
                 ctx.parts.adopt(batch.sites.iter().map(|s| s.part));
-                for (site, permit) in batch.sites.into_iter().zip(permits) {
+                let mut sites_claimed = batch.sites.into_iter();
+                for (site, permit) in sites_claimed.by_ref().zip(permits) {
                     permit.send(site);
+                }
+                // More than asked for (a database that let a claim's LIMIT slip, as PostgreSQL
+                // once did, `sql::PICK`): they are held too, so they are checked, not dropped
+                // to have their lease extended until the worker stops.
+                let extra: Vec<Site> = sites_claimed.collect();
+                if !extra.is_empty() {
+                    tracing::warn!(
+                        asked = n,
+                        extra = extra.len(),
+                        "a claim returned more sites than asked for; checking them too"
+                    );
+                }
+                for site in extra {
+                    if sites.send(site).await.is_err() {
+                        return Ended::Stopped;
+                    }
                 }
                 continue;
             }
