@@ -42,9 +42,9 @@ fn normalized(url: &str) -> String {
     url::Url::parse(url).unwrap().to_string()
 }
 
-/// A draining worker crawls the corpus. Alone it takes seconds; in the full suite on the
-/// shared PostgreSQL server it once ran past two minutes, so it gets five, and past them the
-/// failure shows where the queue stood and what the worker last said.
+/// A draining worker crawls the corpus, in seconds. It gets five minutes, and past them the
+/// failure shows where the queue stood and what the worker last said: that is how a PostgreSQL
+/// claim that took more than its `LIMIT` showed here (`sql::PICK`), as 13 sites left claimed.
 fn crawl(db: &TestDb, id: &str) {
     let log = tempfile::NamedTempFile::new().unwrap();
     let mut worker = command("crawler-worker", db.url.expose())
