@@ -96,12 +96,14 @@ pub fn seed(db: &TestDb, file: &std::path::Path) -> String {
 }
 
 pub fn spawn_worker(db: &TestDb, id: &str, extra: &[&str]) -> Child {
-    command("crawler-worker", db.url.expose())
-        .args(["--id", id])
-        .args(FAST)
-        .args(extra)
-        .spawn()
-        .unwrap()
+    worker_command(db, id, extra).spawn().unwrap()
+}
+
+/// `crawler-worker --id id` with the [`FAST`] settings and `extra`, not started.
+pub fn worker_command(db: &TestDb, id: &str, extra: &[&str]) -> Command {
+    let mut worker = command("crawler-worker", db.url.expose());
+    worker.args(["--id", id]).args(FAST).args(extra);
+    worker
 }
 
 /// Waits for `child` to exit, killing it after `limit`.

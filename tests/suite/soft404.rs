@@ -10,7 +10,7 @@ use crawler_tests::bins::{command, run, stdout};
 use crawler_tests::soft404_site::{spawn_corpus, Kind, Label};
 use crawler_tests::{both_backends, TestDb};
 
-use crate::e2e::seed;
+use crate::e2e::{seed, worker_command};
 
 /// A reported site: verdict, status, error kind, detail.
 type Reported = (String, Option<u64>, Option<String>, Option<String>);
@@ -47,10 +47,7 @@ fn normalized(url: &str) -> String {
 /// claim that took more than its `LIMIT` showed here (`sql::PICK`), as 13 sites left claimed.
 fn crawl(db: &TestDb, id: &str) {
     let log = tempfile::NamedTempFile::new().unwrap();
-    let mut worker = command("crawler-worker", db.url.expose())
-        .args(["--id", id])
-        .args(crate::e2e::FAST)
-        .args(["--drain", "--soft-404"])
+    let mut worker = worker_command(db, id, &["--drain", "--soft-404"])
         .env("RUST_LOG", "info,crawler_worker=debug,crawler_queue=debug")
         .stderr(log.reopen().unwrap())
         .spawn()

@@ -1,4 +1,5 @@
-//! Findings and outcomes the queue tests and benchmarks write back, without an HTTP check.
+//! Findings and outcomes the queue tests and benchmarks write back, without an HTTP check, and
+//! the claimed sites they are about.
 
 use std::time::Duration;
 
@@ -18,6 +19,20 @@ pub fn alive() -> Finding {
         retry_after: None,
         deferred: false,
         detail: None,
+    }
+}
+
+/// Site `id` of `host` as a claim (token 7) hands it to a worker, at `https://{host}/`.
+pub fn claimed_site(id: i64, host: &str) -> Site {
+    Site {
+        id,
+        token: 7,
+        url: format!("https://{host}/"),
+        host: host.to_owned(),
+        part: 0,
+        tries: 0,
+        consecutive_failures: 0,
+        parts_token: None,
     }
 }
 

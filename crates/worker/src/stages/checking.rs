@@ -147,16 +147,7 @@ mod tests {
 
     #[test]
     fn a_panicked_check_gives_its_site_a_final_error_saying_why() {
-        let site = Site {
-            id: 3,
-            token: 7,
-            url: "http://127.0.0.1/x".into(),
-            host: "127.0.0.1".into(),
-            part: 0,
-            tries: 0,
-            consecutive_failures: 0,
-            parts_token: None,
-        };
+        let site = crawler_tests::findings::claimed_site(3, "127.0.0.1");
         let panic = std::panic::catch_unwind(|| panic!("index {} out of range", 9)).unwrap_err();
         let outcome = panicked(site, panic.as_ref());
         assert_eq!(outcome.site.id, 3);

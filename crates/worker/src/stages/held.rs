@@ -99,16 +99,7 @@ mod tests {
     use crawler_queue::Site;
 
     fn site(id: i64) -> Site {
-        Site {
-            id,
-            token: 7,
-            url: String::new(),
-            host: String::new(),
-            part: 0,
-            tries: 0,
-            consecutive_failures: 0,
-            parts_token: None,
-        }
+        crawler_tests::findings::claimed_site(id, "127.0.0.1")
     }
 
     #[test]

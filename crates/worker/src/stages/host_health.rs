@@ -83,20 +83,11 @@ fn failed(finding: &Finding) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crawler_queue::{Site, Verdict};
-    use crawler_tests::findings::{alive, outcomes_of};
+    use crawler_queue::Verdict;
+    use crawler_tests::findings::{alive, claimed_site, outcomes_of};
 
     fn outcome(host: &str, verdict: Verdict, status: Option<u16>) -> Outcome {
-        let site = Site {
-            id: 1,
-            token: 1,
-            url: format!("https://{host}/"),
-            host: host.to_owned(),
-            part: 0,
-            tries: 0,
-            consecutive_failures: 0,
-            parts_token: None,
-        };
+        let site = claimed_site(1, host);
         let finding = Finding {
             verdict,
             status,
