@@ -50,9 +50,12 @@ struct Scenario {
     latency: Duration,
     /// Whether lychee crawls the same list too.
     lychee: bool,
+    /// The crawler's `--concurrency` (`None`: its default); lychee's `--max-concurrency` is
+    /// this or 128.
+    concurrency: Option<usize>,
 }
 
-const SCENARIOS: [Scenario; 3] = [
+const SCENARIOS: [Scenario; 4] = [
     Scenario {
         key: "a",
         workers: 4,
@@ -63,6 +66,7 @@ const SCENARIOS: [Scenario; 3] = [
         host_rate: 10,
         latency: Duration::from_millis(200),
         lychee: false,
+        concurrency: None,
     },
     Scenario {
         key: "b",
@@ -74,6 +78,19 @@ const SCENARIOS: [Scenario; 3] = [
         host_rate: 20,
         latency: Duration::from_millis(20),
         lychee: true,
+        concurrency: None,
+    },
+    Scenario {
+        key: "z",
+        workers: 1,
+        urls: 100_000,
+        hosts: 1000,
+        share: 0.0,
+        host_concurrency: 10,
+        host_rate: 20,
+        latency: Duration::ZERO,
+        lychee: true,
+        concurrency: Some(128),
     },
     Scenario {
         key: "c",
@@ -85,6 +102,7 @@ const SCENARIOS: [Scenario; 3] = [
         host_rate: 50,
         latency: Duration::from_millis(50),
         lychee: false,
+        concurrency: None,
     },
 ];
 
@@ -172,7 +190,7 @@ impl Scenario {
     fn flags(&self) -> Vec<String> {
         let concurrency = self.host_concurrency.to_string();
         let rate = self.host_rate.to_string();
-        [
+        let mut flags: Vec<String> = [
             "--drain",
             "--host-concurrency",
             &concurrency,
@@ -180,7 +198,11 @@ impl Scenario {
             &rate,
         ]
         .map(str::to_owned)
-        .to_vec()
+        .to_vec();
+        if let Some(n) = self.concurrency {
+            flags.extend(["--concurrency".to_owned(), n.to_string()]);
+        }
+        flags
     }
 
     /// Seeds the list into a fresh database, then drains it: the time of each.
@@ -229,7 +251,8 @@ impl Scenario {
         let log = bench.tmp.path().join("lychee.log");
         let started = Instant::now();
         let child = Command::new(&lychee.path)
-            .args(["--no-progress", "--max-concurrency", "128"])
+            .args(["--no-progress", "--max-concurrency"])
+            .arg(self.concurrency.unwrap_or(128).to_string())
             .args(["--host-concurrency", &self.host_concurrency.to_string()])
             .args(["--host-request-interval", &interval])
             .args(["--timeout", "20", "--max-retries", "2", "--accept", "200"])
