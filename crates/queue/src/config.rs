@@ -98,9 +98,9 @@ impl Default for QueueConfig {
     fn default() -> Self {
         QueueConfig {
             claim: ClaimMethod::default(),
-            max_attempts: 3,
-            retry_delay: Duration::from_secs(60),
-            defer_horizon: Duration::from_secs(3600),
+            max_attempts: 2,
+            retry_delay: Duration::from_secs(5),
+            defer_horizon: Duration::from_secs(60),
         }
     }
 }

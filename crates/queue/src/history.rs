@@ -65,6 +65,28 @@ impl Queue {
         }
     }
 
+    /// Records the verdict changes of every row claim `token` completed (a host decided at
+    /// once: `Queue::decide_host`), through the `sites_token` index.
+    pub(crate) async fn record_verdict_changes_of(&self, token: i64) {
+        let sql = self.statement(&format!(
+            "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
+             SELECT id, checked_at, verdict, http_status, error_kind FROM {} \
+             WHERE claim_token = ? AND state = {{done}} AND COALESCE({LATEST}, '') <> verdict",
+            match self.db.dialect() {
+                crate::db::Dialect::MySql => "sites FORCE INDEX (sites_token)",
+                _ => "sites",
+            }
+        ));
+        let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
+            retry("record verdict changes", || sqlx::query(&sql).bind(token).execute(pool))
+                .await
+                .map(drop)
+        });
+        if let Err(error) = recorded {
+            tracing::warn!(%error, "cannot record verdict changes; the next check will");
+        }
+    }
+
     /// Deletes the verdict changes recorded longer ago than `older_than`, except each site's
     /// latest one; returns how many.
     pub async fn prune_verdict_changes(&self, older_than: Duration) -> Result<u64, Error> {

@@ -1,12 +1,16 @@
 //! What the fleet learns about a host, kept in the `hosts` table so that whoever holds the
-//! host's partition next respects it: backoff after 429/503 (and the `Retry-After` asked), and
-//! the recent error rate (requests that got no answer). Rows exist only for hosts that throttled or
+//! host's partition next respects it — the host's state: `ok` (no row, or nothing set),
+//! `throttled` (its adaptive `rate`), `deferred` until `backoff_until` (a host-wide
+//! `Retry-After`), `unreachable` since when and why (decided once for the host, which gives
+//! every pending URL of it its verdict in one write: [`Queue::decide_host`]); and the recent
+//! error rate (requests that got no answer). Rows exist only for hosts that throttled or
 //! failed, so the table stays small on a healthy list.
 
 use std::time::Duration;
 
 use crate::db::with_pool;
 use crate::error::Error;
+use crate::verdict::{ErrorKind, Verdict};
 use crate::parts::part_of;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
@@ -38,7 +42,33 @@ pub struct HostState {
     /// Checks and failures lately (see `RECENT_CHECKS` in sql.rs).
     pub recent_checks: i64,
     pub recent_errors: i64,
+    /// The rate it was last asked at, while it throttled (requests per second).
+    pub rate: Option<f64>,
+    /// Decided unreachable, for this cause.
+    pub unreachable: Option<ErrorKind>,
 }
+
+/// Why a host was decided unreachable: the error kind every pending URL of it gets, and a
+/// detail that says it was decided for the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreachable {
+    pub kind: ErrorKind,
+    pub detail: String,
+}
+
+/// A host's pace as one worker last saw it, for the fleet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostPace {
+    pub host: String,
+    /// Its adaptive rate while throttled; `None` once back at its configured rate.
+    pub rate: Option<f64>,
+    /// Deferred by the server (host-wide `Retry-After`) for this long yet.
+    pub deferred: Duration,
+}
+
+/// Sites one `decide_host` statement writes at most: a host of a million URLs is decided in
+/// statements of bounded size.
+const DECIDE_CHUNK: i64 = 1000;
 
 impl HostState {
     /// Failing lately: at least half of ten or more recent checks.
@@ -55,21 +85,139 @@ impl Queue {
     /// learned before this worker held them.
     pub async fn host_states(&self, token: i64) -> Result<Vec<HostState>, Error> {
         let sql = &self.sql().host_states;
-        let rows: Vec<(String, i64, i64, i64)> = with_pool!(&self.db, pool => {
+        type Row = (String, i64, i64, i64, Option<f64>, Option<String>);
+        let rows: Vec<Row> = with_pool!(&self.db, pool => {
             retry("host states", || sqlx::query_as(sql).bind(token).fetch_all(pool)).await?
         });
         Ok(rows
             .into_iter()
-            .map(|(host, ms, recent_checks, recent_errors)| HostState {
+            .map(|(host, ms, recent_checks, recent_errors, rate, kind)| HostState {
                 host,
                 backoff: Duration::from_millis(ms.max(0) as u64),
                 recent_checks,
                 recent_errors,
+                rate,
+                unreachable: kind.and_then(|k| k.parse().ok()),
             })
             .collect())
     }
 
-    /// Records hosts that throttled, so that whoever holds them next waits as they asked.
+    /// Gives every pending site of `host` (in the partitions `parts_token` holds) the host's
+    /// verdict, `unreachable` with `why`, in statements of [`DECIDE_CHUNK`] sites, and records
+    /// the host's state. Returns the sites written. The sites this worker has claimed are not
+    /// touched: their checks end with the same verdict without a request.
+    pub async fn decide_host(
+        &self,
+        parts_token: i64,
+        host: &str,
+        why: &Unreachable,
+    ) -> Result<u64, Error> {
+        self.record_unreachable(host, Some(why)).await?;
+        let token = rand::Rng::random_range(&mut rand::rng(), 1..i64::MAX);
+        let sql = &self.sql().decide_host;
+        let mut written = 0;
+        loop {
+            let n = with_pool!(&self.db, pool => {
+                retry("decide a host", || {
+                    sqlx::query(sql)
+                        .bind(token)
+                        .bind(Verdict::Unreachable.as_str())
+                        .bind(why.kind.as_str())
+                        .bind(why.detail.as_str())
+                        .bind(host)
+                        .bind(parts_token)
+                        .bind(DECIDE_CHUNK)
+                        .execute(pool)
+                })
+                .await?
+                .rows_affected()
+            });
+            written += n;
+            if n < DECIDE_CHUNK as u64 {
+                break;
+            }
+        }
+        if written > 0 {
+            self.record_verdict_changes_of(token).await;
+        }
+        Ok(written)
+    }
+
+    /// Records that `host` is unreachable (`why`), or reachable again (`None`).
+    pub async fn record_unreachable(&self, host: &str, why: Option<&Unreachable>) -> Result<(), Error> {
+        let sql = match why {
+            Some(_) => self.statement(&format!(
+                "{} unreachable_since = COALESCE(hosts.unreachable_since, {{now}}), \
+                 unreachable_kind = ?, unreachable_detail = ?",
+                crate::sql::upsert(
+                    self.db.dialect(),
+                    "INTO hosts (host, part, unreachable_since, unreachable_kind, unreachable_detail) \
+                     VALUES (?, ?, {now}, ?, ?)",
+                    "host"
+                )
+            )),
+            None => self.statement(
+                "UPDATE hosts SET unreachable_since = NULL, unreachable_kind = NULL, \
+                 unreachable_detail = NULL WHERE host = ?",
+            ),
+        };
+        with_pool!(&self.db, pool => {
+            retry("record a host's reachability", || {
+                let q = sqlx::query(&sql);
+                let q = match why {
+                    Some(why) => q
+                        .bind(host)
+                        .bind(part_of(host))
+                        .bind(why.kind.as_str())
+                        .bind(why.detail.as_str())
+                        .bind(why.kind.as_str())
+                        .bind(why.detail.as_str()),
+                    None => q.bind(host),
+                };
+                q.execute(pool)
+            })
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// Records the hosts' paces: their adaptive rate (none: back to the configured rate) and
+    /// how long the server deferred them.
+    pub async fn record_paces(&self, paces: &[HostPace]) -> Result<(), Error> {
+        let dialect = self.db.dialect();
+        let greatest = match dialect {
+            crate::db::Dialect::Sqlite => "MAX",
+            _ => "GREATEST",
+        };
+        let sql = self.statement(&format!(
+            "{} rate = ?, backoff_until = {greatest}(hosts.backoff_until, {{now}} + ?)",
+            crate::sql::upsert(
+                dialect,
+                "INTO hosts (host, part, rate, backoff_until) VALUES (?, ?, ?, {now} + ?)",
+                "host"
+            )
+        ));
+        for p in paces {
+            let deferred = millis(p.deferred.min(crate::MAX_DELAY));
+            with_pool!(&self.db, pool => {
+                retry("record a host's pace", || {
+                    sqlx::query(&sql)
+                        .bind(&p.host)
+                        .bind(part_of(&p.host))
+                        .bind(p.rate)
+                        .bind(deferred)
+                        .bind(p.rate)
+                        .bind(deferred)
+                        .execute(pool)
+                })
+                .await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// Records hosts that throttled (for the hosts report). A `Retry-After` about one URL
+    /// does not defer its host: a host-wide one comes through [`Queue::record_paces`].
     pub async fn record_throttled(&self, hosts: &[Throttled]) -> Result<(), Error> {
         let sql = &self.sql().record_throttled;
         for t in hosts {
@@ -79,7 +227,7 @@ impl Queue {
                     sqlx::query(sql)
                         .bind(&t.host)
                         .bind(part_of(&t.host))
-                        .bind(asked)
+                        .bind(0i64)
                         .bind(i32::from(t.status))
                         .bind(t.retry_after.map(|_| asked))
                         .execute(pool)

@@ -68,7 +68,7 @@ pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect, Missing};
 pub use error::{error_chain, Error};
 pub use history::VerdictChange;
-pub use hosts::{HostChecks, HostState, Throttled};
+pub use hosts::{HostChecks, HostPace, HostState, Throttled, Unreachable};
 pub use parts::{part_of, HeldPart, PARTS};
 pub use queue::{Batch, Queue, Site, State};
 pub use reap::Reaped;

@@ -139,6 +139,20 @@ impl Queue {
         n: u32,
         lease: Duration,
     ) -> Result<Batch, Error> {
+        self.claim_held_except(parts_token, &[], owner, n, lease)
+            .await
+    }
+
+    /// Like [`Queue::claim_held`], leaving out the partitions `except` (those of hosts the
+    /// worker has enough of already, waiting for their turn: claim by host readiness).
+    pub async fn claim_held_except(
+        &self,
+        parts_token: i64,
+        except: &[i16],
+        owner: &str,
+        n: u32,
+        lease: Duration,
+    ) -> Result<Batch, Error> {
         let sql =
             self.statement("SELECT id FROM parts WHERE token = ? AND draining = 0 ORDER BY id");
         let parts: Vec<i16> = with_pool!(&self.db, pool => {
@@ -147,6 +161,7 @@ impl Queue {
             })
             .await?
         });
+        let parts: Vec<i16> = parts.into_iter().filter(|p| !except.contains(p)).collect();
         let token = rand::rng().random_range(1..i64::MAX);
         if parts.is_empty() {
             return Ok(Batch {

@@ -110,7 +110,7 @@ pub(crate) fn insert_ignore(dialect: Dialect, into: &str) -> String {
 
 /// `INSERT {into}` that, when a row of the same `key` exists, updates it instead: the
 /// assignments follow. They name the inserted values with [`inserted`].
-fn upsert(dialect: Dialect, into: &str, key: &str) -> String {
+pub(crate) fn upsert(dialect: Dialect, into: &str, key: &str) -> String {
     match dialect {
         Dialect::MySql => format!("INSERT {into} ON DUPLICATE KEY UPDATE"),
         Dialect::Postgres | Dialect::Sqlite => {
@@ -188,8 +188,13 @@ pub(crate) struct Statements {
     /// Binds: dead-after ms. Partitions of workers whose heartbeat stopped become free.
     pub reap_dead_parts: String,
     /// Binds: parts token. Hosts of the held partitions that the fleet learned something of:
-    /// host, milliseconds of backoff left, recent checks, recent errors.
+    /// host, milliseconds of backoff left, recent checks, recent errors, rate, unreachable
+    /// kind.
     pub host_states: String,
+    /// Binds: claim token, verdict, error kind, detail, host, parts token, n. Gives up to n
+    /// pending sites of a host (in the held partitions) the host's verdict, stamped with the
+    /// claim token so their verdict changes can be recorded.
+    pub decide_host: String,
     /// Binds: host, part, backoff ms, status, retry-after ms. Records that a host throttled.
     pub record_throttled: String,
     /// A template (finish it with [`statement`] once `{rows}` is filled in). Binds, per row of
@@ -332,9 +337,20 @@ impl Statements {
                  WHERE owner IN (SELECT id FROM workers WHERE heartbeat_at < {{now}} - ?)"
             )),
             host_states: sql(
-                "SELECT host, backoff_until - {now}, recent_checks, recent_errors FROM hosts \
+                "SELECT host, backoff_until - {now}, recent_checks, recent_errors, rate, \
+                 unreachable_kind FROM hosts \
                  WHERE part IN (SELECT id FROM parts WHERE token = ?) \
-                 AND (backoff_until > {now} OR recent_errors > 0)",
+                 AND (backoff_until > {now} OR recent_errors > 0 OR rate IS NOT NULL \
+                 OR unreachable_since IS NOT NULL)",
+            ),
+            decide_host: limited(
+                "state = {done}, owner = NULL, expires_at = NULL, claim_token = ?, \
+                 checked_at = {now}, next_check_at = {now}, verdict = ?, http_status = NULL, \
+                 error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
+                 attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?",
+                "host = ? AND state = {pending} \
+                 AND part IN (SELECT id FROM parts WHERE token = ?)",
+                "id",
             ),
             record_throttled: {
                 let insert = upsert(

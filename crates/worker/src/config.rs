@@ -82,13 +82,13 @@ pub struct Args {
     pub reap_every: Duration,
 
     /// Checks of a site ending in a transient failure (timeout, reset, 408, 429, 5xx) before
-    /// that failure is its verdict.
-    #[arg(long, env = "CRAWLER_ATTEMPTS", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    /// that failure is its verdict; each check already retries in-process (--retries).
+    #[arg(long, env = "CRAWLER_ATTEMPTS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub attempts: u32,
 
-    /// Wait before checking again a site whose check failed transiently; doubles each time.
-    /// Between 100ms and 30d.
-    #[arg(long, env = "CRAWLER_RETRY_DELAY", default_value = "1m", value_parser = RETRY_DELAY.parser())]
+    /// Wait before checking again a site whose check failed transiently (after its in-process
+    /// retries); doubles each time. Between 100ms and 30d.
+    #[arg(long, env = "CRAWLER_RETRY_DELAY", default_value = "5s", value_parser = RETRY_DELAY.parser())]
     pub retry_delay: Duration,
 
     /// Time allowed for one HTTP attempt, redirects included. Between 1ms and 30d.
@@ -99,8 +99,9 @@ pub struct Args {
     #[arg(long, env = "CRAWLER_CONNECT_TIMEOUT", default_value = "10s", value_parser = TIMEOUT.parser())]
     pub connect_timeout: Duration,
 
-    /// In-process retries after a timeout, reset, 408, 429 or 5xx (never after DNS failures or
-    /// refusals), with exponential backoff and jitter.
+    /// In-process retries after a reset, 408, 429 or 5xx (a timeout once at most; never after
+    /// DNS failures or refusals, which are decided for the host), with exponential backoff and
+    /// jitter.
     #[arg(long, env = "CRAWLER_RETRIES", default_value_t = 2)]
     pub retries: u32,
 
@@ -123,15 +124,21 @@ pub struct Args {
 
     /// Longest Retry-After waited for in-process; a longer one gives the site back to the
     /// queue, due after that time. At most 30d.
-    #[arg(long, env = "CRAWLER_MAX_RETRY_AFTER", default_value = "1m", value_parser = WAIT.parser())]
+    #[arg(long, env = "CRAWLER_MAX_RETRY_AFTER", default_value = "30s", value_parser = WAIT.parser())]
     pub max_retry_after: Duration,
 
-    /// A site the server defers further than this (a long Retry-After, or the retry backoff)
-    /// gets its current result (blocked for 429, error for 503) as its verdict now, with the
-    /// time the server allows kept as its next check, instead of staying pending; so --drain
-    /// ends. Every delay from a server is capped at 30 days. 1s to 30d.
-    #[arg(long, env = "CRAWLER_DEFER_HORIZON", default_value = "1h", value_parser = LEASE.parser())]
+    /// A site, or a whole host, the server defers further than this (a long Retry-After, or
+    /// the retry backoff) gets its verdict now (blocked for 429, error for 503; "deferred by
+    /// the server until …" for the host's other sites), with the time the server allows kept
+    /// as its next check, instead of staying pending; so --drain ends. Every delay from a
+    /// server is capped at 30 days. 1s to 30d.
+    #[arg(long, env = "CRAWLER_DEFER_HORIZON", default_value = "1m", value_parser = LEASE.parser())]
     pub defer_horizon: Duration,
+
+    /// Resolve names with this DNS server (IP or IP:PORT, port 53 by default; A and AAAA over
+    /// UDP) instead of the system's resolver.
+    #[arg(long, env = "CRAWLER_DNS_SERVER", value_name = "IP[:PORT]", value_parser = parse_dns_server)]
+    pub dns_server: Option<SocketAddr>,
 
     /// The User-Agent header. Default: crawler/VERSION, and (+URL) with --contact.
     #[arg(long, env = "CRAWLER_USER_AGENT", value_parser = parse_user_agent)]
@@ -232,6 +239,13 @@ impl From<Claim> for ClaimMethod {
     }
 }
 
+/// `--dns-server`: an IP address, with a port or 53.
+fn parse_dns_server(s: &str) -> Result<SocketAddr, String> {
+    s.parse::<SocketAddr>()
+        .or_else(|_| s.parse::<std::net::IpAddr>().map(|ip| SocketAddr::new(ip, 53)))
+        .map_err(|_| format!("not an IP address or IP:PORT: {s:?}"))
+}
+
 /// Everything a worker runs with, validated.
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
@@ -267,6 +281,8 @@ impl Args {
             insecure: self.insecure,
             public_only: self.public_only,
             retry_after_cap: self.max_retry_after,
+            defer_horizon: self.defer_horizon,
+            dns_server: self.dns_server,
             soft_404: self.soft_404,
             ..CheckConfig::default()
         };

@@ -13,6 +13,7 @@ use crawler_queue::Verdict;
 use indicatif::ProgressStyle;
 use tracing_indicatif::span_ext::IndicatifSpanExt;
 
+use crate::check::HostCounts;
 use crate::stats::Stats;
 
 /// The rate is measured over this much of the recent past, so it follows the crawl as it
@@ -59,7 +60,7 @@ impl Progress {
     }
 
     /// Shows `stats`; `paused` says the fleet is paused (on the bar and in the line).
-    pub fn update(&mut self, stats: &Stats, paused: bool) {
+    pub fn update(&mut self, stats: &Stats, paused: bool, hosts: HostCounts) {
         let now = Instant::now();
         let checked = stats.checked();
         self.rate.record(now, checked);
@@ -71,9 +72,10 @@ impl Progress {
                 span.pb_set_length(total.unwrap_or(checked));
                 span.pb_set_position(checked);
                 span.pb_set_message(&format!(
-                    "{}{}",
+                    "{}{}{}",
                     pause_mark(paused),
-                    bar_message(stats, rate, due)
+                    bar_message(stats, rate, due),
+                    hosts_part(hosts)
                 ));
                 // Drawn from the first update on, with a length: a bar without one reads 100 %.
                 span.pb_start();
@@ -81,9 +83,10 @@ impl Progress {
             None if now.duration_since(self.last_log) >= self.every => {
                 let window = RATE_WINDOW.as_secs();
                 tracing::info!(
-                    "{}{}, {rate:.0}/s over the last {window} s",
+                    "{}{}, {rate:.0}/s over the last {window} s{}",
                     pause_mark(paused),
-                    stats.line()
+                    stats.line(),
+                    hosts_part(hosts)
                 );
                 self.last_log = now;
             }
@@ -114,6 +117,17 @@ fn bar_message(stats: &Stats, rate: f64, due: Option<u64>) -> String {
 }
 
 /// What the bar and the line start with while the fleet is paused.
+/// The hosts in trouble, when any is: " · hosts: 3 unreachable, 1 throttled, 0 deferred".
+fn hosts_part(hosts: HostCounts) -> String {
+    if hosts.unreachable + hosts.throttled + hosts.deferred == 0 {
+        return String::new();
+    }
+    format!(
+        " · hosts: {} unreachable, {} throttled, {} deferred",
+        hosts.unreachable, hosts.throttled, hosts.deferred
+    )
+}
+
 fn pause_mark(paused: bool) -> &'static str {
     if paused {
         "PAUSED · "

@@ -22,6 +22,7 @@ impl Failure {
             Failure::Protocol => ErrorKind::Protocol,
             Failure::Redirects => ErrorKind::Redirects,
             Failure::Excluded => ErrorKind::Excluded,
+            Failure::HostDown(cause) => cause.kind(),
         }
     }
 
@@ -140,6 +141,13 @@ impl Attempt {
         retry_after: Option<Duration>,
     ) -> Finding {
         let transient = self.is_transient() || retry_after.is_some();
+        let detail = match &self.end {
+            End::Failed {
+                failure: Failure::HostDown(cause),
+                ..
+            } => Some(format!("decided for the host: {}", cause.describe())),
+            _ => None,
+        };
         let (verdict, status, error_kind) = match self.end {
             End::Answered(r) => (
                 verdict_of_status(r.status, r.cf_mitigated, r.accepted),
@@ -159,7 +167,7 @@ impl Attempt {
             transient,
             retry_after,
             deferred: false,
-            detail: None,
+            detail,
         }
     }
 }

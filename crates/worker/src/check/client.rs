@@ -13,6 +13,7 @@ use url::Url;
 use super::accept::accepts;
 use super::classify::failure_of;
 use super::cut;
+use super::health::Gate;
 use super::reply::{Failure, Reply};
 use super::resolve::CachingResolver;
 use super::retry::parse_retry_after;
@@ -104,14 +105,12 @@ impl Inner {
         budget: &mut Duration,
         keep_body: bool,
     ) -> Result<Reply, Failure> {
-        let permit = self
-            .limits
-            .acquire(
-                url.host_str().unwrap_or_default(),
-                self.config.host_patience,
-            )
-            .await
-            .map_err(Failure::Busy)?;
+        let host = url.host_str().unwrap_or_default();
+        let gate = self.health.gate(host).await.map_err(Failure::HostDown)?;
+        if matches!(gate, Gate::Probe(_)) {
+            self.resolver.forget_failure(host);
+        }
+        let permit = self.limits.acquire(host).await.map_err(Failure::Busy)?;
         cut::sent();
         let started = Instant::now();
         let in_flight = super::requests::InFlight::start();
@@ -121,15 +120,14 @@ impl Inner {
         *budget = budget.saturating_sub(started.elapsed());
         match &result {
             Ok(reply) => {
-                let hold = reply.retry_after.unwrap_or_default();
-                permit.record(
-                    reply.status,
-                    reply.retry_after,
-                    hold.min(self.config.retry_after_cap),
-                );
+                self.health.answered(host);
+                permit.record(reply.status, reply.retry_after, url.path());
             }
-            Err(Failure::Timeout | Failure::Reset | Failure::Refused) => permit.record_failure(),
-            Err(_) => {}
+            Err(failure) => {
+                if let Some(cause) = self.health.failed(host, *failure, started) {
+                    tracing::info!(host, cause = cause.describe(), "host decided unreachable");
+                }
+            }
         }
         result
     }

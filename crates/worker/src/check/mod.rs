@@ -11,8 +11,11 @@
 //! - `cut.rs`: cutting a check off only before its first request, never once one is sent
 //! - `reply.rs`: what those hand back: a request's `Reply` or `Failure`, an `Attempt`
 //! - `requests.rs`: the requests counted for Prometheus (`--metrics`)
-//! - `ratelimit.rs`: per-host concurrency, rate and 429 penalty; the global in-flight limit
-//! - `resolve.rs`: the DNS cache, which also applies the public-only filter
+//! - `ratelimit.rs`: per-host concurrency, rate and adaptive pace (429s); the global in-flight
+//!   limit; the fleet's pause
+//! - `health.rs`: whether a host can be reached at all, decided once for the host
+//! - `resolve.rs`: the DNS cache, which also applies the public-only filter; `dns.rs`: the
+//!   small DNS client of `--dns-server`
 //! - `address.rs`: which addresses count as public
 //! - `retry.rs`: backoff and `Retry-After`
 //! - `classify.rs`: statuses and errors into verdicts, the last attempt into the finding
@@ -27,6 +30,8 @@ mod classify;
 mod client;
 mod cookies;
 mod cut;
+mod dns;
+mod health;
 mod ratelimit;
 mod redirect;
 mod reply;
@@ -43,7 +48,6 @@ use std::time::{Duration, Instant};
 use crawler_queue::filter::UrlFilter;
 use crawler_queue::MAX_DELAY;
 pub use crawler_queue::{ErrorKind, Finding, Verdict};
-use rand::Rng;
 use reqwest::header::HeaderMap;
 use url::Url;
 
@@ -53,7 +57,10 @@ use self::address::{any_address, AddressPolicy};
 pub use self::auth::BasicAuth;
 pub use self::cookies::CookieJar;
 pub use self::cut::unless_cut;
+pub use self::health::HostDecision;
+use self::health::Health;
 use self::ratelimit::Limits;
+pub(crate) use self::ratelimit::PaceReport;
 use self::reply::{Attempt, Failure};
 use self::resolve::CachingResolver;
 use self::retry::{next_step, Step};
@@ -88,10 +95,11 @@ pub struct CheckConfig {
     /// Longest `Retry-After` waited for in-process; a longer one ends the check with
     /// `retry_after` set, and the queue makes the URL due later.
     pub retry_after_cap: Duration,
-    /// Longest a check waits for its host (its queue at the host's rate, its penalty, its
-    /// `Retry-After`) before it starts; a longer wait ends it at once as deferred, and the
-    /// queue makes the site due when the host is expected free.
-    pub host_patience: Duration,
+    /// A host the server deferred further than this (a host-wide `Retry-After`) is not waited
+    /// for: its checks end at once as `blocked`, due again at the time the server allows.
+    pub defer_horizon: Duration,
+    /// Ask this DNS server (UDP, then TCP) instead of the system's resolver (`--dns-server`).
+    pub dns_server: Option<std::net::SocketAddr>,
     /// Sent with every request, to every host (`--header`); a name given here replaces the
     /// default of that name (`User-Agent` included).
     pub headers: HeaderMap,
@@ -128,8 +136,9 @@ impl Default for CheckConfig {
             user_agent: user_agent(None),
             insecure: false,
             public_only: false,
-            retry_after_cap: Duration::from_secs(60),
-            host_patience: Duration::from_secs(2),
+            retry_after_cap: Duration::from_secs(30),
+            defer_horizon: Duration::from_secs(60),
+            dns_server: None,
             headers: HeaderMap::new(),
             basic_auth: HashMap::new(),
             cookies: None,
@@ -183,6 +192,10 @@ pub(crate) struct Inner {
     limits: Limits,
     /// Which addresses may be connected to; also inside the client's resolver.
     allow: AddressPolicy,
+    /// Which hosts can be reached at all.
+    health: Health,
+    /// The client's resolver, to forget a failed look-up before a probe.
+    resolver: CachingResolver,
     /// The soft-404 probes this worker knows (`--soft-404`).
     probes: soft404::Probes,
 }
@@ -210,33 +223,89 @@ impl Checker {
         } else {
             any_address
         };
-        let client = client::build_client(&config, CachingResolver::new(allow))
-            .map_err(CheckError::Client)?;
+        let resolver = CachingResolver::new(allow, config.dns_server);
+        let client =
+            client::build_client(&config, resolver.clone()).map_err(CheckError::Client)?;
         let default = HostLimit {
             concurrency: config.host_concurrency,
             rate: config.host_rate,
         };
-        let limits = Limits::new(default, config.host_limits.clone(), config.concurrency);
+        let limits = Limits::new(
+            default,
+            config.host_limits.clone(),
+            config.concurrency,
+            config.defer_horizon,
+        );
         Ok(Checker {
             inner: Arc::new(Inner {
                 config,
                 client,
                 limits,
                 allow,
+                health: Health::default(),
+                resolver,
                 probes: soft404::Probes::default(),
             }),
         })
     }
 
-    /// Holds `host` back for `wait`: what the fleet learned about it (a `Retry-After` seen by
-    /// the worker that held it before). Checks of it are deferred until then.
+    /// Holds `host` back for `wait`: what the fleet learned about it (a host-wide
+    /// `Retry-After` seen by the worker that held it before).
     pub fn defer_host(&self, host: &str, wait: Duration) {
         self.inner.limits.defer(host, wait.min(MAX_DELAY));
     }
 
-    /// Slows `host` down from its first request: the fleet saw it failing lately.
-    pub fn slow_host(&self, host: &str) {
-        self.inner.limits.slow(host);
+    /// Starts `host` at the fleet's last rate for it (it was throttling), when lower.
+    pub fn start_host_at(&self, host: &str, rate: f64) {
+        self.inner.limits.start_at(host, rate);
+    }
+
+    /// The fleet decided `host` unreachable (`kind`): one failed probe decides it again.
+    pub fn suspect_host(&self, host: &str, kind: ErrorKind) {
+        self.inner.health.suspect(host, kind);
+    }
+
+    /// Pauses or resumes every request of this worker (`crawler-reap --pause`): while paused
+    /// none starts; those on the wire finish, and the checks waiting keep waiting.
+    pub fn pause(&self, paused: bool) {
+        self.inner.limits.pause(paused);
+    }
+
+    /// Hosts decided unreachable since the last call, for the queue to write.
+    pub fn take_host_decisions(&self) -> Vec<HostDecision> {
+        self.inner.health.take_decisions()
+    }
+
+    /// Puts back a decision the queue could not write, to be taken again.
+    pub fn retake_host_decision(&self, decision: HostDecision) {
+        self.inner.health.retake(decision);
+    }
+
+    /// Hosts the fleet knew unreachable that answered since the last call.
+    pub fn take_host_recoveries(&self) -> Vec<String> {
+        self.inner.health.take_recoveries()
+    }
+
+    /// Hosts with more checks waiting than they can start within `backlog`.
+    pub fn backlogged_hosts(&self, backlog: Duration) -> Vec<String> {
+        self.inner.limits.backlogged(backlog)
+    }
+
+    /// The hosts throttled or deferred now.
+    pub(crate) fn pace_reports(&self) -> Vec<PaceReport> {
+        self.inner.limits.reports()
+    }
+
+    /// Hosts decided unreachable, suspect, throttled and deferred now.
+    pub fn host_counts(&self) -> HostCounts {
+        let (unreachable, suspect) = self.inner.health.counts();
+        let paces = self.inner.limits.reports();
+        HostCounts {
+            unreachable,
+            suspect,
+            throttled: paces.iter().filter(|p| p.rate.is_some()).count(),
+            deferred: paces.iter().filter(|p| p.deferred.is_some()).count(),
+        }
     }
 
     /// Shares soft-404 probes through `store` (the database): a host's probe is made once
@@ -254,24 +323,16 @@ impl Checker {
                 return Attempt::failed(failure).into_finding(0, started.elapsed(), None)
             }
         };
-        let host = url.host_str().unwrap_or_default();
-        if let Err(wait) = self
-            .inner
-            .limits
-            .admit(host, self.inner.config.host_patience)
-        {
-            return deferred(wait);
-        }
         let probe = match self.inner.soft_404_probe(&url).await {
             Ok(probe) => probe,
-            Err(wait) => return deferred(wait),
+            Err(wait) => return deferred_by_server(wait),
         };
         let mut attempts = 0;
         loop {
             attempts += 1;
             let attempt = self.inner.attempt(&url, probe.is_some()).await;
             if let Some(wait) = attempt.busy() {
-                return deferred(wait);
+                return deferred_by_server(wait);
             }
             match next_step(&attempt, attempts, &self.inner.config) {
                 Step::Retry(wait) => tokio::time::sleep(wait).await,
@@ -299,13 +360,34 @@ impl Inner {
     }
 }
 
-/// The finding of a site not checked because its host is busy for `wait`: due again a little
-/// after it, spread so that the host's sites do not all come back at once.
-fn deferred(wait: Duration) -> Finding {
-    let spread = wait
-        .min(MAX_DELAY)
-        .mul_f64(rand::rng().random_range(1.0..1.1));
-    Finding::deferred(spread.min(MAX_DELAY))
+/// How many hosts are in each state, for the progress line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostCounts {
+    pub unreachable: usize,
+    pub suspect: usize,
+    pub throttled: usize,
+    pub deferred: usize,
+}
+
+/// The finding of a site not checked because the server deferred its whole host for `wait`,
+/// past the horizon: `blocked` now, due again when the server allows (the queue keeps a delay
+/// past its horizon as the next check, not as a retry).
+fn deferred_by_server(wait: Duration) -> Finding {
+    let wait = wait.min(MAX_DELAY);
+    let until = httpdate::fmt_http_date(std::time::SystemTime::now() + wait);
+    Finding {
+        verdict: Verdict::Blocked,
+        status: None,
+        error_kind: None,
+        final_url: None,
+        redirects: 0,
+        latency: Duration::ZERO,
+        attempts: 0,
+        transient: true,
+        retry_after: Some(wait),
+        deferred: false,
+        detail: Some(format!("deferred by the server until {until}")),
+    }
 }
 
 /// `finding`, made `dead`/`soft_404` when the soft-404 comparison found a reason.

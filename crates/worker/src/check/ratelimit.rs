@@ -1,39 +1,41 @@
-//! Politeness: per host a concurrency limit, a rate and an adaptive penalty, then a global
-//! in-flight limit — taken in that order for every request.
+//! Politeness: per host a concurrency limit, a rate and an adaptive pace, then a global
+//! in-flight limit — taken in that order for every request — and the fleet's pause switch.
 //!
-//! The host limits come first so that a request queued behind a slow or penalised host does
-//! not hold one of the global slots that other hosts could use.
+//! The host limits come first so that a request queued behind a slow or throttling host does
+//! not hold one of the global slots that other hosts could use. A check waits for its host in
+//! the worker (the host's semaphore is its queue, FIFO); the claimer keeps those queues short
+//! (see [`Limits::backlogged`] and `stages/claimer.rs`), so nothing is claimed only to be given
+//! back.
 //!
-//! Before a check starts, [`Limits::admit`] asks whether its host could be asked within the
-//! worker's patience: a host with too many requests queued for its rate, or in backoff (a
-//! `Retry-After`, the 429/503 penalty), is not waited for; the check is deferred, and the site
-//! goes back to the queue due when the host is expected free. So a throttling host defers its
-//! own sites, never the others'.
+//! # The pace: the answer about one URL slows its host, never stops it
+//! A 429 or 503 halves the host's rate (down to an eighth of its configured rate, the adaptive
+//! floor); every other answer adds back a sixteenth (AIMD, as TCP and Nutch's fetcher adapt). A
+//! `Retry-After` defers the whole host only when the throttling is host-wide: at least
+//! [`HOST_WIDE_STREAK`] throttled answers in a row from at least two paths, with no other
+//! answer between. Otherwise it is about its own URL, which waits for it (`retry.rs`). A host
+//! deferred past the horizon (`--defer-horizon`) is not waited for: its checks end at once with
+//! [`Limits::acquire`]'s `Err`, and the queue makes them due at the time the server allows.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crawler_queue::backoff::Backoff;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 
 use super::HostLimit;
 
-/// First penalty after a 429 or 503; it doubles on each one after, like lychee.
-const PENALTY_MIN: Duration = Duration::from_millis(500);
-const PENALTY_MAX: Duration = Duration::from_secs(30);
-/// How a penalty grows: doubled by each 429 or 503 (and each failure past the third in a row),
-/// halved by each answer (see `Pace::relax`).
-const PENALTY: Backoff = Backoff::new(PENALTY_MIN, PENALTY_MAX);
-/// Requests in a row that got no answer (timeouts, resets, refusals) after which a host is
-/// slowed down as if it had answered 429: a server that struggles is not pressed harder (Nutch
-/// purges a queue after 5 exceptions). A 5xx is an answer, often about one page only.
-const FAILURES_BEFORE_PENALTY: u32 = 3;
-/// A penalty is forgotten once the host has not complained for this long.
-const PENALTY_MEMORY: Duration = Duration::from_secs(60);
+/// The adaptive rate never goes below this share of the configured one: a path that always
+/// answers 429 slows its host to an eighth, and the other paths are still checked.
+const MIN_SHARE: f64 = 1.0 / 8.0;
+/// Each answer that is not a throttle adds this share back (additive increase).
+const STEP_UP: f64 = 1.0 / 16.0;
+/// The base interval for a host with no rate limit, once it throttles: 10 requests a second.
+const UNLIMITED_BASE: Duration = Duration::from_millis(100);
+/// Throttled answers in a row (from at least two paths) that make a `Retry-After` host-wide.
+pub(crate) const HOST_WIDE_STREAK: u32 = 3;
 /// The host map is swept for idle hosts whenever it doubles past this size.
 const MIN_SWEEP: usize = 1024;
 
@@ -46,41 +48,55 @@ pub(crate) struct Limits {
     default: HostLimit,
     /// Per-host limits the user set (`--host-limits`), by host name.
     overrides: HashMap<String, HostLimit>,
+    /// A host deferred further than this is not waited for (`--defer-horizon`).
+    horizon: Duration,
     clock: DefaultClock,
+    /// The fleet is paused (`crawler-reap --pause`): no request starts while it is.
+    paused: watch::Sender<bool>,
 }
 
 struct HostMap {
     map: HashMap<String, Arc<Host>>,
     /// Sweep when the map reaches this size: amortised O(1) per request, and the map never
-    /// holds more than twice the hosts that are busy or still penalised.
+    /// holds more than twice the hosts that are busy or still throttled.
     sweep_at: usize,
 }
 
 struct Host {
     /// Requests inside [`Limits::acquire`], waiting for a slot, the rate or the pace.
     waiting: AtomicUsize,
-    /// Time between two requests at the host's rate (zero when unlimited).
+    /// Time between two requests at the host's configured rate (zero when unlimited).
     interval: Duration,
+    concurrency: usize,
     slots: Semaphore,
     rate: Option<DefaultDirectRateLimiter>,
     pace: Mutex<Pace>,
 }
 
-/// The adaptive part: when a host may next be asked, and how far apart requests must be.
+/// The adaptive part: the host's current share of its rate, and when it may next be asked.
 #[derive(Debug)]
 struct Pace {
-    penalty: Duration,
-    penalized_at: Option<Instant>,
+    /// The share of the configured rate in use, in `[MIN_SHARE, 1]`.
+    share: f64,
     /// No request starts before this.
     next: Instant,
-    /// The server asked not to be asked before this (`Retry-After`, capped at
-    /// `crawler_queue::MAX_DELAY`): checks are deferred until then, not waited for.
+    /// The server asked the whole host not to be asked before this (a host-wide
+    /// `Retry-After`, capped at `crawler_queue::MAX_DELAY`).
     deferred_until: Option<Instant>,
-    /// The turns handed out to deferred checks end here (see [`Limits::admit`]).
-    booked: Instant,
     last_used: Instant,
-    /// Requests in a row that got no answer.
-    failures: u32,
+    /// Throttled answers in a row, and (up to two) distinct paths among them.
+    streak: u32,
+    streak_paths: Vec<String>,
+}
+
+/// What a host is doing now, for the progress line and the fleet's `hosts` rows.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PaceReport {
+    pub host: String,
+    /// The rate in use (requests per second), below the configured one: throttled.
+    pub rate: Option<f64>,
+    /// Deferred by the server for this long yet.
+    pub deferred: Option<Duration>,
 }
 
 /// Held for the duration of one request; gives the host and global slots back when dropped.
@@ -103,6 +119,7 @@ impl Limits {
         default: HostLimit,
         overrides: HashMap<String, HostLimit>,
         concurrency: usize,
+        horizon: Duration,
     ) -> Self {
         Self {
             hosts: Mutex::new(HostMap {
@@ -112,44 +129,20 @@ impl Limits {
             global: Semaphore::new(concurrency),
             default,
             overrides,
+            horizon,
             clock: DefaultClock::default(),
+            paused: watch::Sender::new(false),
         }
     }
 
-    /// `Err(wait)` when a request to `host` could not start within `patience`: the requests
-    /// already queued for it at its rate, its penalty and any `Retry-After` come first.
-    ///
-    /// A check turned away books the next free turn of the host after the ones already booked,
-    /// and the wait returned runs to it: a host with more sites than its rate allows gets them
-    /// back one turn apart (a Mercator-like schedule kept in the queue's `next_check_at`), rather
-    /// than all at once to be turned away again.
-    pub(crate) fn admit(&self, host: &str, patience: Duration) -> Result<(), Duration> {
-        let host = self.host(host);
-        let now = Instant::now();
-        let mut pace = host.pace.lock().expect("pace lock poisoned");
-        let until = pace.next.max(pace.deferred_until.unwrap_or(now));
-        let queued = host.waiting.load(Ordering::Relaxed) as u32;
-        let turn = host.interval.max(pace.penalty);
-        let wait = until.saturating_duration_since(now) + turn.saturating_mul(queued);
-        if wait <= patience {
-            return Ok(());
-        }
-        let at = pace.booked.max(now + wait);
-        pace.booked = at + turn;
-        Err(at - now)
+    /// Pauses (or resumes) every host: while paused no request starts; those on the wire
+    /// finish, and checks waiting stay waiting.
+    pub(crate) fn pause(&self, paused: bool) {
+        self.paused.send_if_modified(|p| std::mem::replace(p, paused) != paused);
     }
 
-    /// Slows `host` down as after a complaint, unless it already is: the fleet saw it failing
-    /// lately (see `crawler_queue::HostState::failing`).
-    pub(crate) fn slow(&self, host: &str) {
-        let host = self.host(host);
-        let mut pace = host.pace.lock().expect("pace lock poisoned");
-        if pace.penalty.is_zero() {
-            pace.penalize(Instant::now(), Duration::ZERO);
-        }
-    }
-
-    /// Defers every check of `host` for `wait` from now (at least).
+    /// Defers every check of `host` until `wait` from now (at least): what the fleet learned
+    /// of it (a host-wide `Retry-After` seen by the worker that held it before).
     pub(crate) fn defer(&self, host: &str, wait: Duration) {
         let host = self.host(host);
         let until = Instant::now() + wait;
@@ -157,17 +150,25 @@ impl Limits {
         pace.deferred_until = Some(pace.deferred_until.map_or(until, |u| u.max(until)));
     }
 
-    /// Waits until `host` may be asked again, then for a global slot; `Err(wait)` instead when
-    /// the host's pace (a penalty or `Retry-After` that came meanwhile) would keep this request
-    /// waiting longer than `patience`.
-    pub(crate) async fn acquire(
-        &self,
-        host: &str,
-        patience: Duration,
-    ) -> Result<Permit<'_>, Duration> {
+    /// Starts `host` at `rate` requests per second (the fleet's last rate for it), when that is
+    /// below its configured rate.
+    pub(crate) fn start_at(&self, host: &str, rate: f64) {
+        let host = self.host(host);
+        let configured = host.configured_rate();
+        if rate.is_finite() && rate > 0.0 && rate < configured {
+            let mut pace = host.pace.lock().expect("pace lock poisoned");
+            pace.share = (rate / configured).clamp(MIN_SHARE, 1.0);
+        }
+    }
+
+    /// Waits until `host` may be asked, then for a global slot, and while the fleet is paused;
+    /// `Err(wait)` at once when the server deferred the whole host past the horizon.
+    pub(crate) async fn acquire(&self, host: &str) -> Result<Permit<'_>, Duration> {
         let host = self.host(host);
         host.waiting.fetch_add(1, Ordering::Relaxed);
         let _waiting = Waiting(host.clone());
+        host.deferred_past(self.horizon)?;
+        self.unpaused().await;
         // Permits are forgotten here and given back by `Permit::drop`: no Arc per semaphore.
         host.slots
             .acquire()
@@ -179,11 +180,11 @@ impl Limits {
             host,
             global: false,
         };
-        permit.host.wait_for_pace(patience).await?;
+        permit.host.wait_for_pace(self.horizon).await?;
         // The host's rate turn is taken only once the global slot is held, so a request starts
         // when it takes its turn: turns taken while waiting for a slot would all start together
-        // when slots free up, a burst past the rate. A request whose turn has not come gives
-        // its slot back while it waits, so no slot waits for a host.
+        // when slots free up, a burst past the rate. A request whose turn has not come, or that
+        // finds the fleet paused, gives its slot back while it waits.
         loop {
             self.global
                 .acquire()
@@ -191,6 +192,12 @@ impl Limits {
                 .expect("global semaphore never closed")
                 .forget();
             permit.global = true;
+            if *self.paused.borrow() {
+                self.global.add_permits(1);
+                permit.global = false;
+                self.unpaused().await;
+                continue;
+            }
             let Some(rate) = &permit.host.rate else { break };
             match rate.check() {
                 Ok(()) => break,
@@ -202,6 +209,36 @@ impl Limits {
             }
         }
         Ok(permit)
+    }
+
+    async fn unpaused(&self) {
+        let mut paused = self.paused.subscribe();
+        // The sender lives as long as `self`.
+        let _ = paused.wait_for(|p| !*p).await;
+    }
+
+    /// Hosts with more checks waiting than they can start within `backlog` at their current
+    /// pace: the claimer claims nothing more of them for now.
+    pub(crate) fn backlogged(&self, backlog: Duration) -> Vec<String> {
+        let hosts = self.hosts.lock().expect("host map lock poisoned");
+        let now = Instant::now();
+        hosts
+            .map
+            .iter()
+            .filter(|(_, h)| h.backlog(now) > backlog)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// The hosts throttled (below their configured rate) or deferred now.
+    pub(crate) fn reports(&self) -> Vec<PaceReport> {
+        let hosts = self.hosts.lock().expect("host map lock poisoned");
+        let now = Instant::now();
+        hosts
+            .map
+            .iter()
+            .filter_map(|(name, h)| h.report(name, now))
+            .collect()
     }
 
     fn host(&self, name: &str) -> Arc<Host> {
@@ -221,6 +258,7 @@ impl Limits {
         let host = Arc::new(Host {
             waiting: AtomicUsize::new(0),
             interval,
+            concurrency: limit.concurrency,
             slots: Semaphore::new(limit.concurrency),
             rate: Quota::with_period(interval)
                 .map(|q| RateLimiter::direct_with_clock(q, self.clock.clone())),
@@ -237,18 +275,43 @@ impl Limits {
 }
 
 impl Host {
-    /// Waits for the pace (the penalty and `Retry-After`); `Err(wait)` when that is longer than
-    /// `patience`.
-    async fn wait_for_pace(&self, patience: Duration) -> Result<(), Duration> {
+    fn configured_rate(&self) -> f64 {
+        1.0 / self.base().as_secs_f64()
+    }
+
+    /// The interval the share applies to.
+    fn base(&self) -> Duration {
+        if self.interval.is_zero() {
+            UNLIMITED_BASE
+        } else {
+            self.interval
+        }
+    }
+
+    /// `Err(wait)` when the host is deferred further than `horizon` from now.
+    fn deferred_past(&self, horizon: Duration) -> Result<(), Duration> {
+        let pace = self.pace.lock().expect("pace lock poisoned");
+        let wait = pace
+            .deferred_until
+            .map(|until| until.saturating_duration_since(Instant::now()))
+            .unwrap_or_default();
+        if wait > horizon {
+            Err(wait)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Waits for the pace (the adaptive spacing and a host-wide `Retry-After` within the
+    /// horizon); `Err(wait)` when a deferral past the horizon came meanwhile.
+    async fn wait_for_pace(&self, horizon: Duration) -> Result<(), Duration> {
         let now = Instant::now();
         let at = {
             let mut pace = self.pace.lock().expect("pace lock poisoned");
-            match pace.deferred_until {
-                Some(until) if until.saturating_duration_since(now) > patience => until,
-                _ => pace.reserve(now),
-            }
+            let spacing = pace.spacing(self.base());
+            pace.reserve(now, spacing)
         };
-        if at.saturating_duration_since(now) > patience {
+        if at.saturating_duration_since(now) > horizon {
             return Err(at - now);
         }
         if at > now {
@@ -257,12 +320,49 @@ impl Host {
         Ok(())
     }
 
-    /// Forgetting an idle host loses nothing: a fresh entry would behave the same.
+    /// How long the checks waiting for this host take to start at its current pace.
+    fn backlog(&self, now: Instant) -> Duration {
+        let waiting = self.waiting.load(Ordering::Relaxed);
+        if waiting <= self.concurrency {
+            return Duration::ZERO;
+        }
+        let pace = self.pace.lock().expect("pace lock poisoned");
+        let turn = pace.spacing(self.base()).max(self.interval);
+        let deferred = pace
+            .deferred_until
+            .map(|u| u.saturating_duration_since(now))
+            .unwrap_or_default();
+        // Without a rate, a waiting check takes about a request's time; count a tenth of a
+        // second each, so a host without limits is not backlogged by a few dozen.
+        let turn = if turn.is_zero() {
+            UNLIMITED_BASE / self.concurrency as u32
+        } else {
+            turn
+        };
+        deferred + turn.saturating_mul(waiting as u32)
+    }
+
+    fn report(&self, name: &str, now: Instant) -> Option<PaceReport> {
+        let pace = self.pace.lock().expect("pace lock poisoned");
+        let rate = (pace.share < 1.0).then(|| self.configured_rate() * pace.share);
+        let deferred = pace
+            .deferred_until
+            .map(|u| u.saturating_duration_since(now))
+            .filter(|d| !d.is_zero());
+        (rate.is_some() || deferred.is_some()).then(|| PaceReport {
+            host: name.to_owned(),
+            rate,
+            deferred,
+        })
+    }
+
+    /// Forgetting an idle host loses nothing but a throttled pace, which a fresh entry would
+    /// relearn; a deferred or throttled host is kept.
     fn idle(&self, now: Instant) -> bool {
         let pace = self.pace.lock().expect("pace lock poisoned");
         now >= pace.next
             && now >= pace.last_used + self.interval
-            && pace.penalty_forgotten(now)
+            && pace.share >= 1.0
             && pace.deferred_until.is_none_or(|until| now >= until)
     }
 }
@@ -286,86 +386,83 @@ impl Drop for Permit<'_> {
 }
 
 impl Permit<'_> {
-    /// Tells the host's pace what the server answered: 429 and 503 slow the host down (requests
-    /// in process wait at least `hold`, new checks are deferred for all of `retry_after`), any
-    /// other answer relaxes it.
-    pub(crate) fn record(&self, status: u16, retry_after: Option<Duration>, hold: Duration) {
+    /// Tells the host's pace what the server answered for `path`: 429 and 503 halve the
+    /// host's rate, any other answer raises it a step. A `Retry-After` defers the whole host
+    /// when the throttling is host-wide; the URL that got it waits for it anyway (`retry.rs`).
+    pub(crate) fn record(&self, status: u16, retry_after: Option<Duration>, path: &str) {
         let mut pace = self.host.pace.lock().expect("pace lock poisoned");
+        let now = Instant::now();
         if matches!(status, 429 | 503) {
-            let now = Instant::now();
-            pace.penalize(now, hold);
-            if let Some(asked) = retry_after {
+            let base = self.host.base();
+            pace.throttled(now, path, base);
+            if let Some(asked) = retry_after.filter(|_| pace.host_wide()) {
                 let until = now + asked;
                 pace.deferred_until = Some(pace.deferred_until.map_or(until, |u| u.max(until)));
             }
         } else {
-            pace.relax();
+            pace.answered();
         }
-    }
-}
-
-impl Permit<'_> {
-    /// Tells the host's pace that the request got no answer (timeout, reset, refused).
-    pub(crate) fn record_failure(&self) {
-        let mut pace = self.host.pace.lock().expect("pace lock poisoned");
-        pace.fail(Instant::now());
     }
 }
 
 impl Pace {
     fn new(now: Instant) -> Self {
         Self {
-            penalty: Duration::ZERO,
-            penalized_at: None,
+            share: 1.0,
             next: now,
             deferred_until: None,
-            booked: now,
             last_used: now,
-            failures: 0,
+            streak: 0,
+            streak_paths: Vec::new(),
         }
     }
 
-    /// One more failure in a row; the third and every one after slows the host down.
-    fn fail(&mut self, now: Instant) {
-        self.failures += 1;
-        if self.failures >= FAILURES_BEFORE_PENALTY {
-            self.penalize(now, Duration::ZERO);
+    /// The time between two requests at the current share; zero at the full rate (the
+    /// governor spaces those).
+    fn spacing(&self, base: Duration) -> Duration {
+        if self.share >= 1.0 {
+            Duration::ZERO
+        } else {
+            base.div_f64(self.share)
         }
     }
 
-    fn penalty_forgotten(&self, now: Instant) -> bool {
-        match self.penalized_at {
-            Some(at) => now >= at + PENALTY_MEMORY,
-            None => true,
+    /// The instant the caller may start; requests are spaced at the current share, and none
+    /// starts before a host-wide `Retry-After` ends.
+    fn reserve(&mut self, now: Instant, spacing: Duration) -> Instant {
+        let mut at = self.next.max(now);
+        if let Some(until) = self.deferred_until {
+            if until <= now {
+                self.deferred_until = None;
+            } else {
+                at = at.max(until);
+            }
         }
-    }
-
-    /// The instant the caller may start; requests are spaced `penalty` apart.
-    fn reserve(&mut self, now: Instant) -> Instant {
-        if self.penalty_forgotten(now) {
-            self.penalty = Duration::ZERO;
-            self.penalized_at = None;
-        }
-        let at = self.next.max(now);
-        self.next = at + self.penalty;
+        self.next = at + spacing;
         self.last_used = at;
         at
     }
 
-    fn penalize(&mut self, now: Instant, retry_after: Duration) {
-        self.penalty = PENALTY.after(self.penalty);
-        self.penalized_at = Some(now);
-        self.next = self.next.max(now + self.penalty.max(retry_after));
+    /// A 429 or 503: half the rate, down to the floor.
+    fn throttled(&mut self, now: Instant, path: &str, base: Duration) {
+        self.share = (self.share / 2.0).max(MIN_SHARE);
+        self.next = self.next.max(now + self.spacing(base));
+        self.streak += 1;
+        if self.streak_paths.len() < 2 && !self.streak_paths.iter().any(|p| p == path) {
+            self.streak_paths.push(path.to_owned());
+        }
     }
 
-    /// Halves the penalty, and gives back the slot reserved under the old one.
-    fn relax(&mut self) {
-        self.failures = 0;
-        self.penalty /= 2;
-        if self.penalty < PENALTY_MIN {
-            self.penalty = Duration::ZERO;
-        }
-        self.next = self.next.min(self.last_used + self.penalty);
+    /// Whether the throttling is the host's, not one URL's.
+    fn host_wide(&self) -> bool {
+        self.streak >= HOST_WIDE_STREAK && self.streak_paths.len() >= 2
+    }
+
+    /// Any answer but a throttle: a step back up, and the streak is over.
+    fn answered(&mut self) {
+        self.share = (self.share + STEP_UP).min(1.0);
+        self.streak = 0;
+        self.streak_paths.clear();
     }
 }
 
@@ -373,13 +470,15 @@ impl Pace {
 mod tests {
     use super::*;
 
+    const HOUR: Duration = Duration::from_secs(3600);
+
     /// Limits of 8 in flight and 10 requests per second per host, 16 in all.
     fn at_ten_per_second() -> Limits {
         let limit = HostLimit {
             concurrency: 8,
             rate: 10.0,
         };
-        Limits::new(limit, HashMap::new(), 16)
+        Limits::new(limit, HashMap::new(), 16, Duration::from_secs(60))
     }
 
     /// Limits with no rate, `host` requests in flight per host and `global` in all.
@@ -388,100 +487,125 @@ mod tests {
             concurrency: host,
             rate: f64::INFINITY,
         };
-        Limits::new(limit, HashMap::new(), global)
+        Limits::new(limit, HashMap::new(), global, Duration::from_secs(60))
     }
 
     #[test]
-    fn penalty_doubles_from_half_a_second_up_to_thirty() {
+    fn throttles_halve_the_rate_down_to_an_eighth_and_answers_add_a_sixteenth() {
         let now = Instant::now();
+        let base = Duration::from_millis(100);
         let mut pace = Pace::new(now);
-        let seen: Vec<u64> = (0..8)
+        let shares: Vec<f64> = (0..5)
             .map(|_| {
-                pace.penalize(now, Duration::ZERO);
-                pace.penalty.as_millis() as u64
+                pace.throttled(now, "/a", base);
+                pace.share
             })
             .collect();
-        assert_eq!(seen, [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+        assert_eq!(shares, [0.5, 0.25, 0.125, 0.125, 0.125]);
+        assert_eq!(pace.spacing(base), Duration::from_millis(800));
+        pace.answered();
+        assert_eq!(pace.share, 0.125 + STEP_UP);
+        for _ in 0..20 {
+            pace.answered();
+        }
+        assert_eq!(pace.share, 1.0);
+        assert_eq!(pace.spacing(base), Duration::ZERO);
     }
 
     #[test]
-    fn penalty_decays_on_success_and_spaces_requests_meanwhile() {
+    fn a_retry_after_is_host_wide_only_after_a_streak_from_two_paths() {
         let now = Instant::now();
+        let base = Duration::from_millis(100);
         let mut pace = Pace::new(now);
-        pace.penalize(now, Duration::ZERO);
-        pace.penalize(now, Duration::ZERO); // 1 s
-        let first = pace.reserve(now);
-        assert_eq!(first, now + Duration::from_secs(1));
-        assert_eq!(pace.reserve(now), first + Duration::from_secs(1));
-        pace.relax();
-        assert_eq!(pace.penalty, PENALTY_MIN);
-        pace.relax();
-        assert_eq!(pace.penalty, Duration::ZERO);
-        assert_eq!(
-            pace.reserve(now),
-            first + Duration::from_secs(1),
-            "no slot kept in reserve"
-        );
+        for _ in 0..5 {
+            pace.throttled(now, "/always-429", base);
+        }
+        assert!(!pace.host_wide(), "one path is that URL's business");
+        pace.answered();
+        pace.throttled(now, "/a", base);
+        pace.throttled(now, "/b", base);
+        assert!(!pace.host_wide(), "two in a row may be chance");
+        pace.throttled(now, "/c", base);
+        assert!(pace.host_wide());
     }
 
-    #[test]
-    fn retry_after_holds_the_host_longer_than_the_penalty() {
-        let now = Instant::now();
-        let mut pace = Pace::new(now);
-        pace.penalize(now, Duration::from_secs(5));
-        assert_eq!(pace.reserve(now), now + Duration::from_secs(5));
-    }
-
-    #[test]
-    fn three_failures_in_a_row_slow_a_host_and_an_answer_resets_the_count() {
-        let now = Instant::now();
-        let mut pace = Pace::new(now);
-        pace.fail(now);
-        pace.fail(now);
-        assert_eq!(pace.penalty, Duration::ZERO, "two may be bad luck");
-        pace.relax();
-        pace.fail(now);
-        pace.fail(now);
-        assert_eq!(pace.penalty, Duration::ZERO, "an answer in between");
-        pace.fail(now);
-        assert_eq!(pace.penalty, PENALTY_MIN);
-        pace.fail(now);
-        assert_eq!(
-            pace.penalty,
-            2 * PENALTY_MIN,
-            "each failure after doubles it"
-        );
-    }
-
-    #[test]
-    fn a_host_the_fleet_saw_failing_starts_slowed_once() {
+    #[tokio::test]
+    async fn one_throttling_path_never_defers_the_host() {
         let limits = at_ten_per_second();
-        limits.slow("down.example");
-        limits.slow("down.example");
-        let host = limits.host("down.example");
-        assert_eq!(host.pace.lock().unwrap().penalty, PENALTY_MIN);
+        for _ in 0..5 {
+            let permit = limits.acquire("a.example").await.unwrap();
+            permit.record(429, Some(HOUR), "/always");
+        }
+        let host = limits.host("a.example");
+        assert!(host.pace.lock().unwrap().deferred_until.is_none());
+        assert!(host.deferred_past(Duration::ZERO).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_host_deferred_past_the_horizon_is_not_waited_for() {
+        let limits = at_ten_per_second();
+        for path in ["/a", "/b", "/c"] {
+            let permit = limits.acquire("a.example").await.unwrap();
+            permit.record(429, Some(HOUR), path);
+        }
+        let wait = match limits.acquire("a.example").await {
+            Err(wait) => wait,
+            Ok(_) => panic!("a host deferred for an hour was asked"),
+        };
+        assert!(wait > HOUR - Duration::from_secs(5), "{wait:?}");
+        assert!(
+            limits.acquire("b.example").await.is_ok(),
+            "other hosts go on"
+        );
+        let reports = limits.reports();
+        assert!(reports.iter().any(|r| r.host == "a.example" && r.deferred.is_some()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_request_starts_while_paused_and_waiting_ones_start_on_resume() {
+        let limits = Arc::new(unlimited(4, 16));
+        limits.pause(true);
+        let waiting = {
+            let limits = limits.clone();
+            tokio::spawn(async move {
+                let _permit = limits.acquire("a.example").await.unwrap();
+            })
+        };
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        assert!(!waiting.is_finished(), "a request started while paused");
+        limits.pause(false);
+        tokio::time::timeout(Duration::from_secs(1), waiting)
+            .await
+            .expect("resumed at once")
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_host_with_more_waiting_than_its_rate_starts_soon_is_backlogged() {
+        let limits = at_ten_per_second();
+        let host = limits.host("big.example");
+        host.waiting.store(50, Ordering::Relaxed); // 5 s at 10/s
+        limits.host("small.example").waiting.store(5, Ordering::Relaxed);
+        assert_eq!(limits.backlogged(Duration::from_secs(2)), ["big.example"]);
+        assert!(limits.backlogged(Duration::from_secs(10)).is_empty());
     }
 
     #[test]
-    fn penalty_is_forgotten_after_a_quiet_minute() {
-        let now = Instant::now();
-        let mut pace = Pace::new(now);
-        pace.penalize(now, Duration::ZERO);
-        let later = now + PENALTY_MEMORY;
-        assert_eq!(pace.reserve(later), later);
-        assert_eq!(pace.penalty, Duration::ZERO);
+    fn the_fleets_rate_is_where_a_host_starts() {
+        let limits = at_ten_per_second();
+        limits.start_at("slow.example", 2.5);
+        let reports = limits.reports();
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].rate, Some(2.5));
+        limits.start_at("fast.example", 50.0);
+        assert_eq!(limits.reports().len(), 1, "never above the configured rate");
     }
 
     #[tokio::test]
     async fn idle_hosts_are_dropped_so_the_map_stays_bounded() {
         let limits = unlimited(4, 16);
         for i in 0..10 * MIN_SWEEP {
-            drop(
-                limits
-                    .acquire(&format!("host{i}.example"), Duration::MAX)
-                    .await
-                    .unwrap(),
-            );
+            drop(limits.acquire(&format!("host{i}.example")).await.unwrap());
         }
         assert!(
             limits.hosts_tracked() <= MIN_SWEEP,
@@ -493,65 +617,16 @@ mod tests {
     #[tokio::test]
     async fn a_wait_cancelled_halfway_gives_its_slots_back() {
         let limits = unlimited(1, 1);
-        let held = limits.acquire("a.example", Duration::MAX).await.unwrap();
-        let waiting = limits.acquire("b.example", Duration::MAX); // gets b's slot, then waits for the global one
+        let held = limits.acquire("a.example").await.unwrap();
+        let waiting = limits.acquire("b.example"); // gets b's slot, then waits for the global one
         let cancelled = tokio::time::timeout(Duration::from_millis(20), waiting).await;
         assert!(cancelled.is_err());
         drop(held);
-        let again = tokio::time::timeout(
-            Duration::from_secs(1),
-            limits.acquire("b.example", Duration::MAX),
-        );
+        let again = tokio::time::timeout(Duration::from_secs(1), limits.acquire("b.example"));
         assert!(
             again.await.is_ok(),
             "b's slot and the global slot are free again"
         );
-    }
-
-    #[tokio::test]
-    async fn a_host_in_backoff_or_with_a_long_queue_is_not_admitted() {
-        let limits = at_ten_per_second(); // 10 requests per second
-        let patience = Duration::from_secs(1);
-        assert_eq!(limits.admit("a.example", patience), Ok(()));
-        let permit = limits.acquire("a.example", Duration::MAX).await.unwrap();
-        permit.record(429, Some(Duration::from_secs(3600)), Duration::ZERO);
-        let wait = limits.admit("a.example", patience).unwrap_err();
-        assert!(wait > Duration::from_secs(3590), "{wait:?}");
-        assert_eq!(
-            limits.admit("b.example", patience),
-            Ok(()),
-            "other hosts go on"
-        );
-        // Twenty requests queued at 10/s are two seconds of waiting: more than the patience.
-        let queued = limits.host("c.example");
-        queued.waiting.store(20, Ordering::Relaxed);
-        assert!(limits.admit("c.example", patience).is_err());
-        queued.waiting.store(5, Ordering::Relaxed);
-        assert_eq!(limits.admit("c.example", patience), Ok(()));
-    }
-
-    #[tokio::test]
-    async fn sites_turned_away_are_booked_one_turn_apart() {
-        let limits = at_ten_per_second();
-        limits
-            .host("d.example")
-            .waiting
-            .store(30, Ordering::Relaxed); // 3 s of queue at 10/s
-        let waits: Vec<Duration> = (0..5)
-            .map(|_| {
-                limits
-                    .admit("d.example", Duration::from_secs(1))
-                    .unwrap_err()
-            })
-            .collect();
-        for pair in waits.windows(2) {
-            let gap = pair[1].saturating_sub(pair[0]);
-            assert!(
-                gap >= Duration::from_millis(95) && gap <= Duration::from_millis(105),
-                "{waits:?}"
-            );
-        }
-        assert!(waits[0] >= Duration::from_millis(2900), "{waits:?}");
     }
 
     #[tokio::test]
@@ -565,22 +640,17 @@ mod tests {
             concurrency: 1,
             rate: f64::INFINITY,
         };
-        let limits = Limits::new(one, overrides, 16);
+        let limits = Limits::new(one, overrides, 16, HOUR);
         let mut held = Vec::new();
         for _ in 0..3 {
-            held.push(limits.acquire("mine.example", Duration::MAX).await.unwrap());
+            held.push(limits.acquire("mine.example").await.unwrap());
         }
-        held.push(
-            limits
-                .acquire("other.example", Duration::MAX)
-                .await
-                .unwrap(),
-        );
-        let fourth = limits.acquire("mine.example", Duration::MAX);
+        held.push(limits.acquire("other.example").await.unwrap());
+        let fourth = limits.acquire("mine.example");
         assert!(tokio::time::timeout(Duration::from_millis(50), fourth)
             .await
             .is_err());
-        let second = limits.acquire("other.example", Duration::MAX);
+        let second = limits.acquire("other.example");
         assert!(tokio::time::timeout(Duration::from_millis(50), second)
             .await
             .is_err());
@@ -592,17 +662,14 @@ mod tests {
             concurrency: 8,
             rate: 10.0,
         };
-        let limits = Limits::new(rate, HashMap::new(), 1);
-        let blocker = limits
-            .acquire("other.example", Duration::MAX)
-            .await
-            .unwrap();
+        let limits = Limits::new(rate, HashMap::new(), 1, HOUR);
+        let blocker = limits.acquire("other.example").await.unwrap();
         let release = async {
             tokio::time::sleep(Duration::from_millis(500)).await;
             drop(blocker);
         };
         let starts = futures::future::join_all((0..4).map(|_| async {
-            let permit = limits.acquire("h.example", Duration::MAX).await.unwrap();
+            let permit = limits.acquire("h.example").await.unwrap();
             let started = Instant::now();
             drop(permit);
             started
@@ -618,14 +685,9 @@ mod tests {
     #[tokio::test]
     async fn a_busy_host_is_kept() {
         let limits = unlimited(4, 16);
-        let held = limits.acquire("busy.example", Duration::MAX).await.unwrap();
+        let held = limits.acquire("busy.example").await.unwrap();
         for i in 0..2 * MIN_SWEEP {
-            drop(
-                limits
-                    .acquire(&format!("host{i}.example"), Duration::MAX)
-                    .await
-                    .unwrap(),
-            );
+            drop(limits.acquire(&format!("host{i}.example")).await.unwrap());
         }
         assert!(Arc::ptr_eq(&held.host, &limits.host("busy.example")));
     }

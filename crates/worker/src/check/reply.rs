@@ -38,9 +38,11 @@ pub(crate) enum Failure {
     Tls,
     Protocol,
     Redirects,
-    /// Not asked: the host could not be asked within the checker's patience (it is in
-    /// backoff, or has more queued than its rate allows); worth asking after this long.
+    /// Not asked: the server deferred the whole host (a host-wide `Retry-After`) further than
+    /// the horizon; worth asking after this long.
     Busy(Duration),
+    /// Not asked: the host was decided unreachable, for this cause (`health.rs`).
+    HostDown(super::health::Cause),
     /// Not asked: `--include`/`--exclude` leave the URL out.
     Excluded,
 }
@@ -89,7 +91,7 @@ impl Attempt {
         }
     }
 
-    /// How long the host is busy, when the attempt could not even ask it.
+    /// How long the server deferred the host, when the attempt could not even ask it.
     pub(crate) fn busy(&self) -> Option<Duration> {
         match self.end {
             End::Failed {

@@ -56,13 +56,28 @@ impl Entry {
 pub(crate) struct CachingResolver {
     entries: Arc<Mutex<HashMap<String, Arc<Entry>>>>,
     allow: AddressPolicy,
+    /// The DNS server asked instead of the system's resolver (`--dns-server`).
+    server: Option<SocketAddr>,
 }
 
 impl CachingResolver {
-    pub(crate) fn new(allow: AddressPolicy) -> Self {
+    pub(crate) fn new(allow: AddressPolicy, server: Option<SocketAddr>) -> Self {
         Self {
             entries: Arc::default(),
             allow,
+            server,
+        }
+    }
+
+    /// Forgets a failed look-up of `host`, so that the next request (a probe of a suspect
+    /// host, `health.rs`) asks again rather than reusing the failure.
+    pub(crate) fn forget_failure(&self, host: &str) {
+        let mut entries = self.entries.lock().expect("dns cache lock poisoned");
+        if entries
+            .get(host)
+            .is_some_and(|e| matches!(e.answer.get(), Some(None)))
+        {
+            entries.remove(host);
         }
     }
 
@@ -89,7 +104,10 @@ impl CachingResolver {
 
     async fn resolve_host(self, host: String) -> Result<Vec<SocketAddr>, ResolveError> {
         let entry = self.entry(&host);
-        let answer = entry.answer.get_or_init(|| lookup(&host)).await;
+        let answer = entry
+            .answer
+            .get_or_init(|| lookup(&host, self.server))
+            .await;
         let ips = answer
             .as_ref()
             .ok_or_else(|| ResolveError::NotFound(host.clone()))?;
@@ -116,10 +134,18 @@ impl Resolve for CachingResolver {
     }
 }
 
-/// Asks the system resolver. Names under `.invalid` fail at once, as RFC 6761 asks.
-async fn lookup(host: &str) -> Answer {
+/// Asks the system resolver, or `server`. Names under `.invalid` fail at once, as RFC 6761
+/// asks.
+async fn lookup(host: &str, server: Option<SocketAddr>) -> Answer {
     if is_reserved_invalid(host) {
         return None;
+    }
+    if let Ok(ip) = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+        return Some(Arc::from([ip]));
+    }
+    if let Some(server) = server {
+        let ips = super::dns::lookup(server, host).await;
+        return (!ips.is_empty()).then(|| ips.into());
     }
     let addrs = tokio::net::lookup_host((host, 0)).await.ok()?;
     let ips: Vec<IpAddr> = addrs.map(|a| a.ip()).collect();
@@ -145,17 +171,17 @@ mod tests {
 
     #[tokio::test]
     async fn an_invalid_name_is_not_found() {
-        let resolver = CachingResolver::new(any_address);
+        let resolver = CachingResolver::new(any_address, None);
         let err = resolver.resolve_host("x.invalid".into()).await.unwrap_err();
         assert!(matches!(err, ResolveError::NotFound(_)));
     }
 
     #[tokio::test]
     async fn localhost_is_denied_under_public_only() {
-        let resolver = CachingResolver::new(is_public);
+        let resolver = CachingResolver::new(is_public, None);
         let err = resolver.resolve_host("localhost".into()).await.unwrap_err();
         assert!(matches!(err, ResolveError::Denied(_)));
-        let open = CachingResolver::new(any_address);
+        let open = CachingResolver::new(any_address, None);
         assert!(!open
             .resolve_host("localhost".into())
             .await
@@ -165,7 +191,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_second_lookup_is_served_from_the_cache() {
-        let resolver = CachingResolver::new(any_address);
+        let resolver = CachingResolver::new(any_address, None);
         resolver
             .clone()
             .resolve_host("localhost".into())

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use crawler_queue::backoff::Backoff;
 use crawler_queue::MAX_DELAY;
 
-use super::reply::Attempt;
+use super::reply::{Attempt, End, Failure};
 use super::CheckConfig;
 
 /// The first backoff; it doubles with each attempt (1 s, 2 s, 4 s... as lychee).
@@ -25,11 +25,25 @@ pub(crate) enum Step {
     Stop { retry_after: Option<Duration> },
 }
 
+/// Timeouts retried in-process at most: one more, so a hung page costs two timeouts per
+/// check, not `1 + --retries` (a hung host is decided for the host meanwhile, `health.rs`).
+const TIMEOUT_RETRIES: u32 = 1;
+
 /// Decides after the `attempts`-th attempt. Only transient attempts (timeouts, resets, 408,
-/// 429, 5xx) are retried; a `Retry-After` beyond the cap ends the check at once, so the queue
-/// can make the URL due after it instead of a task sleeping.
+/// 429, 5xx) are retried, a timeout once at most; a `Retry-After` beyond the cap ends the
+/// check at once, so the queue can make the URL due after it instead of a task sleeping.
 pub(crate) fn next_step(attempt: &Attempt, attempts: u32, config: &CheckConfig) -> Step {
     if !attempt.is_transient() {
+        return Step::Stop { retry_after: None };
+    }
+    let timed_out = matches!(
+        attempt.end,
+        End::Failed {
+            failure: Failure::Timeout,
+            ..
+        }
+    );
+    if timed_out && attempts > TIMEOUT_RETRIES.min(config.retries) {
         return Step::Stop { retry_after: None };
     }
     let asked = attempt.retry_after();

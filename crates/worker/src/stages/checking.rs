@@ -110,10 +110,11 @@ fn panicked(site: Site, panic: &(dyn std::any::Any + Send)) -> Outcome {
     }
 }
 
-/// Tasks at once: the requests on the wire, and room for two claims' sites to wait for their
-/// hosts, so that whichever host may send next has a site ready.
+/// Tasks at once: the requests on the wire, sites waiting for their hosts' turns (the
+/// claimer keeps each host's wait short, `claimer::BACKLOG`), and room for two claims, so that
+/// whichever host may send next has a site ready.
 fn tasks_limit(concurrency: usize, batch_size: u32) -> usize {
-    concurrency + 2 * batch_size as usize
+    4 * concurrency + 2 * batch_size as usize
 }
 
 /// Hands an outcome to the writer, waiting while the writer is behind: that wait stops this

@@ -13,6 +13,10 @@ use super::Ctx;
 
 /// How long to wait before claiming again when nothing is due.
 const IDLE: Duration = Duration::from_millis(500);
+/// A host with more checks waiting than it can start in this time at its pace gets no more
+/// claimed: its partition is left out of claims until it catches up (Mercator's frontier keeps
+/// a queue per host, and takes from the hosts that are ready).
+pub const BACKLOG: Duration = Duration::from_secs(2);
 
 /// Why claiming ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,9 +55,10 @@ pub async fn claim_loop(
         // A claim cut short by the stop may have stamped rows it never read: they wait for
         // their lease to expire, a delay at shutdown only, where a database that hangs must
         // not hold the worker.
+        let except = backlogged(&ctx);
         let claimed = tokio::select! {
             _ = stop.cancelled() => return Ended::Stopped,
-            claimed = ctx.queue.claim_held(ctx.parts.token, &ctx.config.id, n, ctx.config.lease) => claimed,
+            claimed = ctx.queue.claim_held_except(ctx.parts.token, &except, &ctx.config.id, n, ctx.config.lease) => claimed,
         };
         if let Ok(batch) = &claimed {
             ctx.parts.claimed(batch.sites.len());
@@ -113,6 +118,19 @@ pub async fn claim_loop(
             }
         }
     }
+}
+
+/// The partitions of hosts that have enough waiting already.
+fn backlogged(ctx: &Ctx) -> Vec<i16> {
+    let mut parts: Vec<i16> = ctx
+        .checker
+        .backlogged_hosts(BACKLOG)
+        .iter()
+        .map(|host| crawler_queue::parts::part_of(host))
+        .collect();
+    parts.sort_unstable();
+    parts.dedup();
+    parts
 }
 
 async fn is_drained(ctx: &Ctx) -> bool {

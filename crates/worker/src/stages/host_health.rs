@@ -5,8 +5,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use crawler_queue::{ErrorKind, Finding, HostChecks, Outcome, Queue, Throttled};
+use crawler_queue::{ErrorKind, Finding, HostChecks, HostPace, Outcome, Queue, Throttled};
+
+use crate::check::Checker;
+
+/// How often the hosts' paces (throttled rates, deferrals) are shared with the fleet.
+const PACES_EVERY: Duration = Duration::from_secs(2);
 
 /// Troubled hosts remembered, so that their successes are counted too and their error rate
 /// comes back down; past this many, new ones are counted only while they fail.
@@ -16,9 +22,83 @@ const TROUBLED_MAX: usize = 10_000;
 pub struct HostHealth {
     /// Hosts this worker saw fail: their every check is recorded, not only their failures.
     troubled: Mutex<HashSet<String>>,
+    /// The paces last shared, and when.
+    paces: Mutex<(HashMap<String, HostPace>, Option<Instant>)>,
 }
 
 impl HostHealth {
+    /// Shares what the checker decided of its hosts since last time: hosts decided unreachable
+    /// (every pending URL of each gets its verdict in one write), hosts that answered again,
+    /// and the paces of throttled and deferred hosts (every [`PACES_EVERY`]). A decision the
+    /// database refused is tried again next time; the checks of the host end the same way
+    /// meanwhile, so nothing waits on it.
+    pub async fn share(&self, queue: &Queue, checker: &Checker, parts_token: i64) {
+        for decision in checker.take_host_decisions() {
+            match queue
+                .decide_host(parts_token, &decision.host, &decision.unreachable)
+                .await
+            {
+                Ok(sites) => tracing::info!(
+                    host = %decision.host,
+                    sites,
+                    why = %decision.unreachable.detail,
+                    "host decided unreachable; its pending sites have their verdict"
+                ),
+                Err(error) => {
+                    tracing::warn!(error = %crate::chain(&error), host = %decision.host, "cannot write a host's decision; its checks end without requests meanwhile");
+                    checker.retake_host_decision(decision);
+                }
+            }
+        }
+        for host in checker.take_host_recoveries() {
+            if let Err(error) = queue.record_unreachable(&host, None).await {
+                tracing::warn!(error = %crate::chain(&error), %host, "cannot record that a host answers again");
+            }
+        }
+        let changed = {
+            let mut paces = self.paces.lock().expect("paces lock poisoned");
+            let (last, at) = &mut *paces;
+            if at.is_some_and(|at| at.elapsed() < PACES_EVERY) {
+                return;
+            }
+            *at = Some(Instant::now());
+            let now: HashMap<String, HostPace> = checker
+                .pace_reports()
+                .into_iter()
+                .map(|p| {
+                    let pace = HostPace {
+                        host: p.host.clone(),
+                        rate: p.rate,
+                        deferred: p.deferred.unwrap_or_default(),
+                    };
+                    (p.host, pace)
+                })
+                .collect();
+            // Back to full rate and not deferred: the fleet forgets the rate.
+            let mut changed: Vec<HostPace> = last
+                .keys()
+                .filter(|h| !now.contains_key(*h))
+                .map(|h| HostPace {
+                    host: h.clone(),
+                    rate: None,
+                    deferred: Duration::ZERO,
+                })
+                .collect();
+            changed.extend(
+                now.values()
+                    .filter(|p| last.get(&p.host).is_none_or(|l| l.rate != p.rate || p.deferred > l.deferred))
+                    .cloned(),
+            );
+            *last = now;
+            changed
+        };
+        if !changed.is_empty() {
+            if let Err(error) = queue.record_paces(&changed).await {
+                tracing::warn!(error = %crate::chain(&error), "cannot record the hosts' paces");
+            }
+        }
+    }
+
     /// Records what `written` (one write-back's outcomes) says of their hosts.
     pub async fn record(&self, queue: &Queue, written: &[Outcome]) {
         let (throttled, checks) = self.tally(written);
@@ -39,7 +119,7 @@ impl HostHealth {
         let mut checks: HashMap<&str, HostChecks> = HashMap::new();
         for o in written.iter().filter(|o| !o.finding.deferred) {
             let host = o.site.host.as_str();
-            if let Some(status @ (429 | 503)) = o.finding.status {
+            if let Some(status @ (429 | 503)) = o.finding.status.filter(|_| o.finding.attempts > 0) {
                 if !throttled.iter().any(|t| t.host == host) {
                     throttled.push(Throttled {
                         host: host.to_owned(),

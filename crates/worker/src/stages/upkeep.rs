@@ -65,12 +65,14 @@ pub async fn read_paused(ctx: &Ctx) {
             return;
         }
     };
+    // The checker first: no request starts from here on, whatever the claimer does.
+    ctx.checker.pause(paused);
     if !ctx.paused.set(paused) {
         return;
     }
     if paused {
         tracing::info!(
-            "fleet paused: finishing the sites held, claiming nothing until it is resumed"
+            "fleet paused: no new request; the sites held stay claimed until it is resumed"
         );
     } else {
         tracing::info!("fleet resumed: claiming again");
@@ -136,6 +138,10 @@ pub async fn progress(ctx: Arc<Ctx>, stop: CancellationToken) {
                 progress.set_due((c.pending + c.claimed).max(0) as u64, checked);
             }
         }
-        progress.update(&ctx.stats, ctx.paused.is_paused());
+        progress.update(
+            &ctx.stats,
+            ctx.paused.is_paused(),
+            ctx.checker.host_counts(),
+        );
     }
 }

@@ -32,7 +32,11 @@ pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::Receiver<Outcome>) {
                 }
                 None => break,
             },
-            _ = tick.tick() => if pending.is_empty() { continue },
+            _ = tick.tick() => if pending.is_empty() {
+                // Host decisions go out without waiting for results to carry them.
+                ctx.hosts.share(&ctx.queue, &ctx.checker, ctx.parts.token).await;
+                continue;
+            },
         }
         if flush(&ctx, &mut pending).await {
             failures = 0;
@@ -60,6 +64,7 @@ async fn flush(ctx: &Ctx, pending: &mut Vec<Outcome>) -> bool {
             }
             ctx.stats.record(&completed);
             ctx.hosts.record(&ctx.queue, pending).await;
+            ctx.hosts.share(&ctx.queue, &ctx.checker, ctx.parts.token).await;
             for o in pending.drain(..) {
                 ctx.held.remove(o.site.token, o.site.id);
             }

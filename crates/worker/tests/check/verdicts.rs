@@ -140,7 +140,7 @@ async fn a_refused_connection_is_unreachable_connect_and_not_retried() {
 }
 
 #[tokio::test]
-async fn a_reset_connection_is_unreachable_connect_and_retried() {
+async fn a_host_that_resets_every_connection_is_decided_unreachable_for_the_host() {
     let addr = spawn_raw(|mut stream: TcpStream| async move {
         read_head(&mut stream).await;
         stream.set_zero_linger().unwrap(); // close with RST
@@ -152,7 +152,11 @@ async fn a_reset_connection_is_unreachable_connect_and_retried() {
     };
     let finding = check(config, &format!("http://{addr}/")).await;
     assert_failure(&finding, Verdict::Unreachable, ErrorKind::Connect);
-    assert_eq!((finding.attempts, finding.transient), (2, true));
+    // HEAD and GET were both reset: two failures in a row decide the host, so the retry asks
+    // nothing and the verdict is final.
+    assert_eq!((finding.attempts, finding.transient), (2, false));
+    let detail = finding.detail.unwrap_or_default();
+    assert!(detail.starts_with("decided for the host"), "{detail}");
 }
 
 #[tokio::test]

@@ -1,0 +1,411 @@
+//! Whether a host can be reached at all: a failure that belongs to the host (no DNS answer,
+//! refused, no route, TLS, no response) is decided once for the host, not rediscovered URL by
+//! URL.
+//!
+//! A host starts `ok`. Its first such failure makes it *suspect*: its requests then go one at
+//! a time, [`PROBE_GAP`] apart, each a probe of the host. [`DECIDE_AFTER`] failures in a row
+//! (one more if the host ever answered this worker) decide it *unreachable*: every later check
+//! of it ends at once with the host's cause and no request, and the worker writes the verdict
+//! of all its pending URLs in one statement (`Queue::decide_host`). Any answer at all (a 404 is
+//! an answer) makes it `ok` again. A failure counts only if nothing answered since its request
+//! was sent: a slow page on a live host times out without condemning the host.
+//!
+//! A decision is kept [`DECISION_TTL`]; after that the next check probes the host once more. A
+//! host the fleet decided before (a recheck, another worker) starts one failure short of a
+//! decision, so one probe decides it again (BUbiNG drops a host after its connection retries;
+//! Heritrix resolves a host once and remembers the failure).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crawler_queue::{ErrorKind, Unreachable};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+
+use super::reply::Failure;
+
+/// Failures in a row that decide a host never seen answering.
+pub(crate) const DECIDE_AFTER: u32 = 2;
+/// The least time between two probes of a suspect host.
+pub(crate) const PROBE_GAP: Duration = Duration::from_secs(1);
+/// How long a decision stands before the host is probed again.
+pub(crate) const DECISION_TTL: Duration = Duration::from_secs(600);
+/// The map is swept for forgettable hosts whenever it doubles past this size.
+const MIN_SWEEP: usize = 1024;
+
+/// What decided a host unreachable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cause {
+    Dns,
+    Refused,
+    Unreachable,
+    Timeout,
+    Tls,
+    Reset,
+}
+
+impl Cause {
+    /// The failures that belong to the host rather than to one URL.
+    pub(crate) fn of(failure: Failure) -> Option<Cause> {
+        Some(match failure {
+            Failure::Dns => Cause::Dns,
+            Failure::Refused => Cause::Refused,
+            Failure::Unreachable => Cause::Unreachable,
+            Failure::Timeout => Cause::Timeout,
+            Failure::Tls => Cause::Tls,
+            Failure::Reset => Cause::Reset,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn kind(self) -> ErrorKind {
+        match self {
+            Cause::Dns => ErrorKind::Dns,
+            Cause::Refused | Cause::Unreachable | Cause::Reset => ErrorKind::Connect,
+            Cause::Timeout => ErrorKind::Timeout,
+            Cause::Tls => ErrorKind::Tls,
+        }
+    }
+
+    fn from_kind(kind: ErrorKind) -> Cause {
+        match kind {
+            ErrorKind::Dns => Cause::Dns,
+            ErrorKind::Timeout => Cause::Timeout,
+            ErrorKind::Tls => Cause::Tls,
+            _ => Cause::Refused,
+        }
+    }
+
+    /// Says what happened, for the verdict's detail and the hosts report.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Cause::Dns => "the name does not resolve",
+            Cause::Refused => "connections are refused",
+            Cause::Unreachable => "no route to the host",
+            Cause::Timeout => "no response in time",
+            Cause::Tls => "the TLS handshake fails",
+            Cause::Reset => "connections are reset without an answer",
+        }
+    }
+}
+
+/// A host decided unreachable, for the queue to write and the fleet to know.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostDecision {
+    pub host: String,
+    pub unreachable: Unreachable,
+}
+
+/// The reachability of every host this worker asks.
+#[derive(Default)]
+pub(crate) struct Health {
+    hosts: Mutex<HashMap<String, Arc<Reach>>>,
+    /// Decisions made and not yet taken by the writer.
+    decided: Mutex<Vec<HostDecision>>,
+    /// Hosts the fleet knew unreachable that answered, not yet taken by the writer.
+    recovered: Mutex<Vec<String>>,
+}
+
+#[derive(Default)]
+struct Reach {
+    state: Mutex<State>,
+    /// Held by the one request of a suspect host in flight.
+    probe: Arc<AsyncMutex<()>>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Host-level failures in a row, with no answer since.
+    failures: u32,
+    cause: Option<Cause>,
+    answered_ever: bool,
+    last_answer: Option<Instant>,
+    last_failure: Option<Instant>,
+    /// When the host was decided unreachable.
+    decided_at: Option<Instant>,
+    /// The fleet's `hosts` row says unreachable: an answer must be told.
+    fleet_knows: bool,
+}
+
+/// How a request may go to its host.
+pub(crate) enum Gate {
+    /// The host is fine: go.
+    Open,
+    /// The host is suspect: this request is its probe, the only one in flight.
+    Probe(#[allow(dead_code)] OwnedMutexGuard<()>),
+}
+
+impl State {
+    fn threshold(&self) -> u32 {
+        DECIDE_AFTER + u32::from(self.answered_ever)
+    }
+
+    fn decision(&self, now: Instant) -> Option<Cause> {
+        let at = self.decided_at?;
+        (now.duration_since(at) < DECISION_TTL)
+            .then_some(self.cause)
+            .flatten()
+    }
+}
+
+impl Health {
+    /// May a request go to `host` now? `Err` with the cause when the host is decided
+    /// unreachable; a suspect host's requests wait their turn to probe it.
+    pub(crate) async fn gate(&self, host: &str) -> Result<Gate, Cause> {
+        let reach = self.reach(host);
+        {
+            let state = reach.state.lock().expect("reach lock poisoned");
+            if let Some(cause) = state.decision(Instant::now()) {
+                return Err(cause);
+            }
+            if state.failures == 0 {
+                return Ok(Gate::Open);
+            }
+        }
+        let guard = reach.probe.clone().lock_owned().await;
+        let wait = {
+            let state = reach.state.lock().expect("reach lock poisoned");
+            let now = Instant::now();
+            if let Some(cause) = state.decision(now) {
+                return Err(cause);
+            }
+            if state.failures == 0 {
+                return Ok(Gate::Open);
+            }
+            state
+                .last_failure
+                .map(|at| (at + PROBE_GAP).saturating_duration_since(now))
+                .unwrap_or_default()
+        };
+        tokio::time::sleep(wait).await;
+        Ok(Gate::Probe(guard))
+    }
+
+    /// `host` answered (any status): it is reachable.
+    pub(crate) fn answered(&self, host: &str) {
+        let reach = self.reach(host);
+        let mut state = reach.state.lock().expect("reach lock poisoned");
+        state.failures = 0;
+        state.decided_at = None;
+        state.answered_ever = true;
+        state.last_answer = Some(Instant::now());
+        if std::mem::take(&mut state.fleet_knows) {
+            drop(state);
+            self.recovered
+                .lock()
+                .expect("recoveries lock poisoned")
+                .push(host.to_owned());
+        }
+    }
+
+    /// A request to `host` sent at `sent` got no answer, for `failure`. Returns the cause when
+    /// this decided the host.
+    pub(crate) fn failed(&self, host: &str, failure: Failure, sent: Instant) -> Option<Cause> {
+        let cause = Cause::of(failure)?;
+        let reach = self.reach(host);
+        let mut state = reach.state.lock().expect("reach lock poisoned");
+        if state.last_answer.is_some_and(|at| at >= sent) {
+            return None;
+        }
+        let now = Instant::now();
+        if state.decision(now).is_some() {
+            return None;
+        }
+        state.failures += 1;
+        state.cause = Some(cause);
+        state.last_failure = Some(now);
+        if state.failures < state.threshold() {
+            return None;
+        }
+        state.decided_at = Some(now);
+        state.fleet_knows = true;
+        let decision = HostDecision {
+            host: host.to_owned(),
+            unreachable: Unreachable {
+                kind: cause.kind(),
+                detail: format!(
+                    "decided for the host: {} ({} requests in a row without an answer)",
+                    cause.describe(),
+                    state.failures
+                ),
+            },
+        };
+        drop(state);
+        self.decided
+            .lock()
+            .expect("decisions lock poisoned")
+            .push(decision);
+        Some(cause)
+    }
+
+    /// The fleet decided `host` unreachable before: one failed probe decides it again.
+    pub(crate) fn suspect(&self, host: &str, kind: ErrorKind) {
+        let reach = self.reach(host);
+        let mut state = reach.state.lock().expect("reach lock poisoned");
+        state.fleet_knows = true;
+        if state.failures == 0 && state.decided_at.is_none() {
+            state.failures = state.threshold() - 1;
+            state.cause = Some(Cause::from_kind(kind));
+        }
+    }
+
+    /// Puts back a decision the writer could not write.
+    pub(crate) fn retake(&self, decision: HostDecision) {
+        self.decided
+            .lock()
+            .expect("decisions lock poisoned")
+            .push(decision);
+    }
+
+    /// Hosts the fleet knew unreachable that answered since the last call.
+    pub(crate) fn take_recoveries(&self) -> Vec<String> {
+        std::mem::take(&mut *self.recovered.lock().expect("recoveries lock poisoned"))
+    }
+
+    /// The decisions made since the last call.
+    pub(crate) fn take_decisions(&self) -> Vec<HostDecision> {
+        std::mem::take(&mut *self.decided.lock().expect("decisions lock poisoned"))
+    }
+
+    /// Hosts decided unreachable now, and hosts suspect: for the progress line.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        let hosts = self.hosts.lock().expect("health lock poisoned");
+        let now = Instant::now();
+        let mut counts = (0, 0);
+        for reach in hosts.values() {
+            let state = reach.state.lock().expect("reach lock poisoned");
+            if state.decision(now).is_some() {
+                counts.0 += 1;
+            } else if state.failures > 0 {
+                counts.1 += 1;
+            }
+        }
+        counts
+    }
+
+    fn reach(&self, host: &str) -> Arc<Reach> {
+        let mut hosts = self.hosts.lock().expect("health lock poisoned");
+        if let Some(reach) = hosts.get(host) {
+            return reach.clone();
+        }
+        if hosts.len() >= MIN_SWEEP && hosts.len().is_power_of_two() {
+            let now = Instant::now();
+            hosts.retain(|_, r| {
+                let state = r.state.lock().expect("reach lock poisoned");
+                Arc::strong_count(r) > 1 || state.failures > 0 || state.decision(now).is_some()
+            });
+        }
+        let reach = Arc::new(Reach::default());
+        hosts.insert(host.to_owned(), reach.clone());
+        reach
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn two_failures_in_a_row_decide_a_host_once() {
+        let health = Health::default();
+        let sent = Instant::now();
+        assert!(matches!(health.gate("dead.example").await, Ok(Gate::Open)));
+        assert_eq!(health.failed("dead.example", Failure::Dns, sent), None);
+        assert!(matches!(
+            health.gate("dead.example").await,
+            Ok(Gate::Probe(_))
+        ));
+        assert_eq!(
+            health.failed("dead.example", Failure::Dns, Instant::now()),
+            Some(Cause::Dns)
+        );
+        assert_eq!(health.gate("dead.example").await.err(), Some(Cause::Dns));
+        let decisions = health.take_decisions();
+        assert_eq!(decisions.len(), 1);
+        assert_eq!(decisions[0].unreachable.kind, ErrorKind::Dns);
+        assert!(decisions[0]
+            .unreachable
+            .detail
+            .starts_with("decided for the host"));
+        assert_eq!(
+            health.failed("dead.example", Failure::Dns, Instant::now()),
+            None,
+            "decided once"
+        );
+        assert!(health.take_decisions().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_failure_sent_before_an_answer_does_not_count() {
+        let health = Health::default();
+        let sent = Instant::now();
+        health.answered("slow.example");
+        for _ in 0..10 {
+            assert_eq!(health.failed("slow.example", Failure::Timeout, sent), None);
+        }
+        assert!(matches!(health.gate("slow.example").await, Ok(Gate::Open)));
+    }
+
+    #[tokio::test]
+    async fn a_url_level_failure_says_nothing_of_the_host() {
+        let health = Health::default();
+        for _ in 0..5 {
+            assert_eq!(
+                health.failed("a.example", Failure::Redirects, Instant::now()),
+                None
+            );
+        }
+        assert!(matches!(health.gate("a.example").await, Ok(Gate::Open)));
+    }
+
+    #[tokio::test]
+    async fn a_host_that_answered_before_needs_one_more_failure_and_an_answer_clears_it() {
+        let health = Health::default();
+        health.answered("flaky.example");
+        let later = || Instant::now() + Duration::from_millis(1);
+        assert_eq!(health.failed("flaky.example", Failure::Refused, later()), None);
+        assert_eq!(health.failed("flaky.example", Failure::Refused, later()), None);
+        health.answered("flaky.example");
+        assert!(matches!(health.gate("flaky.example").await, Ok(Gate::Open)));
+        assert_eq!(health.failed("flaky.example", Failure::Refused, later()), None);
+        assert_eq!(health.failed("flaky.example", Failure::Refused, later()), None);
+        assert_eq!(
+            health.failed("flaky.example", Failure::Refused, later()),
+            Some(Cause::Refused)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_host_the_fleet_decided_is_decided_again_by_one_probe() {
+        let health = Health::default();
+        health.suspect("gone.example", ErrorKind::Dns);
+        assert!(matches!(
+            health.gate("gone.example").await,
+            Ok(Gate::Probe(_))
+        ));
+        assert_eq!(
+            health.failed("gone.example", Failure::Dns, Instant::now()),
+            Some(Cause::Dns)
+        );
+        assert_eq!(health.counts(), (1, 0));
+        health.answered("gone.example");
+        assert_eq!(health.take_recoveries(), ["gone.example"], "the fleet is told");
+        assert!(health.take_recoveries().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_suspect_host_is_probed_one_request_at_a_time() {
+        let health = Arc::new(Health::default());
+        health.failed("s.example", Failure::Timeout, Instant::now());
+        let first = health.gate("s.example").await.unwrap();
+        let second = {
+            let health = health.clone();
+            tokio::spawn(async move { health.gate("s.example").await.is_ok() })
+        };
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(!second.is_finished(), "a second probe while one is out");
+        health.answered("s.example");
+        drop(first);
+        assert!(second.await.unwrap());
+    }
+}
