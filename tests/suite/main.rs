@@ -29,6 +29,8 @@
 //!   CAs, contact): bad values are usage errors, and secrets never print.
 //! - `soft404`: `--soft-404` on a labelled corpus: soft 404s found and explained, real pages
 //!   alive, each host and pattern probed once per fleet.
+//! - `hosts`: decisions at the host's level: a DNS-dead or hung host decided once, one
+//!   throttling path slowing its host but never stopping it, an absurd Retry-After drained.
 //! - `progress`: what a worker tells: a bar and colour on a terminal (in a pseudo-terminal),
 //!   plain lines in a pipe, `NO_COLOR`, `--log-format json`, `-q`, verdicts counted once.
 
@@ -42,6 +44,7 @@ mod fleet;
 mod galera;
 mod history;
 mod hostile;
+mod hosts;
 mod mariadb_server;
 mod metrics;
 mod options;

@@ -4,7 +4,10 @@
 
 use std::time::Duration;
 
-use crawler_queue::{part_of, Finding, HostChecks, NewSite, Outcome, Queue, Throttled, Verdict};
+use crawler_queue::{
+    part_of, ErrorKind, Finding, HostChecks, HostPace, NewSite, Outcome, Queue, Throttled,
+    Unreachable, Verdict,
+};
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::findings::alive;
 use crawler_tests::{both_backends, TestDb};
@@ -55,8 +58,12 @@ const HOSTS: [(&str, &[Fate]); 4] = [
 const OWNED: u32 = 232;
 
 /// The report's columns, in order.
-const COLUMNS: [&str; 14] = [
+const COLUMNS: [&str; 19] = [
     "host",
+    "state",
+    "rate",
+    "cause",
+    "unreachable_since",
     "sites",
     "alive",
     "dead",
@@ -70,6 +77,7 @@ const COLUMNS: [&str; 14] = [
     "last_status",
     "recent_checks",
     "recent_errors",
+    "detail",
 ];
 
 /// What the report must say of each host, but for its times.
@@ -79,11 +87,22 @@ fn expected() -> Vec<Value> {
                 owner: Option<&str>,
                 status: Option<i32>,
                 [checks, errors]: [i64; 2]| {
+        let (state, rate, cause, detail) = match host {
+            "b.example" => ("deferred", json!(2.5), None, None),
+            "d.example" => (
+                "unreachable",
+                Value::Null,
+                Some("dns"),
+                Some("decided for the host: the name does not resolve"),
+            ),
+            _ => ("ok", Value::Null, None, None),
+        };
         json!({
-            "host": host, "sites": sites, "alive": alive, "dead": dead, "blocked": blocked,
+            "host": host, "state": state, "rate": rate, "cause": cause,
+            "sites": sites, "alive": alive, "dead": dead, "blocked": blocked,
             "unreachable": unreachable, "error": error, "pending": pending,
             "owner": owner, "last_status": status,
-            "recent_checks": checks, "recent_errors": errors,
+            "recent_checks": checks, "recent_errors": errors, "detail": detail,
         })
     };
     vec![
@@ -205,6 +224,19 @@ async fn throttle(queue: &Queue) -> (i64, i64) {
         errors: 5,
     };
     queue.record_checks(&[failing]).await.unwrap();
+    // b throttles as a host (its rate halved thrice, then a host-wide Retry-After of an
+    // hour); d is decided unreachable.
+    let pace = HostPace {
+        host: "b.example".into(),
+        rate: Some(2.5),
+        deferred: Duration::from_secs(3600),
+    };
+    queue.record_paces(&[pace]).await.unwrap();
+    let why = Unreachable {
+        kind: ErrorKind::Dns,
+        detail: "decided for the host: the name does not resolve".into(),
+    };
+    queue.record_unreachable("d.example", Some(&why)).await.unwrap();
     (before, queue.now().await.unwrap())
 }
 
@@ -235,11 +267,17 @@ fn assert_hosts(hosts: &[Value], (before, after): (i64, i64)) {
         let mut host = host.as_object().unwrap().clone();
         let backoff = host.remove("backoff_until").unwrap();
         let throttled = host.remove("last_throttled_at").unwrap();
+        let since = host.remove("unreachable_since").unwrap();
         match host["host"].as_str().unwrap() {
             "b.example" => {
                 let at = millis(&throttled);
                 assert!((before..=after).contains(&at), "{at} in {before}..={after}");
-                assert_eq!(millis(&backoff) - at, 3_600_000);
+                let until = millis(&backoff) - 3_600_000;
+                assert!((before..=after).contains(&until), "{until} in {before}..={after}");
+            }
+            "d.example" => {
+                assert!((before..=after).contains(&millis(&since)));
+                assert!(backoff.is_null() && throttled.is_null(), "{host:?}");
             }
             "c.example" => {
                 assert!((before..=after).contains(&millis(&throttled)));
@@ -263,6 +301,7 @@ fn as_json(header: &[String], rows: &[Vec<&str>], missing: &str) -> Vec<Value> {
                 .map(|(key, &cell)| {
                     let value = match cell.parse::<i64>() {
                         _ if cell == missing => Value::Null,
+                        _ if key == "rate" => cell.parse::<f64>().unwrap().into(),
                         Ok(n) if key != "host" && key != "owner" => n.into(),
                         _ => cell.into(),
                     };
@@ -311,7 +350,20 @@ both_backends!(
             .map(str::to_lowercase)
             .collect();
         assert_eq!(header, COLUMNS, "text columns are named as in CSV");
-        let rows: Vec<Vec<&str>> = text.map(|l| l.split_whitespace().collect()).collect();
+        // The last column, the detail, is free text.
+        let rows: Vec<Vec<String>> = text
+            .map(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                let (cells, detail) = words.split_at(COLUMNS.len() - 1);
+                let mut cells: Vec<String> = cells.iter().map(|c| c.to_string()).collect();
+                cells.push(detail.join(" "));
+                cells
+            })
+            .collect();
+        let rows: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
         assert_eq!(
             as_json(&header, &rows, "-"),
             json,

@@ -11,6 +11,8 @@
 //! - [`dns`]: a tiny authoritative DNS server (A, NXDOMAIN, SERVFAIL, silent) counting queries.
 //! - [`bench`]: what the benchmarks share (loopback hosts, claim latency).
 //! - [`scale`]: millions of realistic rows made in SQL, table sizes, the database's CPU time.
+//! - [`recorder`]: servers that record every request, or never answer; [`dns`]: a DNS
+//!   server that counts queries.
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
 //! - [`findings`]: findings and outcomes to write back without an HTTP check.
 //! - [`terminal`]: a pseudo-terminal to run a binary in, as a person would.
@@ -26,6 +28,7 @@ pub mod galera;
 pub mod mariadb;
 pub mod meter;
 pub mod postgres;
+pub mod recorder;
 pub mod scale;
 pub mod site;
 pub mod soft404_pages;

@@ -102,16 +102,19 @@ impl Queue {
             .collect())
     }
 
-    /// Gives every pending site of `host` (in the partitions `parts_token` holds) the host's
-    /// verdict, `unreachable` with `why`, in statements of [`DECIDE_CHUNK`] sites, and records
-    /// the host's state. Returns the sites written. The sites this worker has claimed are not
-    /// touched: their checks end with the same verdict without a request.
+    /// Gives every pending site of `host` under `origin` (`scheme://host[:port]`, in the
+    /// partitions `parts_token` holds) the host's verdict, `unreachable` with `why`, in
+    /// statements of [`DECIDE_CHUNK`] sites, and records the host's state. Returns the sites
+    /// written. The sites this worker has claimed are not touched: their checks end with the
+    /// same verdict without a request.
     pub async fn decide_host(
         &self,
         parts_token: i64,
         host: &str,
+        origin: &str,
         why: &Unreachable,
     ) -> Result<u64, Error> {
+        let prefix = format!("{origin}/");
         self.record_unreachable(host, Some(why)).await?;
         let token = rand::Rng::random_range(&mut rand::rng(), 1..i64::MAX);
         let sql = &self.sql().decide_host;
@@ -125,6 +128,8 @@ impl Queue {
                         .bind(why.kind.as_str())
                         .bind(why.detail.as_str())
                         .bind(host)
+                        .bind(prefix.len() as i32)
+                        .bind(prefix.as_str())
                         .bind(parts_token)
                         .bind(DECIDE_CHUNK)
                         .execute(pool)

@@ -191,9 +191,10 @@ pub(crate) struct Statements {
     /// host, milliseconds of backoff left, recent checks, recent errors, rate, unreachable
     /// kind.
     pub host_states: String,
-    /// Binds: claim token, verdict, error kind, detail, host, parts token, n. Gives up to n
-    /// pending sites of a host (in the held partitions) the host's verdict, stamped with the
-    /// claim token so their verdict changes can be recorded.
+    /// Binds: claim token, verdict, error kind, detail, host, origin prefix length, origin
+    /// prefix, parts token, n. Gives up to n pending sites of a host under an origin (in the
+    /// held partitions) the host's verdict, stamped with the claim token so their verdict
+    /// changes can be recorded.
     pub decide_host: String,
     /// Binds: host, part, backoff ms, status, retry-after ms. Records that a host throttled.
     pub record_throttled: String,
@@ -348,7 +349,7 @@ impl Statements {
                  checked_at = {now}, next_check_at = {now}, verdict = ?, http_status = NULL, \
                  error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
                  attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?",
-                "host = ? AND state = {pending} \
+                "host = ? AND SUBSTR(url, 1, ?) = ? AND state = {pending} \
                  AND part IN (SELECT id FROM parts WHERE token = ?)",
                 "id",
             ),

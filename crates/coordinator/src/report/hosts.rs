@@ -21,8 +21,12 @@ const PAGE: u32 = 1000;
 
 /// The columns in order: name (the CSV header's, the JSON key), width in text, and whether
 /// text aligns it right (the counts).
-const COLUMNS: [(&str, usize, bool); 14] = [
+const COLUMNS: [(&str, usize, bool); 19] = [
     ("host", 32, false),
+    ("state", 11, false),
+    ("rate", 6, true),
+    ("cause", 7, false),
+    ("unreachable_since", 24, false),
     ("sites", 7, true),
     ("alive", 7, true),
     ("dead", 7, true),
@@ -35,7 +39,8 @@ const COLUMNS: [(&str, usize, bool); 14] = [
     ("last_throttled_at", 24, false),
     ("last_status", 11, false),
     ("recent_checks", 13, true),
-    ("recent_errors", 0, true),
+    ("recent_errors", 13, true),
+    ("detail", 0, false),
 ];
 
 /// One host as the machine-readable formats print it (a contract: scripts depend on the keys,
@@ -43,6 +48,14 @@ const COLUMNS: [(&str, usize, bool); 14] = [
 #[derive(Serialize)]
 struct HostRecord<'a> {
     host: &'a str,
+    /// `ok`, `throttled`, `deferred` or `unreachable`.
+    state: &'a str,
+    /// Requests per second while throttled.
+    rate: Option<f64>,
+    /// The error kind of an unreachable host's URLs.
+    cause: Option<&'a str>,
+    /// RFC 3339.
+    unreachable_since: Option<String>,
     sites: i64,
     alive: i64,
     dead: i64,
@@ -59,12 +72,19 @@ struct HostRecord<'a> {
     /// Its recent checks, and those that got no answer.
     recent_checks: i64,
     recent_errors: i64,
+    /// What was seen, for an unreachable host.
+    detail: Option<&'a str>,
 }
 
 impl<'a> HostRecord<'a> {
     fn new(row: &'a HostRow) -> HostRecord<'a> {
         HostRecord {
             host: &row.host,
+            state: &row.state,
+            rate: row.rate.map(|r| (r * 100.0).round() / 100.0),
+            cause: row.cause.as_deref(),
+            unreachable_since: row.unreachable_since.map(rfc3339),
+            detail: row.detail.as_deref(),
             sites: row.sites,
             alive: row.alive,
             dead: row.dead,
@@ -87,6 +107,10 @@ impl<'a> HostRecord<'a> {
         let text = |s: Option<&'a str>| Cow::Borrowed(s.unwrap_or(""));
         [
             self.host.into(),
+            self.state.into(),
+            self.rate.map(|r| r.to_string()).unwrap_or_default().into(),
+            text(self.cause),
+            self.unreachable_since.as_deref().unwrap_or("").into(),
             count(self.sites),
             count(self.alive),
             count(self.dead),
@@ -103,6 +127,7 @@ impl<'a> HostRecord<'a> {
                 .into(),
             count(self.recent_checks),
             count(self.recent_errors),
+            text(self.detail),
         ]
     }
 }

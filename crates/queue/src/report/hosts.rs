@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::queue::Queue;
 
 /// One host, as the hosts report prints it.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
 pub struct HostRow {
     pub host: String,
     /// Every site of the host.
@@ -38,6 +38,17 @@ pub struct HostRow {
     /// error rate. Zero for a host that never failed nor throttled.
     pub recent_checks: i64,
     pub recent_errors: i64,
+    /// The host's state for the fleet: `ok`, `throttled` (see `rate`), `deferred` (until
+    /// `backoff_until`) or `unreachable` (since `unreachable_since`, for `cause`).
+    pub state: String,
+    /// Its adaptive rate while throttled, requests per second.
+    pub rate: Option<f64>,
+    /// Unix milliseconds since it was decided unreachable.
+    pub unreachable_since: Option<i64>,
+    /// Why: the error kind its URLs got.
+    pub cause: Option<String>,
+    /// What was seen, as its URLs' detail says.
+    pub detail: Option<String>,
 }
 
 impl Queue {
@@ -72,7 +83,12 @@ impl Queue {
              CASE WHEN h.backoff_until > {{now}} THEN h.backoff_until END AS backoff_until, \
              h.last_throttled_at, h.last_status, \
              COALESCE(h.recent_checks, 0) AS recent_checks, \
-             COALESCE(h.recent_errors, 0) AS recent_errors \
+             COALESCE(h.recent_errors, 0) AS recent_errors, \
+             CASE WHEN h.unreachable_since IS NOT NULL THEN 'unreachable' \
+                  WHEN h.backoff_until > {{now}} THEN 'deferred' \
+                  WHEN h.rate IS NOT NULL THEN 'throttled' ELSE 'ok' END AS state, \
+             h.rate, h.unreachable_since, h.unreachable_kind AS cause, \
+             h.unreachable_detail AS detail \
              FROM (SELECT host, MAX(part) AS part, COUNT(*) AS sites, \
                    COUNT(CASE WHEN verdict = 'alive' THEN 1 END) AS alive, \
                    COUNT(CASE WHEN verdict = 'dead' THEN 1 END) AS dead, \

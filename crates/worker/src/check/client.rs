@@ -106,11 +106,23 @@ impl Inner {
         keep_body: bool,
     ) -> Result<Reply, Failure> {
         let host = url.host_str().unwrap_or_default();
-        let gate = self.health.gate(host).await.map_err(Failure::HostDown)?;
+        // Reachability is the origin's (a port may refuse where another answers); politeness
+        // the host's.
+        let origin = url.origin().ascii_serialization();
+        // The host's health first (a suspect host's requests wait for its probe), then its
+        // limits; what was learned while waiting for those is looked at again.
+        let (gate, permit) = loop {
+            let gate = self.health.gate(&origin).await.map_err(Failure::HostDown)?;
+            let permit = self.limits.acquire(host).await.map_err(Failure::Busy)?;
+            if matches!(gate, Gate::Probe(_))
+                || self.health.still_open(&origin).map_err(Failure::HostDown)?
+            {
+                break (gate, permit);
+            }
+        };
         if matches!(gate, Gate::Probe(_)) {
             self.resolver.forget_failure(host);
         }
-        let permit = self.limits.acquire(host).await.map_err(Failure::Busy)?;
         cut::sent();
         let started = Instant::now();
         let in_flight = super::requests::InFlight::start();
@@ -120,12 +132,12 @@ impl Inner {
         *budget = budget.saturating_sub(started.elapsed());
         match &result {
             Ok(reply) => {
-                self.health.answered(host);
+                self.health.answered(&origin);
                 permit.record(reply.status, reply.retry_after, url.path());
             }
             Err(failure) => {
-                if let Some(cause) = self.health.failed(host, *failure, started) {
-                    tracing::info!(host, cause = cause.describe(), "host decided unreachable");
+                if let Some(cause) = self.health.failed(&origin, *failure, started) {
+                    tracing::info!(%origin, cause = cause.describe(), "host decided unreachable");
                 }
             }
         }

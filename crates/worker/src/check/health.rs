@@ -1,6 +1,7 @@
 //! Whether a host can be reached at all: a failure that belongs to the host (no DNS answer,
 //! refused, no route, TLS, no response) is decided once for the host, not rediscovered URL by
-//! URL.
+//! URL. Keyed by origin (`scheme://host:port`): one port of a host may refuse or hang where
+//! another answers; a name that does not resolve fails on every port alike.
 //!
 //! A host starts `ok`. Its first such failure makes it *suspect*: its requests then go one at
 //! a time, [`PROBE_GAP`] apart, each a probe of the host. [`DECIDE_AFTER`] failures in a row
@@ -89,10 +90,13 @@ impl Cause {
     }
 }
 
-/// A host decided unreachable, for the queue to write and the fleet to know.
+/// A host (an origin of it) decided unreachable, for the queue to write and the fleet to
+/// know.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostDecision {
     pub host: String,
+    /// `scheme://host[:port]`: the URLs decided are those under it.
+    pub origin: String,
     pub unreachable: Unreachable,
 }
 
@@ -181,6 +185,18 @@ impl Health {
         Ok(Gate::Probe(guard))
     }
 
+    /// After waiting for its limits, may a request that found `host` fine still go? `Err`
+    /// when the host was decided meanwhile, `Ok(false)` when it became suspect (the request
+    /// goes back to wait for its turn to probe).
+    pub(crate) fn still_open(&self, host: &str) -> Result<bool, Cause> {
+        let reach = self.reach(host);
+        let state = reach.state.lock().expect("reach lock poisoned");
+        match state.decision(Instant::now()) {
+            Some(cause) => Err(cause),
+            None => Ok(state.failures == 0),
+        }
+    }
+
     /// `host` answered (any status): it is reachable.
     pub(crate) fn answered(&self, host: &str) {
         let reach = self.reach(host);
@@ -220,7 +236,11 @@ impl Health {
         state.decided_at = Some(now);
         state.fleet_knows = true;
         let decision = HostDecision {
-            host: host.to_owned(),
+            host: url::Url::parse(host)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_owned))
+                .unwrap_or_else(|| host.to_owned()),
+            origin: host.to_owned(),
             unreachable: Unreachable {
                 kind: cause.kind(),
                 detail: format!(
@@ -304,6 +324,17 @@ impl Health {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_decision_names_its_host_and_origin() {
+        let health = Health::default();
+        let origin = "http://dead.example:8080";
+        health.failed(origin, Failure::Refused, Instant::now());
+        health.failed(origin, Failure::Refused, Instant::now());
+        let decision = health.take_decisions().remove(0);
+        assert_eq!((decision.host.as_str(), decision.origin.as_str()), ("dead.example", origin));
+        assert_eq!(decision.unreachable.kind, ErrorKind::Connect);
+    }
 
     #[tokio::test]
     async fn two_failures_in_a_row_decide_a_host_once() {

@@ -11,8 +11,9 @@
 //! A 429 or 503 halves the host's rate (down to an eighth of its configured rate, the adaptive
 //! floor); every other answer adds back a sixteenth (AIMD, as TCP and Nutch's fetcher adapt). A
 //! `Retry-After` defers the whole host only when the throttling is host-wide: at least
-//! [`HOST_WIDE_STREAK`] throttled answers in a row from at least two paths, with no other
-//! answer between. Otherwise it is about its own URL, which waits for it (`retry.rs`). A host
+//! [`HOST_WIDE_STREAK`] throttled answers in a row from at least two paths, over at least
+//! [`HOST_WIDE_WINDOW`], with no other answer between (answers to requests sent together may
+//! arrive in any order, so a streak must last before it says anything of the host). Otherwise it is about its own URL, which waits for it (`retry.rs`). A host
 //! deferred past the horizon (`--defer-horizon`) is not waited for: its checks end at once with
 //! [`Limits::acquire`]'s `Err`, and the queue makes them due at the time the server allows.
 
@@ -34,8 +35,10 @@ const MIN_SHARE: f64 = 1.0 / 8.0;
 const STEP_UP: f64 = 1.0 / 16.0;
 /// The base interval for a host with no rate limit, once it throttles: 10 requests a second.
 const UNLIMITED_BASE: Duration = Duration::from_millis(100);
-/// Throttled answers in a row (from at least two paths) that make a `Retry-After` host-wide.
+/// Throttled answers in a row (from at least two paths, over at least [`HOST_WIDE_WINDOW`])
+/// that make a `Retry-After` host-wide.
 pub(crate) const HOST_WIDE_STREAK: u32 = 3;
+pub(crate) const HOST_WIDE_WINDOW: Duration = Duration::from_secs(2);
 /// The host map is swept for idle hosts whenever it doubles past this size.
 const MIN_SWEEP: usize = 1024;
 
@@ -84,8 +87,9 @@ struct Pace {
     /// `Retry-After`, capped at `crawler_queue::MAX_DELAY`).
     deferred_until: Option<Instant>,
     last_used: Instant,
-    /// Throttled answers in a row, and (up to two) distinct paths among them.
+    /// Throttled answers in a row, since when, and (up to two) distinct paths among them.
     streak: u32,
+    streak_since: Option<Instant>,
     streak_paths: Vec<String>,
 }
 
@@ -395,7 +399,7 @@ impl Permit<'_> {
         if matches!(status, 429 | 503) {
             let base = self.host.base();
             pace.throttled(now, path, base);
-            if let Some(asked) = retry_after.filter(|_| pace.host_wide()) {
+            if let Some(asked) = retry_after.filter(|_| pace.host_wide(now)) {
                 let until = now + asked;
                 pace.deferred_until = Some(pace.deferred_until.map_or(until, |u| u.max(until)));
             }
@@ -413,6 +417,7 @@ impl Pace {
             deferred_until: None,
             last_used: now,
             streak: 0,
+            streak_since: None,
             streak_paths: Vec::new(),
         }
     }
@@ -448,20 +453,26 @@ impl Pace {
         self.share = (self.share / 2.0).max(MIN_SHARE);
         self.next = self.next.max(now + self.spacing(base));
         self.streak += 1;
+        self.streak_since.get_or_insert(now);
         if self.streak_paths.len() < 2 && !self.streak_paths.iter().any(|p| p == path) {
             self.streak_paths.push(path.to_owned());
         }
     }
 
     /// Whether the throttling is the host's, not one URL's.
-    fn host_wide(&self) -> bool {
-        self.streak >= HOST_WIDE_STREAK && self.streak_paths.len() >= 2
+    fn host_wide(&self, now: Instant) -> bool {
+        self.streak >= HOST_WIDE_STREAK
+            && self.streak_paths.len() >= 2
+            && self
+                .streak_since
+                .is_some_and(|since| now.duration_since(since) >= HOST_WIDE_WINDOW)
     }
 
     /// Any answer but a throttle: a step back up, and the streak is over.
     fn answered(&mut self) {
         self.share = (self.share + STEP_UP).min(1.0);
         self.streak = 0;
+        self.streak_since = None;
         self.streak_paths.clear();
     }
 }
@@ -517,16 +528,18 @@ mod tests {
         let now = Instant::now();
         let base = Duration::from_millis(100);
         let mut pace = Pace::new(now);
+        let later = now + HOST_WIDE_WINDOW;
         for _ in 0..5 {
             pace.throttled(now, "/always-429", base);
         }
-        assert!(!pace.host_wide(), "one path is that URL's business");
+        assert!(!pace.host_wide(later), "one path is that URL's business");
         pace.answered();
         pace.throttled(now, "/a", base);
         pace.throttled(now, "/b", base);
-        assert!(!pace.host_wide(), "two in a row may be chance");
+        assert!(!pace.host_wide(later), "two in a row may be chance");
         pace.throttled(now, "/c", base);
-        assert!(pace.host_wide());
+        assert!(!pace.host_wide(now), "answers sent together arrive in any order");
+        assert!(pace.host_wide(later));
     }
 
     #[tokio::test]
@@ -546,6 +559,9 @@ mod tests {
         let limits = at_ten_per_second();
         for path in ["/a", "/b", "/c"] {
             let permit = limits.acquire("a.example").await.unwrap();
+            // The streak began a while ago: it is the host's.
+            let started = Instant::now() - HOST_WIDE_WINDOW;
+            permit.host.pace.lock().unwrap().streak_since.get_or_insert(started);
             permit.record(429, Some(HOUR), path);
         }
         let wait = match limits.acquire("a.example").await {

@@ -35,11 +35,16 @@ impl HostHealth {
     pub async fn share(&self, queue: &Queue, checker: &Checker, parts_token: i64) {
         for decision in checker.take_host_decisions() {
             match queue
-                .decide_host(parts_token, &decision.host, &decision.unreachable)
+                .decide_host(
+                    parts_token,
+                    &decision.host,
+                    &decision.origin,
+                    &decision.unreachable,
+                )
                 .await
             {
                 Ok(sites) => tracing::info!(
-                    host = %decision.host,
+                    origin = %decision.origin,
                     sites,
                     why = %decision.unreachable.detail,
                     "host decided unreachable; its pending sites have their verdict"
