@@ -50,9 +50,24 @@ async fn unreachable_kind(queue: &Queue, host: &str) -> Option<String> {
         .db()
         .statement("SELECT unreachable_kind FROM hosts WHERE host = ?");
     let kind: Option<Option<String>> = match queue.db() {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(host).fetch_optional(pool).await,
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(host).fetch_optional(pool).await,
-        Db::MySql(pool) => sqlx::query_scalar(sql).bind(host).fetch_optional(pool).await,
+        Db::Sqlite(pool) => {
+            sqlx::query_scalar(sql)
+                .bind(host)
+                .fetch_optional(pool)
+                .await
+        }
+        Db::Postgres(pool) => {
+            sqlx::query_scalar(sql)
+                .bind(host)
+                .fetch_optional(pool)
+                .await
+        }
+        Db::MySql(pool) => {
+            sqlx::query_scalar(sql)
+                .bind(host)
+                .fetch_optional(pool)
+                .await
+        }
     }
     .unwrap();
     kind.flatten()
@@ -99,7 +114,11 @@ both_backends!(
         let verdicts = verdicts(&queue).await;
         for url in &dead {
             let (verdict, kind, _) = &verdicts[url];
-            assert_eq!((verdict.as_str(), kind.as_deref()), ("unreachable", Some("dns")), "{url}");
+            assert_eq!(
+                (verdict.as_str(), kind.as_deref()),
+                ("unreachable", Some("dns")),
+                "{url}"
+            );
         }
         let by_host = dead.iter().filter(|u| decided(&verdicts[*u].2)).count();
         assert!(
@@ -151,7 +170,10 @@ both_backends!(
         }
         // Four requests at once (the host's concurrency) time out together and decide the
         // host; the other sixteen URLs ask nothing.
-        let decided = urls[..20].iter().filter(|u| decided(&verdicts[*u].2)).count();
+        let decided = urls[..20]
+            .iter()
+            .filter(|u| decided(&verdicts[*u].2))
+            .count();
         assert!(decided >= 14, "only {decided} of 20 decided for the host");
         assert!(
             hung.connections() <= 6,
@@ -212,7 +234,7 @@ both_backends!(
         }));
         let db = backend.fresh().await;
         // Two at a time, so the host's answers come over time, as from a real server.
-        let flags = ["--host-concurrency", "2"];
+        let flags = ["--host-concurrency", "2", "--host-rate", "20"];
         let took = drain(&db, &urls, &flags, Duration::from_secs(120));
         assert!(took <= Duration::from_secs(60), "drained in {took:?}");
 
@@ -236,6 +258,9 @@ both_backends!(
                     .is_some_and(|d| d.starts_with("deferred by the server until"))
             })
             .count();
-        assert!(deferred > 0, "no URL of the throttling host deferred as a host");
+        assert!(
+            deferred > 0,
+            "no URL of the throttling host deferred as a host"
+        );
     }
 );

@@ -236,7 +236,10 @@ async fn throttle(queue: &Queue) -> (i64, i64) {
         kind: ErrorKind::Dns,
         detail: "decided for the host: the name does not resolve".into(),
     };
-    queue.record_unreachable("d.example", Some(&why)).await.unwrap();
+    queue
+        .record_unreachable("d.example", Some(&why))
+        .await
+        .unwrap();
     (before, queue.now().await.unwrap())
 }
 
@@ -273,7 +276,10 @@ fn assert_hosts(hosts: &[Value], (before, after): (i64, i64)) {
                 let at = millis(&throttled);
                 assert!((before..=after).contains(&at), "{at} in {before}..={after}");
                 let until = millis(&backoff) - 3_600_000;
-                assert!((before..=after).contains(&until), "{until} in {before}..={after}");
+                assert!(
+                    (before..=after).contains(&until),
+                    "{until} in {before}..={after}"
+                );
             }
             "d.example" => {
                 assert!((before..=after).contains(&millis(&since)));

@@ -60,7 +60,10 @@ impl Recorder {
 
     /// Requests so far.
     pub fn count(&self) -> usize {
-        self.seen.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 }
 

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::verdict::{ErrorKind, Verdict};
 use crate::parts::part_of;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
 use crate::sql::placeholders;
+use crate::verdict::{ErrorKind, Verdict};
 
 /// A host that answered 429 or 503.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,14 +91,16 @@ impl Queue {
         });
         Ok(rows
             .into_iter()
-            .map(|(host, ms, recent_checks, recent_errors, rate, kind)| HostState {
-                host,
-                backoff: Duration::from_millis(ms.max(0) as u64),
-                recent_checks,
-                recent_errors,
-                rate,
-                unreachable: kind.and_then(|k| k.parse().ok()),
-            })
+            .map(
+                |(host, ms, recent_checks, recent_errors, rate, kind)| HostState {
+                    host,
+                    backoff: Duration::from_millis(ms.max(0) as u64),
+                    recent_checks,
+                    recent_errors,
+                    rate,
+                    unreachable: kind.and_then(|k| k.parse().ok()),
+                },
+            )
             .collect())
     }
 
@@ -149,7 +151,11 @@ impl Queue {
     }
 
     /// Records that `host` is unreachable (`why`), or reachable again (`None`).
-    pub async fn record_unreachable(&self, host: &str, why: Option<&Unreachable>) -> Result<(), Error> {
+    pub async fn record_unreachable(
+        &self,
+        host: &str,
+        why: Option<&Unreachable>,
+    ) -> Result<(), Error> {
         let sql = match why {
             Some(_) => self.statement(&format!(
                 "{} unreachable_since = COALESCE(hosts.unreachable_since, {{now}}), \

@@ -242,7 +242,10 @@ impl From<Claim> for ClaimMethod {
 /// `--dns-server`: an IP address, with a port or 53.
 fn parse_dns_server(s: &str) -> Result<SocketAddr, String> {
     s.parse::<SocketAddr>()
-        .or_else(|_| s.parse::<std::net::IpAddr>().map(|ip| SocketAddr::new(ip, 53)))
+        .or_else(|_| {
+            s.parse::<std::net::IpAddr>()
+                .map(|ip| SocketAddr::new(ip, 53))
+        })
         .map_err(|_| format!("not an IP address or IP:PORT: {s:?}"))
 }
 

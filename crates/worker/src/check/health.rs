@@ -332,7 +332,10 @@ mod tests {
         health.failed(origin, Failure::Refused, Instant::now());
         health.failed(origin, Failure::Refused, Instant::now());
         let decision = health.take_decisions().remove(0);
-        assert_eq!((decision.host.as_str(), decision.origin.as_str()), ("dead.example", origin));
+        assert_eq!(
+            (decision.host.as_str(), decision.origin.as_str()),
+            ("dead.example", origin)
+        );
         assert_eq!(decision.unreachable.kind, ErrorKind::Connect);
     }
 
@@ -394,12 +397,24 @@ mod tests {
         let health = Health::default();
         health.answered("flaky.example");
         let later = || Instant::now() + Duration::from_millis(1);
-        assert_eq!(health.failed("flaky.example", Failure::Refused, later()), None);
-        assert_eq!(health.failed("flaky.example", Failure::Refused, later()), None);
+        assert_eq!(
+            health.failed("flaky.example", Failure::Refused, later()),
+            None
+        );
+        assert_eq!(
+            health.failed("flaky.example", Failure::Refused, later()),
+            None
+        );
         health.answered("flaky.example");
         assert!(matches!(health.gate("flaky.example").await, Ok(Gate::Open)));
-        assert_eq!(health.failed("flaky.example", Failure::Refused, later()), None);
-        assert_eq!(health.failed("flaky.example", Failure::Refused, later()), None);
+        assert_eq!(
+            health.failed("flaky.example", Failure::Refused, later()),
+            None
+        );
+        assert_eq!(
+            health.failed("flaky.example", Failure::Refused, later()),
+            None
+        );
         assert_eq!(
             health.failed("flaky.example", Failure::Refused, later()),
             Some(Cause::Refused)
@@ -420,7 +435,11 @@ mod tests {
         );
         assert_eq!(health.counts(), (1, 0));
         health.answered("gone.example");
-        assert_eq!(health.take_recoveries(), ["gone.example"], "the fleet is told");
+        assert_eq!(
+            health.take_recoveries(),
+            ["gone.example"],
+            "the fleet is told"
+        );
         assert!(health.take_recoveries().is_empty());
     }
 

@@ -57,8 +57,8 @@ use self::address::{any_address, AddressPolicy};
 pub use self::auth::BasicAuth;
 pub use self::cookies::CookieJar;
 pub use self::cut::unless_cut;
-pub use self::health::HostDecision;
 use self::health::Health;
+pub use self::health::HostDecision;
 use self::ratelimit::Limits;
 pub(crate) use self::ratelimit::PaceReport;
 use self::reply::{Attempt, Failure};
@@ -224,8 +224,7 @@ impl Checker {
             any_address
         };
         let resolver = CachingResolver::new(allow, config.dns_server);
-        let client =
-            client::build_client(&config, resolver.clone()).map_err(CheckError::Client)?;
+        let client = client::build_client(&config, resolver.clone()).map_err(CheckError::Client)?;
         let default = HostLimit {
             concurrency: config.host_concurrency,
             rate: config.host_rate,

@@ -142,7 +142,8 @@ impl Limits {
     /// Pauses (or resumes) every host: while paused no request starts; those on the wire
     /// finish, and checks waiting stay waiting.
     pub(crate) fn pause(&self, paused: bool) {
-        self.paused.send_if_modified(|p| std::mem::replace(p, paused) != paused);
+        self.paused
+            .send_if_modified(|p| std::mem::replace(p, paused) != paused);
     }
 
     /// Defers every check of `host` until `wait` from now (at least): what the fleet learned
@@ -538,7 +539,10 @@ mod tests {
         pace.throttled(now, "/b", base);
         assert!(!pace.host_wide(later), "two in a row may be chance");
         pace.throttled(now, "/c", base);
-        assert!(!pace.host_wide(now), "answers sent together arrive in any order");
+        assert!(
+            !pace.host_wide(now),
+            "answers sent together arrive in any order"
+        );
         assert!(pace.host_wide(later));
     }
 
@@ -561,7 +565,13 @@ mod tests {
             let permit = limits.acquire("a.example").await.unwrap();
             // The streak began a while ago: it is the host's.
             let started = Instant::now() - HOST_WIDE_WINDOW;
-            permit.host.pace.lock().unwrap().streak_since.get_or_insert(started);
+            permit
+                .host
+                .pace
+                .lock()
+                .unwrap()
+                .streak_since
+                .get_or_insert(started);
             permit.record(429, Some(HOUR), path);
         }
         let wait = match limits.acquire("a.example").await {
@@ -574,7 +584,9 @@ mod tests {
             "other hosts go on"
         );
         let reports = limits.reports();
-        assert!(reports.iter().any(|r| r.host == "a.example" && r.deferred.is_some()));
+        assert!(reports
+            .iter()
+            .any(|r| r.host == "a.example" && r.deferred.is_some()));
     }
 
     #[tokio::test(start_paused = true)]
@@ -601,7 +613,10 @@ mod tests {
         let limits = at_ten_per_second();
         let host = limits.host("big.example");
         host.waiting.store(50, Ordering::Relaxed); // 5 s at 10/s
-        limits.host("small.example").waiting.store(5, Ordering::Relaxed);
+        limits
+            .host("small.example")
+            .waiting
+            .store(5, Ordering::Relaxed);
         assert_eq!(limits.backlogged(Duration::from_secs(2)), ["big.example"]);
         assert!(limits.backlogged(Duration::from_secs(10)).is_empty());
     }

@@ -140,7 +140,11 @@ async fn lookup(host: &str, server: Option<SocketAddr>) -> Answer {
     if is_reserved_invalid(host) {
         return None;
     }
-    if let Ok(ip) = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+    if let Ok(ip) = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+    {
         return Some(Arc::from([ip]));
     }
     if let Some(server) = server {

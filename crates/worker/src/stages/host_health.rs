@@ -91,7 +91,10 @@ impl HostHealth {
                 .collect();
             changed.extend(
                 now.values()
-                    .filter(|p| last.get(&p.host).is_none_or(|l| l.rate != p.rate || p.deferred > l.deferred))
+                    .filter(|p| {
+                        last.get(&p.host)
+                            .is_none_or(|l| l.rate != p.rate || p.deferred > l.deferred)
+                    })
                     .cloned(),
             );
             *last = now;
@@ -124,7 +127,8 @@ impl HostHealth {
         let mut checks: HashMap<&str, HostChecks> = HashMap::new();
         for o in written.iter().filter(|o| !o.finding.deferred) {
             let host = o.site.host.as_str();
-            if let Some(status @ (429 | 503)) = o.finding.status.filter(|_| o.finding.attempts > 0) {
+            if let Some(status @ (429 | 503)) = o.finding.status.filter(|_| o.finding.attempts > 0)
+            {
                 if !throttled.iter().any(|t| t.host == host) {
                     throttled.push(Throttled {
                         host: host.to_owned(),

@@ -64,7 +64,9 @@ async fn flush(ctx: &Ctx, pending: &mut Vec<Outcome>) -> bool {
             }
             ctx.stats.record(&completed);
             ctx.hosts.record(&ctx.queue, pending).await;
-            ctx.hosts.share(&ctx.queue, &ctx.checker, ctx.parts.token).await;
+            ctx.hosts
+                .share(&ctx.queue, &ctx.checker, ctx.parts.token)
+                .await;
             for o in pending.drain(..) {
                 ctx.held.remove(o.site.token, o.site.id);
             }
