@@ -102,7 +102,8 @@ both_backends!(
             "an _ in the search is an _, not a wildcard"
         );
 
-        // Hosts in backoff with their holder, the workers, and the totals once sampled.
+        // Hosts in trouble with their state and holder, the workers, and the totals once
+        // sampled.
         queue
             .take_parts("holder", 7, 1024, Duration::from_secs(60))
             .await
@@ -119,6 +120,20 @@ both_backends!(
             ])
             .await
             .unwrap();
+        let pace = crawler_queue::HostPace {
+            host: "slow.example".into(),
+            rate: Some(2.5),
+            deferred: Duration::from_secs(3600),
+        };
+        queue.record_paces(&[pace]).await.unwrap();
+        let why = crawler_queue::Unreachable {
+            kind: crawler_queue::ErrorKind::Dns,
+            detail: "decided for the host: the name does not resolve".into(),
+        };
+        queue
+            .record_unreachable("gone.example", Some(&why))
+            .await
+            .unwrap();
         queue.register("w1", "machine", 1).await.unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
         let state = loop {
@@ -130,10 +145,14 @@ both_backends!(
             tokio::time::sleep(Duration::from_millis(200)).await;
         };
         let backoffs = state["backoffs"].as_array().unwrap();
-        assert_eq!(backoffs.len(), 1, "{state}");
-        assert_eq!(backoffs[0]["host"], "slow.example");
-        assert_eq!(backoffs[0]["owner"], "holder");
-        assert_eq!(backoffs[0]["last_status"], 429);
+        assert_eq!(backoffs.len(), 2, "{state}");
+        assert_eq!(backoffs[0]["host"], "gone.example");
+        assert_eq!(backoffs[0]["state"], "unreachable");
+        assert_eq!(backoffs[0]["cause"], "dns");
+        assert_eq!(backoffs[1]["host"], "slow.example");
+        assert_eq!(backoffs[1]["state"], "deferred");
+        assert_eq!(backoffs[1]["owner"], "holder");
+        assert_eq!(backoffs[1]["last_status"], 429);
         assert_eq!(state["workers"][0]["id"], "w1");
         assert!(state["workers"][0]["heartbeat_age_ms"].as_i64().unwrap() >= 0);
         assert_eq!(

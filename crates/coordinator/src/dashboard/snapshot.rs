@@ -50,8 +50,11 @@ struct WorkerView {
 #[derive(Serialize)]
 struct BackoffView {
     host: String,
+    /// `deferred`, `unreachable` or `throttled`, and an unreachable host's cause.
+    state: String,
+    cause: Option<String>,
     owner: Option<String>,
-    backoff_until: String,
+    backoff_until: Option<String>,
     last_throttled_at: Option<String>,
     last_status: Option<i32>,
     throttled: i64,
@@ -120,8 +123,10 @@ impl From<Backoff> for BackoffView {
     fn from(b: Backoff) -> BackoffView {
         BackoffView {
             host: b.host,
+            state: b.state,
+            cause: b.cause,
             owner: b.owner,
-            backoff_until: rfc3339(b.backoff_until),
+            backoff_until: b.backoff_until.map(rfc3339),
             last_throttled_at: b.last_throttled_at.map(rfc3339),
             last_status: b.last_status,
             throttled: b.throttled,

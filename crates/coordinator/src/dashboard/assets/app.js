@@ -67,9 +67,9 @@ function render(s) {
     [w.per_second.toFixed(1), "num"], [(w.heartbeat_age_ms / 1000).toFixed(1) + " s ago", "num"],
   ])), "no worker");
   fill($("backoffs"), s.backoffs.map((b) => row([
-    [b.host], [b.owner || "-"], [b.backoff_until], [b.last_status == null ? "-" : String(b.last_status)],
-    [number(b.throttled), "num"],
-  ])), "no host in backoff");
+    [b.host], [b.state], [b.cause || "-"], [b.owner || "-"], [b.backoff_until || "-"],
+    [b.last_status == null ? "-" : String(b.last_status)], [number(b.throttled), "num"],
+  ])), "no host in trouble");
   $("updated").textContent = "updated " + new Date().toLocaleTimeString();
 }
 
