@@ -8,6 +8,7 @@
 //! - [`postgres`]: private PostgreSQL servers, on `mariadb`'s spawner and scratch directory.
 //! - [`site`]: a local website whose paths say what they answer.
 //! - [`meter`]: a local server of many hosts that measures what each one sees (politeness).
+//! - [`dns`]: a tiny authoritative DNS server (A, NXDOMAIN, SERVFAIL, silent) counting queries.
 //! - [`bench`]: what the benchmarks share (loopback hosts, claim latency).
 //! - [`scale`]: millions of realistic rows made in SQL, table sizes, the database's CPU time.
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
@@ -19,6 +20,7 @@
 pub mod backend;
 pub mod bench;
 pub mod bins;
+pub mod dns;
 pub mod findings;
 pub mod galera;
 pub mod mariadb;
