@@ -154,7 +154,11 @@ fn serve_connection(mut stream: TcpStream, zone: &Zone, stop: &AtomicBool) -> io
         match stream.read(&mut buf) {
             Ok(0) => return Ok(()),
             Ok(n) => message.extend_from_slice(&buf[..n]),
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => return Err(e),
         }
         while message.len() >= 2 {
@@ -201,7 +205,11 @@ impl Zone {
             _ => None,
         };
         let Some(question) = question else {
-            let rcode = if opcode == 0 { RCODE_FORMERR } else { RCODE_NOTIMP };
+            let rcode = if opcode == 0 {
+                RCODE_FORMERR
+            } else {
+                RCODE_NOTIMP
+            };
             return Some(header(query, rcode, 0, 0));
         };
         *self
@@ -306,7 +314,10 @@ mod tests {
 
     fn server() -> DnsServer {
         let records = HashMap::from([
-            ("Alive.webbench".to_owned(), Record::A(Ipv4Addr::new(127, 9, 0, 1))),
+            (
+                "Alive.webbench".to_owned(),
+                Record::A(Ipv4Addr::new(127, 9, 0, 1)),
+            ),
             ("gone.webbench".to_owned(), Record::NxDomain),
             ("broken.webbench".to_owned(), Record::ServFail),
             ("silent.webbench.".to_owned(), Record::Silent),
@@ -316,11 +327,19 @@ mod tests {
 
     fn ask_udp(server: &DnsServer, id: u16, name: &str, qtype: u16) -> Option<(u8, Vec<Ipv4Addr>)> {
         let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-        socket.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
-        socket.send_to(&query_message(id, name, qtype), server.addr()).unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        socket
+            .send_to(&query_message(id, name, qtype), server.addr())
+            .unwrap();
         let mut buf = [0u8; 512];
         let n = socket.recv(&mut buf).ok()?;
-        assert_eq!(buf[..2], id.to_be_bytes(), "the reply carries the query's id");
+        assert_eq!(
+            buf[..2],
+            id.to_be_bytes(),
+            "the reply carries the query's id"
+        );
         assert_eq!(buf[2] & 0x80, 0x80, "a response");
         Some(parse_reply(&buf[..n]))
     }
@@ -329,12 +348,31 @@ mod tests {
     fn a_raw_udp_query_resolves_each_kind_of_name() {
         let server = server();
         let ip = Ipv4Addr::new(127, 9, 0, 1);
-        assert_eq!(ask_udp(&server, 7, "alive.webbench", 1), Some((0, vec![ip])));
-        assert_eq!(ask_udp(&server, 8, "aLiVe.WEBBENCH", 1), Some((0, vec![ip])));
-        assert_eq!(ask_udp(&server, 9, "alive.webbench", 28), Some((0, vec![])), "AAAA: no data");
-        assert_eq!(ask_udp(&server, 10, "gone.webbench", 1), Some((RCODE_NXDOMAIN, vec![])));
-        assert_eq!(ask_udp(&server, 11, "unknown.webbench", 1), Some((RCODE_NXDOMAIN, vec![])));
-        assert_eq!(ask_udp(&server, 12, "broken.webbench", 1), Some((RCODE_SERVFAIL, vec![])));
+        assert_eq!(
+            ask_udp(&server, 7, "alive.webbench", 1),
+            Some((0, vec![ip]))
+        );
+        assert_eq!(
+            ask_udp(&server, 8, "aLiVe.WEBBENCH", 1),
+            Some((0, vec![ip]))
+        );
+        assert_eq!(
+            ask_udp(&server, 9, "alive.webbench", 28),
+            Some((0, vec![])),
+            "AAAA: no data"
+        );
+        assert_eq!(
+            ask_udp(&server, 10, "gone.webbench", 1),
+            Some((RCODE_NXDOMAIN, vec![]))
+        );
+        assert_eq!(
+            ask_udp(&server, 11, "unknown.webbench", 1),
+            Some((RCODE_NXDOMAIN, vec![]))
+        );
+        assert_eq!(
+            ask_udp(&server, 12, "broken.webbench", 1),
+            Some((RCODE_SERVFAIL, vec![]))
+        );
         assert_eq!(ask_udp(&server, 13, "silent.webbench", 1), None);
         assert_eq!(server.queries("ALIVE.webbench."), 3);
         assert_eq!(server.queries("silent.webbench"), 1);
@@ -351,7 +389,11 @@ mod tests {
         socket.send_to(&query, server.addr()).unwrap();
         let mut buf = [0u8; 512];
         let n = socket.recv(&mut buf).unwrap();
-        assert_eq!(buf[12..query.len()], query[12..], "0x20 case randomization survives");
+        assert_eq!(
+            buf[12..query.len()],
+            query[12..],
+            "0x20 case randomization survives"
+        );
         assert_eq!(n, query.len() + 16, "one A answer");
     }
 
@@ -378,7 +420,9 @@ mod tests {
     fn garbage_gets_formerr_or_nothing() {
         let server = server();
         let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-        socket.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
         let mut truncated = query_message(5, "alive.webbench", 1);
         truncated.truncate(16);
         socket.send_to(&truncated, server.addr()).unwrap();
