@@ -122,8 +122,7 @@ pub const LYCHEE_FLAGS: &[&str] = &[
     "200..=299",
 ];
 
-/// Runs lychee over `list` within `cap`; its JSON report says what failed, and every other URL
-/// of a run that finished was found alive.
+/// Runs lychee over `list` within `cap`, and reads its JSON report (none if it was killed).
 pub fn lychee(
     lychee: &Lychee,
     dir: &Path,
@@ -162,22 +161,41 @@ pub fn lychee(
         verdicts.summary = format!("no JSON report; log: {}", log.lines().last().unwrap_or(""));
         return verdicts;
     };
-    let failed: HashMap<String, String> = json["error_map"]
-        .as_object()
-        .into_iter()
-        .flat_map(|sources| sources.values())
-        .filter_map(|entries| entries.as_array())
-        .flatten()
-        .map(|entry| {
-            let url = entry["url"].as_str().unwrap_or("").to_owned();
-            (url, cause(&entry["status"]))
-        })
-        .collect();
+    // With --verbose, every URL found alive (redirects followed) is in success_map; the
+    // failures are in error_map, and the timeouts in timeout_map.
+    let entries = |map: &str| -> HashMap<String, String> {
+        json[map]
+            .as_object()
+            .into_iter()
+            .flat_map(|sources| sources.values())
+            .filter_map(|entries| entries.as_array())
+            .flatten()
+            .map(|entry| {
+                let url = entry["url"].as_str().unwrap_or("").to_owned();
+                (url, cause(&entry["status"]))
+            })
+            .collect()
+    };
+    let alive = entries("success_map");
+    let mut failed = entries("error_map");
+    failed.extend(
+        entries("timeout_map")
+            .into_iter()
+            .map(|(u, c)| (u, format!("timeout {c}"))),
+    );
     for url in urls {
-        let failure = failed.get(url).or_else(|| failed.get(&format!("{url}/")));
-        let kind = failure.map_or("alive".to_owned(), |c| format!("failed {c}"));
+        let find = |map: &HashMap<String, String>| {
+            map.get(url)
+                .or_else(|| map.get(&format!("{url}/")))
+                .cloned()
+        };
+        let (kind, is_alive) = match (find(&alive), find(&failed)) {
+            (Some(_), _) => ("alive".to_owned(), true),
+            (None, Some(cause)) => (format!("failed {cause}"), false),
+            (None, None) => ("in no map".to_owned(), false),
+        };
         *verdicts.kinds.entry(kind).or_default() += 1;
-        verdicts.alive.insert(url.clone(), failure.is_none());
+        verdicts.alive.insert(url.clone(), is_alive);
     }
     verdicts.summary = [
         "total",
