@@ -1,0 +1,318 @@
+//! A list shaped like the real web, on loopback: hosts of zipf sizes resolved through a local
+//! DNS server (`crawler_tests::dns`), some dead in DNS, refusing, hung, very slow or with bad
+//! TLS, and live ones with transient 500/503, 429s, HEAD-405, 404s and redirects; a label for
+//! every URL (`world`). `crawler-worker --drain` at its defaults and lychee with the same
+//! politeness and timeout crawl it in turn; per tool: the time, the share of verdicts right
+//! against the labels, alive URLs called dead, dead ones called alive, and the hosts that saw
+//! more than their limits. Then the hostile scenario (`hostile`): 34 URLs on one server with
+//! `--timeout 3s --retries 1 --retry-delay 2s`, its drain time. Asserts nothing.
+//!
+//! Run: `cargo bench -p crawler-tests --bench web` (as root: it makes a network namespace)
+//!
+//! - `WEB_BENCH=web,hostile` picks the scenarios (both by default);
+//! - `WEB_BENCH_URLS=20000`, `WEB_BENCH_HOSTS=2000`: the list's size (a quick run: 2000, 200);
+//! - `WEB_BENCH_CAP=1000`: seconds a tool may run before it is killed ("not finished");
+//! - `WEB_BENCH_DB=mariadb`: the queue on a private MariaDB server started inside the namespace
+//!   (a fresh database per crawl); by default a fresh SQLite file per crawl.
+//!
+//! The whole bench runs in a network namespace of its own with only `lo`, whose
+//! `/etc/resolv.conf` (`/etc/netns/NAME/resolv.conf`, mounted by `ip netns exec`) names the DNS
+//! server on 127.0.0.1:53: both tools resolve with their default resolvers, through it. Every
+//! server listens on 127.0.0.0/8 of that namespace only.
+//!
+//! # Layout
+//! - `world`: the hosts, their kinds and sizes, the URLs and their labels.
+//! - `server`: the hosts' HTTP servers and what each host saw.
+//! - `tls`: the bad-TLS hosts (`openssl s_server`).
+//! - `tools`: the crawler and lychee, run and read back.
+//! - `hostile`: the 34-URL one-server list.
+
+mod hostile;
+mod server;
+mod tls;
+mod tools;
+mod world;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crawler_tests::bench::{raise_fd_limit, source_state};
+use crawler_tests::dns::{DnsServer, Record};
+use crawler_tests::mariadb::MariaDb;
+use tokio::runtime::Runtime;
+
+use crate::server::{spawn_hosts, Tally};
+use crate::tools::{crawl, find_lychee, lychee, Verdicts};
+use crate::world::{HostKind, World};
+
+/// Set in the bench's own process inside the namespace, to the namespace's name.
+const INSIDE: &str = "WEB_BENCH_NETNS";
+
+/// The crawler's default politeness, which lychee is given too.
+const HOST_CONCURRENCY: usize = 8;
+const HOST_RATE: usize = 20;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let _ = crawler_tests::bins::bin("crawler-worker"); // builds the release binaries
+    match std::env::var(INSIDE) {
+        Ok(_) => inside(),
+        Err(_) => std::process::exit(in_namespace()),
+    }
+}
+
+/// Makes the namespace, runs this bench again inside it, and removes the namespace.
+fn in_namespace() -> i32 {
+    let name = format!("webbench-{}", std::process::id());
+    let etc = Path::new("/etc/netns").join(&name);
+    let ip = |args: &[&str]| {
+        let status = Command::new("ip").args(args).status().expect("run ip");
+        assert!(
+            status.success(),
+            "ip {args:?} failed (the bench needs root)"
+        );
+    };
+    ip(&["netns", "add", &name]);
+    std::fs::create_dir_all(&etc).expect("create /etc/netns/NAME");
+    std::fs::write(etc.join("resolv.conf"), "nameserver 127.0.0.1\n").expect("write resolv.conf");
+    ip(&["-n", &name, "link", "set", "lo", "up"]);
+    let exe = std::env::current_exe().expect("the bench's path");
+    let status = Command::new("ip")
+        .args(["netns", "exec", &name])
+        .arg(exe)
+        .args(std::env::args_os().skip(1))
+        .env(INSIDE, &name)
+        .status()
+        .expect("run the bench in its namespace");
+    ip(&["netns", "del", &name]);
+    let _ = std::fs::remove_dir_all(&etc);
+    status.code().unwrap_or(1)
+}
+
+fn inside() {
+    raise_fd_limit();
+    let picked = std::env::var("WEB_BENCH").unwrap_or_else(|_| "web,hostile".into());
+    let (urls, hosts) = (env("WEB_BENCH_URLS", 20_000), env("WEB_BENCH_HOSTS", 2_000));
+    let cap = Duration::from_secs(env("WEB_BENCH_CAP", 1_000) as u64);
+    let runtime = Runtime::new().expect("a tokio runtime");
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let world = World::new(urls, hosts);
+    let mut records = world.records();
+    records.insert(hostile::host(), Record::A(hostile::ADDRESS));
+    let dns_addr: SocketAddr = "127.0.0.1:53".parse().unwrap();
+    let dns = DnsServer::start(dns_addr, records).expect("start the DNS server on port 53");
+    println!(
+        "web benchmark: {}, {} cores, in network namespace {}",
+        source_state(),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::env::var(INSIDE).unwrap_or_default()
+    );
+    let queues = Queues {
+        mariadb: (std::env::var("WEB_BENCH_DB").as_deref() == Ok("mariadb")).then(MariaDb::start),
+        dir: tmp.path().to_owned(),
+    };
+    println!(
+        "queue: {}",
+        if queues.mariadb.is_some() {
+            "MariaDB (private server)"
+        } else {
+            "SQLite"
+        }
+    );
+    if picked.contains("web") {
+        web(&runtime, &world, &queues, cap, &dns);
+    }
+    if picked.contains("hostile") {
+        runtime.block_on(hostile::spawn_hostile());
+        hostile(&runtime, &queues, cap);
+    }
+}
+
+/// Where each crawl's fresh queue is made.
+struct Queues {
+    mariadb: Option<MariaDb>,
+    dir: std::path::PathBuf,
+}
+
+impl Queues {
+    fn fresh(&self, runtime: &Runtime, name: &str) -> String {
+        match &self.mariadb {
+            Some(server) => runtime.block_on(server.create_database()),
+            None => {
+                let file = self.dir.join(format!("{name}.db"));
+                let _ = std::fs::remove_file(&file);
+                format!("sqlite://{}", file.display())
+            }
+        }
+    }
+}
+
+fn web(runtime: &Runtime, world: &World, queues: &Queues, cap: Duration, dns: &DnsServer) {
+    let dir = queues.dir.as_path();
+    let tallies = runtime.block_on(spawn_hosts(world));
+    let tls = tls::spawn_tls_hosts(world, dir);
+    std::env::set_var("SSL_CERT_FILE", &tls.bundle);
+    let list = dir.join("urls.txt");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&list).unwrap());
+    for url in &world.urls {
+        writeln!(out, "{}", url.url).unwrap();
+    }
+    out.flush().unwrap();
+    drop(out);
+    let broken: Vec<String> = HostKind::BROKEN
+        .iter()
+        .map(|&k| format!("{k:?} {}", world.count(k)))
+        .collect();
+    let labelled_alive = world.urls.iter().filter(|u| u.alive).count();
+    println!(
+        "\n== web: {} URLs on {} hosts (largest {}, floor {:.1} s at {HOST_RATE}/s), {} labelled \
+         alive; broken hosts: {} ==",
+        world.urls.len(),
+        world.hosts.len(),
+        world.largest(),
+        world.largest() as f64 / HOST_RATE as f64,
+        labelled_alive,
+        broken.join(", ")
+    );
+    println!(
+        "crawler: crawler-worker --drain (defaults); lychee: {}",
+        tools::LYCHEE_FLAGS.join(" ")
+    );
+    let crawler = crawl(&queues.fresh(runtime, "web"), dir, "web", &list, &[], cap);
+    let crawler_row = score("crawler", &crawler, world, &tallies);
+    println!("  crawler's verdicts: {}", kinds(&crawler.kinds));
+    println!("  crawler's log: {}", crawler.summary.trim());
+    println!("  DNS queries so far: {}", dns.total_queries());
+    for tally in &tallies {
+        tally.reset();
+    }
+    match find_lychee() {
+        Some(bin) => {
+            let urls: Vec<String> = world.urls.iter().map(|u| u.url.clone()).collect();
+            let peer = lychee(&bin, dir, &list, &urls, cap);
+            println!();
+            score(&bin.version, &peer, world, &tallies);
+            println!("  lychee's verdicts: {}", kinds(&peer.kinds));
+            println!("  lychee's summary: {}", peer.summary);
+            println!(
+                "crawler / lychee time: {:.2}{}",
+                crawler_row.as_secs_f64() / peer.time.as_secs_f64(),
+                if crawler.finished && peer.finished {
+                    ""
+                } else {
+                    " (a run was capped)"
+                }
+            );
+        }
+        None => println!("lychee: skipped (no `lychee` on PATH or in ~/.cargo/bin)"),
+    }
+    drop(tls);
+}
+
+/// Prints a tool's figures against the labels and the hosts' limits; returns its time.
+fn score(tool: &str, run: &Verdicts, world: &World, tallies: &[Arc<Tally>]) -> Duration {
+    let (mut right, mut alive_dead, mut dead_alive, mut missing) = (0, 0, 0, 0);
+    // Wrong or missing verdicts by the kind of host they are on.
+    let mut wrong: BTreeMap<String, usize> = BTreeMap::new();
+    for url in &world.urls {
+        let kind = world.hosts[url.host].kind;
+        let miss = match run.alive.get(&url.url) {
+            None => {
+                missing += 1;
+                "no verdict"
+            }
+            Some(&alive) if alive == url.alive => {
+                right += 1;
+                continue;
+            }
+            Some(true) => {
+                dead_alive += 1;
+                "called alive"
+            }
+            Some(false) => {
+                alive_dead += 1;
+                "called dead"
+            }
+        };
+        *wrong.entry(format!("{kind:?} {miss}")).or_default() += 1;
+    }
+    let seen: Vec<_> = tallies.iter().map(|t| t.seen()).collect();
+    let over = seen
+        .iter()
+        .filter(|s| s.max_in_flight > HOST_CONCURRENCY || s.max_per_second > HOST_RATE)
+        .count();
+    let worst_flight = seen.iter().map(|s| s.max_in_flight).max().unwrap_or(0);
+    let worst_rate = seen.iter().map(|s| s.max_per_second).max().unwrap_or(0);
+    let requests: usize = seen.iter().map(|s| s.requests).sum();
+    let state = match run.finished {
+        true => "finished".to_owned(),
+        false => format!("NOT FINISHED, {missing} pending"),
+    };
+    println!(
+        "{tool}: {:.1} s ({state}); right {right} of {} ({:.2} %); alive called dead {alive_dead}; \
+         dead called alive {dead_alive}; no verdict {missing}",
+        run.time.as_secs_f64(),
+        world.urls.len(),
+        100.0 * right as f64 / world.urls.len() as f64
+    );
+    if !wrong.is_empty() {
+        println!("  wrong, by host kind: {}", kinds(&wrong));
+    }
+    println!(
+        "  hosts over their limits: {over} (most in flight on one host {worst_flight}, limit \
+         {HOST_CONCURRENCY}; most started in 1 s {worst_rate}, limit {HOST_RATE}); {requests} \
+         requests to the HTTP hosts"
+    );
+    run.time
+}
+
+fn kinds(kinds: &BTreeMap<String, usize>) -> String {
+    kinds
+        .iter()
+        .map(|(k, n)| format!("{k}: {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn hostile(runtime: &Runtime, queues: &Queues, cap: Duration) {
+    let dir = queues.dir.as_path();
+    let urls = hostile::urls();
+    let list = dir.join("hostile.txt");
+    std::fs::write(&list, urls.join("\n") + "\n").unwrap();
+    let flags = ["--timeout", "3s", "--retries", "1", "--retry-delay", "2s"];
+    println!(
+        "\n== hostile: {} URLs on one server, crawler-worker --drain {} (target: drain <= 60 s) ==",
+        urls.len(),
+        flags.join(" ")
+    );
+    let run = crawl(
+        &queues.fresh(runtime, "hostile"),
+        dir,
+        "hostile",
+        &list,
+        &flags,
+        cap,
+    );
+    let missing = urls.iter().filter(|u| !run.alive.contains_key(*u)).count();
+    println!(
+        "crawler: drain {:.1} s ({})",
+        run.time.as_secs_f64(),
+        match run.finished {
+            true => "finished".to_owned(),
+            false => format!("NOT FINISHED, {missing} pending"),
+        }
+    );
+    println!("  verdicts: {}", kinds(&run.kinds));
+    println!("  crawler's log: {}", run.summary.trim());
+}
