@@ -213,6 +213,11 @@ mod tests {
             last_status: Some(429),
             recent_checks: 40,
             recent_errors: 3,
+            state: "deferred".into(),
+            rate: Some(2.5),
+            unreachable_since: None,
+            cause: None,
+            detail: None,
         }
     }
 
@@ -225,6 +230,8 @@ mod tests {
             last_status: None,
             recent_checks: 0,
             recent_errors: 0,
+            state: "ok".into(),
+            rate: None,
             ..throttled()
         }
     }
@@ -243,14 +250,14 @@ mod tests {
         let record = HostRecord::new(&row);
         assert_eq!(
             record.csv_fields().join(","),
-            "a.example,12,5,3,1,0,1,2,worker-1:42,2026-11-18T11:06:40.123Z,\
-             2026-11-18T11:06:40Z,429,40,3"
+            "a.example,deferred,2.5,,,12,5,3,1,0,1,2,worker-1:42,2026-11-18T11:06:40.123Z,\
+             2026-11-18T11:06:40Z,429,40,3,"
         );
         let row = quiet();
         let record = HostRecord::new(&row);
         assert_eq!(
             record.csv_fields().join(","),
-            "b.example,12,5,3,1,0,1,2,,,,,0,0"
+            "b.example,ok,,,,12,5,3,1,0,1,2,,,,,0,0,"
         );
         let json: serde_json::Value = serde_json::to_value(&record).unwrap();
         for key in ["owner", "backoff_until", "last_throttled_at", "last_status"] {
@@ -272,6 +279,10 @@ mod tests {
             lines[2].split_whitespace().collect::<Vec<_>>(),
             [
                 "b.example",
+                "ok",
+                "-",
+                "-",
+                "-",
                 "12",
                 "5",
                 "3",
@@ -284,7 +295,8 @@ mod tests {
                 "-",
                 "-",
                 "0",
-                "0"
+                "0",
+                "-"
             ]
         );
         // Every column but the last sits where the widths before it put it, on every line:
