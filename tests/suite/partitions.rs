@@ -5,7 +5,9 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use crawler_queue::{part_of, Db, NewSite, Queue, Throttled, PARTS};
+use crawler_queue::{
+    part_of, Db, ErrorKind, HostPace, NewSite, Queue, Throttled, Unreachable, PARTS,
+};
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::site::Page;
 use crawler_tests::{both_backends, TestDb};
@@ -158,27 +160,53 @@ both_backends!(
 );
 
 both_backends!(
-    async fn a_throttled_host_is_remembered_for_whoever_holds_it_next(backend: Backend) {
+    async fn a_hosts_state_is_remembered_for_whoever_holds_it_next(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
         let hour = Duration::from_secs(3600);
+        // A 429 about one URL says nothing of the host's state; a host-wide deferral, a
+        // throttled rate and an unreachable decision do.
         queue
             .record_throttled(&[Throttled {
-                host: "slow.example".into(),
+                host: "one-path.example".into(),
                 status: 429,
                 retry_after: Some(hour),
             }])
             .await
             .unwrap();
+        let pace = HostPace {
+            host: "slow.example".into(),
+            rate: Some(2.5),
+            deferred: hour,
+        };
+        queue.record_paces(&[pace]).await.unwrap();
+        let why = Unreachable {
+            kind: ErrorKind::Tls,
+            detail: "decided for the host: the TLS handshake fails".into(),
+        };
+        queue
+            .record_unreachable("gone.example", Some(&why))
+            .await
+            .unwrap();
         queue.take_parts("next", 9, 1024, LEASE).await.unwrap();
-        let states = queue.host_states(9).await.unwrap();
-        assert_eq!(states.len(), 1);
-        let (host, left) = (&states[0].host, states[0].backoff);
-        assert_eq!(host, "slow.example");
+        let mut states = queue.host_states(9).await.unwrap();
+        states.sort_by(|a, b| a.host.cmp(&b.host));
+        let hosts: Vec<&str> = states.iter().map(|s| s.host.as_str()).collect();
+        assert_eq!(hosts, ["gone.example", "slow.example"]);
+        assert_eq!(states[0].unreachable, Some(ErrorKind::Tls));
+        let (rate, left) = (states[1].rate, states[1].backoff);
+        assert_eq!(rate, Some(2.5));
         assert!(
             left > hour - Duration::from_secs(60) && left <= hour,
             "{left:?}"
         );
+        // Reachable again: the fleet forgets the decision.
+        queue
+            .record_unreachable("gone.example", None)
+            .await
+            .unwrap();
+        let states = queue.host_states(9).await.unwrap();
+        assert!(states.iter().all(|s| s.unreachable.is_none()), "{states:?}");
     }
 );
 

@@ -56,11 +56,11 @@ pub async fn run(
         queue,
         config,
         checker,
-        held: Held::default(),
-        parts: Parts::default(),
-        hosts: HostHealth::default(),
-        stats: Stats::default(),
-        paused: Paused::default(),
+        held: Arc::new(Held::default()),
+        parts: Arc::new(Parts::default()),
+        hosts: Arc::new(HostHealth::default()),
+        stats: Arc::new(Stats::default()),
+        paused: Arc::new(Paused::default()),
     });
     // A worker started while the fleet is paused claims nothing until it is resumed.
     upkeep::read_paused(&ctx).await;
@@ -77,14 +77,14 @@ pub async fn run(
     let (site_tx, site_rx) = mpsc::channel(2 * ctx.config.batch_size as usize);
     // Bounded: a writer that falls behind holds up the checks, and so the claims (see checking.rs).
     let (outcome_tx, outcome_rx) = mpsc::channel(2 * crate::stages::writer::FLUSH_AT);
-    let mut claimer = tokio::spawn(claim_loop(ctx.clone(), site_tx, stop.clone()));
+    let mut claimer = tokio::spawn(claim_loop(ctx.claimer(), site_tx, stop.clone()));
     let checking = tokio::spawn(crate::stages::checking::check_loop(
-        ctx.clone(),
+        Arc::new(ctx.checking()),
         site_rx,
         outcome_tx,
         stop.clone(),
     ));
-    let writer = tokio::spawn(crate::stages::writer::write_loop(ctx.clone(), outcome_rx));
+    let writer = tokio::spawn(crate::stages::writer::write_loop(ctx.writer(), outcome_rx));
 
     let ended = tokio::select! {
         ended = &mut claimer => ended,

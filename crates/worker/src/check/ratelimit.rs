@@ -18,7 +18,7 @@
 //! [`Limits::acquire`]'s `Err`, and the queue makes them due at the time the server allows.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -71,6 +71,8 @@ struct Host {
     /// Time between two requests at the host's configured rate (zero when unlimited).
     interval: Duration,
     concurrency: usize,
+    /// How long its requests take, microseconds (a moving average; 0 before the first).
+    latency_us: AtomicU64,
     slots: Semaphore,
     rate: Option<DefaultDirectRateLimiter>,
     pace: Mutex<Pace>,
@@ -109,6 +111,8 @@ pub(crate) struct Permit<'a> {
     host: Arc<Host>,
     /// Whether the global slot is held yet: a wait cancelled halfway gives back what it took.
     global: bool,
+    /// When the request could start, for the host's latency.
+    started: Option<Instant>,
 }
 
 /// The time between two requests at `rate` per second (zero when unlimited).
@@ -184,6 +188,7 @@ impl Limits {
             limits: self,
             host,
             global: false,
+            started: None,
         };
         permit.host.wait_for_pace(self.horizon).await?;
         // The host's rate turn is taken only once the global slot is held, so a request starts
@@ -203,6 +208,7 @@ impl Limits {
                 self.unpaused().await;
                 continue;
             }
+            permit.started = Some(Instant::now());
             let Some(rate) = &permit.host.rate else { break };
             match rate.check() {
                 Ok(()) => break,
@@ -264,6 +270,7 @@ impl Limits {
             waiting: AtomicUsize::new(0),
             interval,
             concurrency: limit.concurrency,
+            latency_us: AtomicU64::new(0),
             slots: Semaphore::new(limit.concurrency),
             rate: Quota::with_period(interval)
                 .map(|q| RateLimiter::direct_with_clock(q, self.clock.clone())),
@@ -332,7 +339,13 @@ impl Host {
             return Duration::ZERO;
         }
         let pace = self.pace.lock().expect("pace lock poisoned");
-        let turn = pace.spacing(self.base()).max(self.interval);
+        // A turn: the pace's spacing, or the requests' own time shared by the host's slots,
+        // whichever is longer (a slow host is backlogged by a few, a fast one by many).
+        let latency = Duration::from_micros(self.latency_us.load(Ordering::Relaxed));
+        let turn = pace
+            .spacing(self.base())
+            .max(self.interval)
+            .max(latency / self.concurrency as u32);
         let deferred = pace
             .deferred_until
             .map(|u| u.saturating_duration_since(now))
@@ -383,6 +396,16 @@ impl Drop for Waiting {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
+        if let Some(started) = self.started.filter(|_| self.global) {
+            let sample = started.elapsed().as_micros().min(u128::from(u64::MAX)) as u64;
+            let old = self.host.latency_us.load(Ordering::Relaxed);
+            let new = if old == 0 {
+                sample
+            } else {
+                old - old / 8 + sample / 8
+            };
+            self.host.latency_us.store(new, Ordering::Relaxed);
+        }
         self.host.slots.add_permits(1);
         if self.global {
             self.limits.global.add_permits(1);
@@ -619,6 +642,13 @@ mod tests {
             .store(5, Ordering::Relaxed);
         assert_eq!(limits.backlogged(Duration::from_secs(2)), ["big.example"]);
         assert!(limits.backlogged(Duration::from_secs(10)).is_empty());
+        // A slow host: 20 waiting, each request 2 s over its 8 slots, is 5 s of waiting.
+        let slow = limits.host("slow.example");
+        slow.waiting.store(20, Ordering::Relaxed);
+        slow.latency_us.store(2_000_000, Ordering::Relaxed);
+        let mut backlogged = limits.backlogged(Duration::from_secs(2));
+        backlogged.sort();
+        assert_eq!(backlogged, ["big.example", "slow.example"]);
     }
 
     #[test]

@@ -21,7 +21,6 @@ use metrics::{counter, describe_counter, describe_gauge, gauge, Unit};
 use tokio_util::sync::CancellationToken;
 
 use crate::check::requests::{REQUESTS, REQUESTS_IN_FLIGHT};
-use crate::stages::Ctx;
 pub use serve::{serve, Exporter};
 
 /// Counter, label `verdict`: sites given their verdict by this worker, as stored.
@@ -111,8 +110,17 @@ pub fn record_completed(completed: &Completed) {
     counter!(DROPPED_WRITES).increment(completed.stale);
 }
 
+/// What the worker holds, as the gauges sample it: implemented by the stages' context, so
+/// that metrics need not know the stages (they record into metrics, never the other way).
+pub trait Holdings: Send + Sync {
+    /// Sites claimed and not yet written back.
+    fn sites(&self) -> usize;
+    /// Host partitions held.
+    fn partitions(&self) -> usize;
+}
+
 /// Samples the gauges of what the worker holds until `stop`, every [`SAMPLE_EVERY`].
-pub async fn sample(ctx: Arc<Ctx>, exporter: Arc<Exporter>, stop: CancellationToken) {
+pub async fn sample(held: Arc<dyn Holdings>, exporter: Arc<Exporter>, stop: CancellationToken) {
     let mut tick = tokio::time::interval(SAMPLE_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -120,8 +128,8 @@ pub async fn sample(ctx: Arc<Ctx>, exporter: Arc<Exporter>, stop: CancellationTo
             _ = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        gauge!(SITES_HELD).set(ctx.held.count() as f64);
-        gauge!(PARTITIONS_HELD).set(ctx.parts.count() as f64);
+        gauge!(SITES_HELD).set(held.sites() as f64);
+        gauge!(PARTITIONS_HELD).set(held.partitions() as f64);
         exporter.upkeep();
     }
 }

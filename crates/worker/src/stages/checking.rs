@@ -16,16 +16,32 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::Ctx;
-use crate::check::unless_cut;
+use crawler_queue::Queue;
+
+use super::held::Held;
+use super::parts::Parts;
+use crate::check::{unless_cut, Checker};
+
+/// What the checking stage needs, and nothing else.
+pub struct Checking {
+    pub checker: Checker,
+    /// To give back a site cut off before its first request.
+    pub queue: Queue,
+    pub held: Arc<Held>,
+    /// Which partitions are still held: a check of a lost one is cut off.
+    pub parts: Arc<Parts>,
+    pub concurrency: usize,
+    pub batch_size: u32,
+    pub grace: Duration,
+}
 
 pub async fn check_loop(
-    ctx: Arc<Ctx>,
+    ctx: Arc<Checking>,
     mut sites: mpsc::Receiver<Site>,
     outcomes: mpsc::Sender<Outcome>,
     stop: CancellationToken,
 ) {
-    let limit = tasks_limit(ctx.config.check.concurrency, ctx.config.batch_size);
+    let limit = tasks_limit(ctx.concurrency, ctx.batch_size);
     let mut running = JoinSet::new();
     loop {
         tokio::select! {
@@ -64,7 +80,7 @@ pub async fn check_loop(
     // period, handing over their outcomes included (a writer the database holds up must not
     // hold up the shutdown).
     sites.close();
-    let grace = tokio::time::Instant::now() + ctx.config.grace;
+    let grace = tokio::time::Instant::now() + ctx.grace;
     let finish = async {
         while let Some(done) = running.join_next().await {
             forward(done, &outcomes, std::future::pending()).await;
@@ -84,7 +100,7 @@ pub async fn check_loop(
 /// being handed over, so that the partition's next holder gets it without waiting for the
 /// lease; fenced by the claim, so it changes nothing if the site is no longer this worker's.
 /// It is forgotten first, so the lease keeper does not take it for lost.
-async fn give_back(ctx: &Ctx, site: Site) {
+async fn give_back(ctx: &Checking, site: Site) {
     ctx.held.remove(site.token, site.id);
     if let Err(error) = ctx
         .queue

@@ -9,7 +9,27 @@ use crawler_queue::Site;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::Ctx;
+use crawler_queue::Queue;
+
+use super::held::Held;
+use super::parts::Parts;
+use super::paused::Paused;
+use crate::check::Checker;
+
+/// What the claimer needs, and nothing else.
+pub struct Claimer {
+    pub queue: Queue,
+    /// Asked which hosts have enough waiting (claim by host readiness).
+    pub checker: Checker,
+    pub held: Arc<Held>,
+    pub parts: Arc<Parts>,
+    pub paused: Arc<Paused>,
+    /// This worker's id, stamped on its claims.
+    pub owner: String,
+    pub batch_size: u32,
+    pub lease: Duration,
+    pub drain: bool,
+}
 
 /// How long to wait before claiming again when nothing is due.
 const IDLE: Duration = Duration::from_millis(500);
@@ -29,12 +49,8 @@ pub enum Ended {
 /// Claims a batch whenever the channel to the checkers has room for one (it holds two), so the
 /// next batch is ready before the current one is done and the checkers never wait on the
 /// database.
-pub async fn claim_loop(
-    ctx: Arc<Ctx>,
-    sites: mpsc::Sender<Site>,
-    stop: CancellationToken,
-) -> Ended {
-    let n = ctx.config.batch_size;
+pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: CancellationToken) -> Ended {
+    let n = ctx.batch_size;
     let mut failures = 0;
     loop {
         let permits = tokio::select! {
@@ -58,7 +74,7 @@ pub async fn claim_loop(
         let except = backlogged(&ctx);
         let claimed = tokio::select! {
             _ = stop.cancelled() => return Ended::Stopped,
-            claimed = ctx.queue.claim_held_except(ctx.parts.token, &except, &ctx.config.id, n, ctx.config.lease) => claimed,
+            claimed = ctx.queue.claim_held_except(ctx.parts.token, &except, &ctx.owner, n, ctx.lease) => claimed,
         };
         if let Ok(batch) = &claimed {
             ctx.parts.claimed(batch.sites.len());
@@ -98,7 +114,7 @@ pub async fn claim_loop(
             Ok(_) => {
                 drop(permits);
                 // Paused meanwhile: not drained, whatever the queue says, until resumed.
-                if ctx.config.drain
+                if ctx.drain
                     && ctx.held.is_empty()
                     && !ctx.paused.is_paused()
                     && is_drained(&ctx).await
@@ -121,7 +137,7 @@ pub async fn claim_loop(
 }
 
 /// The partitions of hosts that have enough waiting already.
-fn backlogged(ctx: &Ctx) -> Vec<i16> {
+fn backlogged(ctx: &Claimer) -> Vec<i16> {
     let mut parts: Vec<i16> = ctx
         .checker
         .backlogged_hosts(BACKLOG)
@@ -133,7 +149,7 @@ fn backlogged(ctx: &Ctx) -> Vec<i16> {
     parts
 }
 
-async fn is_drained(ctx: &Ctx) -> bool {
+async fn is_drained(ctx: &Claimer) -> bool {
     match ctx.queue.has_unfinished().await {
         Ok(unfinished) => !unfinished,
         Err(error) => {

@@ -1,5 +1,8 @@
 //! The stages of a worker and what they share. [`crate::run()`] starts them and stops them;
-//! each stage is a loop, and all of them share one [`Ctx`].
+//! each stage is a loop that owns a narrow context of its own — [`claimer::Claimer`],
+//! [`checking::Checking`], [`writer::Writer`]: the handles it uses and nothing else, as
+//! mini-redis's handlers each own their connection, db handle and shutdown — made from the
+//! worker's [`Ctx`], which only the background duties (`upkeep`, the partition keeper) read.
 //!
 //! ```text
 //! claimer ──sites──▶ checking ──outcomes──▶ writer
@@ -33,6 +36,7 @@ pub mod paused;
 pub mod upkeep;
 pub mod writer;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crawler_queue::backoff::Backoff;
@@ -52,17 +56,69 @@ use self::paused::Paused;
 /// staying away is not pressed.
 pub const RECONNECT: Backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
 
-/// Everything the stages share.
+impl crate::metrics::Holdings for Ctx {
+    fn sites(&self) -> usize {
+        self.held.count()
+    }
+
+    fn partitions(&self) -> usize {
+        self.parts.count()
+    }
+}
+
+/// Everything the worker holds; each stage gets its own narrow part of it.
 pub struct Ctx {
     pub queue: Queue,
     pub config: WorkerConfig,
     pub checker: Checker,
-    pub held: Held,
+    pub held: Arc<Held>,
     /// The host partitions held: sites are claimed, and hosts asked, only in these.
-    pub parts: Parts,
+    pub parts: Arc<Parts>,
     /// What this worker learns of its hosts, shared with the fleet after each write-back.
-    pub hosts: HostHealth,
-    pub stats: Stats,
+    pub hosts: Arc<HostHealth>,
+    pub stats: Arc<Stats>,
     /// Whether the fleet is paused (read with the heartbeat): the claimer waits while it is.
-    pub paused: Paused,
+    pub paused: Arc<Paused>,
+}
+
+impl Ctx {
+    /// The claimer's context: what to claim, where, and what it holds.
+    pub fn claimer(&self) -> claimer::Claimer {
+        claimer::Claimer {
+            queue: self.queue.clone(),
+            checker: self.checker.clone(),
+            held: self.held.clone(),
+            parts: self.parts.clone(),
+            paused: self.paused.clone(),
+            owner: self.config.id.clone(),
+            batch_size: self.config.batch_size,
+            lease: self.config.lease,
+            drain: self.config.drain,
+        }
+    }
+
+    /// The checking stage's context: the checker, and what a cut-off site needs to go back.
+    pub fn checking(&self) -> checking::Checking {
+        checking::Checking {
+            queue: self.queue.clone(),
+            checker: self.checker.clone(),
+            held: self.held.clone(),
+            parts: self.parts.clone(),
+            concurrency: self.config.check.concurrency,
+            batch_size: self.config.batch_size,
+            grace: self.config.grace,
+        }
+    }
+
+    /// The writer's context: the queue, what it writes for, and what it tells.
+    pub fn writer(&self) -> writer::Writer {
+        writer::Writer {
+            queue: self.queue.clone(),
+            checker: self.checker.clone(),
+            held: self.held.clone(),
+            stats: self.stats.clone(),
+            hosts: self.hosts.clone(),
+            parts_token: self.parts.token,
+        }
+    }
 }

@@ -11,12 +11,29 @@ use std::time::Duration;
 use crawler_queue::Outcome;
 use tokio::sync::mpsc;
 
-use super::Ctx;
+use crawler_queue::Queue;
+
+use super::held::Held;
+use super::host_health::HostHealth;
+use crate::check::Checker;
+use crate::stats::Stats;
+
+/// What the writer needs, and nothing else.
+pub struct Writer {
+    pub queue: Queue,
+    /// Asked for its host decisions, which the writer shares with the fleet.
+    pub checker: Checker,
+    pub held: Arc<Held>,
+    pub stats: Arc<Stats>,
+    pub hosts: Arc<HostHealth>,
+    /// Fences the host decisions by the partitions held.
+    pub parts_token: i64,
+}
 
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
 pub const FLUSH_AT: usize = 500;
 
-pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::Receiver<Outcome>) {
+pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
     let mut pending = Vec::new();
     let mut tick = tokio::time::interval(FLUSH_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -34,7 +51,7 @@ pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::Receiver<Outcome>) {
             },
             _ = tick.tick() => if pending.is_empty() {
                 // Host decisions go out without waiting for results to carry them.
-                ctx.hosts.share(&ctx.queue, &ctx.checker, ctx.parts.token).await;
+                ctx.hosts.share(&ctx.queue, &ctx.checker, ctx.parts_token).await;
                 continue;
             },
         }
@@ -51,7 +68,7 @@ pub async fn write_loop(ctx: Arc<Ctx>, mut outcomes: mpsc::Receiver<Outcome>) {
 }
 
 /// Writes `pending` back; on success empties it and returns true.
-async fn flush(ctx: &Ctx, pending: &mut Vec<Outcome>) -> bool {
+async fn flush(ctx: &Writer, pending: &mut Vec<Outcome>) -> bool {
     ctx.held
         .writing(pending.iter().map(|o| (o.site.token, o.site.id)));
     match ctx.queue.complete(pending).await {
@@ -65,7 +82,7 @@ async fn flush(ctx: &Ctx, pending: &mut Vec<Outcome>) -> bool {
             ctx.stats.record(&completed);
             ctx.hosts.record(&ctx.queue, pending).await;
             ctx.hosts
-                .share(&ctx.queue, &ctx.checker, ctx.parts.token)
+                .share(&ctx.queue, &ctx.checker, ctx.parts_token)
                 .await;
             for o in pending.drain(..) {
                 ctx.held.remove(o.site.token, o.site.id);
