@@ -161,7 +161,8 @@ both_backends!(
         // over its highest 512): by count alone, the second would have nothing to do.
         let ips = hosts_below(512, 6, |i| format!("127.0.10.{}", i + 1));
         let parts: Vec<i16> = ips.iter().map(|ip| part_of(ip)).collect();
-        let (file, expected) = url_file_at(&ips, 40, &[Page::Slow]).await;
+        // Enough slow pages that the first worker is still busy when the second is idle.
+        let (file, expected) = url_file_at(&ips, 100, &[Page::Slow]).await;
         seed(&db, file.path());
         let args = [
             &["--drain", "--host-concurrency", "1", "--batch-size", "50"][..],

@@ -13,9 +13,7 @@ use fantoccini::{Client, Locator};
 
 use crate::browser::{Driver, Proxy};
 use crate::e2e::{seed, url_file, wait};
-use crate::pause::{
-    claimed, spawn_logged, spawn_logged_worker, until, wait_for_line, Killed, PAUSABLE,
-};
+use crate::pause::{spawn_logged, spawn_logged_worker, until, wait_for_line, Killed, PAUSABLE};
 
 /// The database URL's password, if it has one (the MariaDB tests' does).
 fn password(db: &TestDb) -> Option<String> {
@@ -298,7 +296,8 @@ async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_
     })
     .await;
 
-    // Pause from the page: the database says paused, the worker stops claiming.
+    // Pause from the page: the database says paused, the worker stops claiming and starts
+    // no request; what it holds stays held.
     click(&browser, "pause").await;
     until(
         "the database says paused",
@@ -308,12 +307,7 @@ async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_
     .await;
     wait_for_line(&lines, "fleet paused", Duration::from_secs(10));
     let pending = queue.state_counts().await.unwrap().pending;
-    until(
-        "the sites held checked",
-        Duration::from_secs(60),
-        || async { claimed(&queue).await.is_empty() },
-    )
-    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
     let counts = queue.state_counts().await.unwrap();
     assert!(
         counts.pending >= pending && counts.pending > 0,
