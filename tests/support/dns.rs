@@ -6,7 +6,7 @@
 //! - a name with [`Record::A`]: an A query gets the address (TTL [`TTL`]); any other type
 //!   (AAAA, say) gets NOERROR with no answers, as a name with only an IPv4 address does;
 //! - [`Record::NxDomain`] and any name not in the map: NXDOMAIN;
-//! - [`Record::ServFail`]: SERVFAIL;
+//! - [`Record::ServFail`]: a SERVFAIL;
 //! - [`Record::Silent`]: nothing, ever (UDP), or a connection held open unanswered (TCP).
 //!
 //! Names are matched case-insensitively, with or without the trailing dot; the question is

@@ -48,8 +48,7 @@ pub fn crawl(
     let log = std::fs::read_to_string(&log).unwrap_or_default();
     let summary = log
         .lines()
-        .filter(|l| l.contains("worker stopped"))
-        .last()
+        .rfind(|l| l.contains("worker stopped"))
         .or_else(|| log.lines().last())
         .unwrap_or("")
         .to_owned();

@@ -139,7 +139,7 @@ impl World {
     pub fn new(urls: usize, hosts: usize) -> World {
         assert!(urls >= hosts, "at least one URL per host");
         let sizes = zipf_sizes(urls, hosts);
-        let mut rng = SplitMix(0x5eed_0f_7eb);
+        let mut rng = SplitMix(0x0005_eed0_f7eb);
         let small: Vec<usize> = (0..hosts).filter(|&i| sizes[i] <= SMALL).collect();
         let broken = ((small.len() as f64 * BROKEN_SHARE).round() as usize).max(8);
         let mut kinds = vec![HostKind::Live; hosts];
