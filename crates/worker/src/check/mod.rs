@@ -276,7 +276,13 @@ impl Checker {
             match next_step(&attempt, attempts, &self.inner.config) {
                 Step::Retry(wait) => tokio::time::sleep(wait).await,
                 Step::Stop { retry_after } => {
-                    let soft = probe.and_then(|p| self.inner.soft_404_of(&url, &attempt, &p));
+                    let soft = match &probe {
+                        Some(p) => match self.inner.soft_404_of(&url, &attempt, p).await {
+                            Ok(soft) => soft,
+                            Err(wait) => return deferred(wait),
+                        },
+                        None => None,
+                    };
                     let finding = attempt.into_finding(attempts, started.elapsed(), retry_after);
                     return soft_404(finding, soft);
                 }
