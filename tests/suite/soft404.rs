@@ -138,3 +138,48 @@ both_backends!(
         }
     }
 );
+
+/// Real server software, as admins configure it (`crawler_tests::soft404_real`): nginx with an
+/// SPA fallback, a 200 "not found" page, a redirect to a login page and an honest 404, and
+/// Caddy redirecting home. Every soft 404 found, no real page dead (the root's default
+/// document included), hard 404s dead by their status, at most three probes per host.
+#[tokio::test]
+async fn soft_404s_of_real_servers_are_found_and_real_pages_stay_alive() {
+    use crawler_tests::soft404_real::{RealCorpus, ALL};
+    let names = [
+        "nginx-spa",
+        "nginx-200",
+        "nginx-login",
+        "nginx-honest",
+        "caddy-home",
+    ];
+    let configs: Vec<_> = ALL
+        .iter()
+        .filter(|c| names.contains(&c.name))
+        .copied()
+        .collect();
+    let corpus = RealCorpus::spawn(&configs);
+    let db = crawler_tests::Backend::Sqlite.fresh().await;
+    let list = tempfile::NamedTempFile::new().unwrap();
+    corpus.write_list(list.path());
+    seed(&db, list.path());
+    crawl(&db, "w1");
+
+    let sites = report(&db, &["--all"]);
+    for (url, label, name) in &corpus.urls {
+        let (verdict, status, kind, detail) = &sites[&normalized(url)];
+        let seen = format!("{url} ({name}): {verdict} {status:?} {kind:?} {detail:?}");
+        match label {
+            Label::Real => assert_eq!(verdict, "alive", "{seen}"),
+            Label::Soft404 => assert_eq!(kind.as_deref(), Some("soft_404"), "{seen}"),
+            Label::Hard404 => assert_eq!(
+                (verdict.as_str(), *status, kind.as_deref()),
+                ("dead", Some(404), None),
+                "{seen}"
+            ),
+        }
+    }
+    for (name, requests) in corpus.requests() {
+        assert!(requests.probes <= 3, "{name}: {requests:?}");
+    }
+}

@@ -248,6 +248,7 @@ impl Checker {
     /// Checks one URL, retries included, and says what was found.
     pub async fn check(&self, url: &str) -> Finding {
         let started = Instant::now();
+        let seeded = url;
         let url = match self.inner.start_url(url) {
             Ok(url) => url,
             Err(failure) => {
@@ -284,7 +285,7 @@ impl Checker {
                         None => None,
                     };
                     let finding = attempt.into_finding(attempts, started.elapsed(), retry_after);
-                    return soft_404(finding, soft);
+                    return self.inner.soft_404_finding(seeded, finding, soft).await;
                 }
             }
         }
@@ -312,16 +313,6 @@ fn deferred(wait: Duration) -> Finding {
         .min(MAX_DELAY)
         .mul_f64(rand::rng().random_range(1.0..1.1));
     Finding::deferred(spread.min(MAX_DELAY))
-}
-
-/// `finding`, made `dead`/`soft_404` when the soft-404 comparison found a reason.
-fn soft_404(mut finding: Finding, reason: Option<String>) -> Finding {
-    if let Some(reason) = reason {
-        finding.verdict = Verdict::Dead;
-        finding.error_kind = Some(ErrorKind::Soft404);
-        finding.detail = Some(reason);
-    }
-    finding
 }
 
 /// One request in about 17 minutes; below this the per-request interval stops making sense.

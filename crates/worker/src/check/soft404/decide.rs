@@ -31,9 +31,9 @@ pub struct Answer {
     pub redirects: u32,
     /// `None` when the body was not read or not text. A probe's: what two probes shared.
     pub body: Option<Fingerprint>,
-    /// A page's: its body with only the whole path masked, not its words (`None` for a
-    /// probe, and not stored). An app shell whose menu says "Deployment" is the probe's
-    /// shell with it, and only differs from it once `/deployment.html`'s words are masked.
+    /// A page's: its body with nothing masked (`None` for a probe, and not stored). An app
+    /// shell whose menu says "Deployment" is the probe's shell as it is, and only differs
+    /// from it once `/deployment.html`'s words are masked.
     pub bare: Option<Fingerprint>,
     /// A probe's: the shingles one probe had beyond what both shared (how much the host's
     /// not-found page varies between requests); 0 for a page.
@@ -78,8 +78,7 @@ pub fn decide(path: &str, page: &Answer, probe_path: &str, probe: &Answer) -> De
     }
     // What the host's not-found page always says and the page does not, and what the page
     // says beyond it: a soft 404 says it all, and no more than a not-found page varies. The
-    // page is read with its path's words masked, or with only its whole path masked,
-    // whichever is nearer the probe.
+    // page is read with its path's words masked, or as it is, whichever is nearer the probe.
     let (missing, extra) = [Some(body), page.bare.as_ref()]
         .into_iter()
         .flatten()
@@ -395,7 +394,7 @@ mod tests {
             let masks = [path.to_owned(), "deployment".to_owned()];
             let page = html(&format!("{menu} loading the app"), "Docs");
             let (body, signals) = fingerprint(&page, &masks);
-            let (bare, _) = fingerprint(&page, &[path.to_owned()]);
+            let (bare, _) = fingerprint(&page, &[]);
             Answer {
                 status: 200,
                 body: Some(body),

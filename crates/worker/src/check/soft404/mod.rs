@@ -24,6 +24,8 @@ mod probe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crawler_queue::soft404::LastCheck;
+use crawler_queue::{ErrorKind, Finding, Verdict};
 use url::Url;
 
 pub(crate) use self::probe::{Probe, Probes};
@@ -35,7 +37,34 @@ use super::classify::without_userinfo;
 use super::reply::{Attempt, End};
 use super::Inner;
 
+/// How long after finding a soft 404 on a site that its last check found alive the site is
+/// checked again, to confirm it before its verdict turns dead: a deploy, or an app briefly
+/// serving its shell, is over by then. Within the queue's defer horizon (1 h by default), so
+/// that the check comes in the same round.
+pub const CONFIRM_AFTER: Duration = Duration::from_secs(600);
+
 impl Inner {
+    /// `finding`, the check of the site seeded as `url`, made `dead`/`soft_404` when the
+    /// comparison found a `reason`. A site whose last check found it alive is not turned dead
+    /// at once: the finding is transient, due again after [`CONFIRM_AFTER`] (the queue keeps
+    /// its verdict meanwhile, and takes the next check's, or this one's once the site's
+    /// attempts are spent).
+    pub(crate) async fn soft_404_finding(
+        &self,
+        url: &str,
+        finding: Finding,
+        reason: Option<String>,
+    ) -> Finding {
+        let Some(reason) = reason else {
+            return finding;
+        };
+        let last = match self.probes.store() {
+            Some(store) => store.last_check(url).await,
+            None => None,
+        };
+        soft_404(finding, reason, last)
+    }
+
     /// The host's probe, which every page of `url`'s host is compared with first: `None` when
     /// `--soft-404` is off, or for the root and its default documents (never soft 404s); `Err`
     /// with how long the host is busy. With a probe, the page is asked with a GET.
@@ -128,6 +157,24 @@ impl Inner {
     }
 }
 
+/// `finding` made `dead`/`soft_404` for `reason`; transient, due again after
+/// [`CONFIRM_AFTER`], when `last` says the site was alive and this is not already the check
+/// that confirms it.
+fn soft_404(mut finding: Finding, reason: String, last: Option<LastCheck>) -> Finding {
+    finding.verdict = Verdict::Dead;
+    finding.error_kind = Some(ErrorKind::Soft404);
+    let was_alive =
+        last.is_some_and(|last| last.verdict.as_deref() == Some("alive") && last.tries == 0);
+    finding.detail = Some(if was_alive {
+        finding.transient = true;
+        finding.retry_after = Some(CONFIRM_AFTER);
+        format!("{reason}; alive at the last check: to be confirmed")
+    } else {
+        reason
+    });
+    finding
+}
+
 /// Whether a page the host's probe did not match is worth its directory's probe: a page
 /// that says it is missing (its title), asks not to be indexed, or was sent elsewhere. Real
 /// pages rarely do any, so a host costs one probe unless a part of it behaves otherwise.
@@ -163,8 +210,8 @@ fn combined(first: Answer, second: Answer) -> Option<Answer> {
     })
 }
 
-/// What the decision needs of an answer to `path` (a page's when `page`, with its bare
-/// body): `None` when no server answered. A redirect that only rewrote `path` into its
+/// What the decision needs of an answer to `path` (a page's when `page`, with its body
+/// also read unmasked): `None` when no server answered. A redirect that only rewrote `path` into its
 /// canonical shape (`/wiki/old_page` to `/wiki/Old_page`) is no move: the answer is judged
 /// as if it had come for `path`, with both spellings masked.
 fn answer_of(attempt: &Attempt, path: &str, page: bool) -> Option<Answer> {
@@ -175,17 +222,15 @@ fn answer_of(attempt: &Attempt, path: &str, page: bool) -> Option<Answer> {
     let landed = final_url.path().to_owned();
     let canonical = attempt.redirects > 0 && same_shape(path, &landed);
     let mut masks = masks(path);
-    let mut whole = vec![path.to_owned(), percent_decode(path)];
     let mut final_url = mask_url(&without_userinfo(final_url), path);
     if canonical && landed != path {
         masks.extend(self::masks(&landed));
-        whole.extend([landed.clone(), percent_decode(&landed)]);
         final_url = mask_url(&final_url, &landed);
     }
     let (body, bare, signals) = match &reply.body {
         Some(body) => {
             let (fp, signals) = fingerprint::fingerprint(body, &masks);
-            let bare = page.then(|| fingerprint::fingerprint(body, &whole).0);
+            let bare = page.then(|| fingerprint::fingerprint(body, &[]).0);
             (Some(fp), bare, signals)
         }
         None => Default::default(),
@@ -300,6 +345,42 @@ mod tests {
         )
         .unwrap();
         assert_eq!(judge("/wiki/Widgets", &real, &probe), None);
+    }
+
+    #[test]
+    fn a_soft_404_on_a_site_alive_at_its_last_check_waits_for_a_later_check() {
+        let alive = || Finding {
+            verdict: Verdict::Alive,
+            status: Some(200),
+            attempts: 1,
+            ..Finding::internal_error(String::new())
+        };
+        let last = |verdict: Option<&str>, tries| {
+            Some(LastCheck {
+                verdict: verdict.map(str::to_owned),
+                tries,
+            })
+        };
+        let held = soft_404(alive(), "same body".into(), last(Some("alive"), 0));
+        assert_eq!(
+            (held.verdict, held.error_kind, held.transient),
+            (Verdict::Dead, Some(ErrorKind::Soft404), true)
+        );
+        assert_eq!(held.retry_after, Some(CONFIRM_AFTER));
+        assert!(held.detail.unwrap().contains("to be confirmed"));
+        // The check after it confirms; a site not alive before, or new, is dead at once.
+        for last in [
+            last(Some("alive"), 1),
+            last(Some("dead"), 0),
+            last(None, 0),
+            None,
+        ] {
+            let dead = soft_404(alive(), "same body".into(), last.clone());
+            assert!(!dead.transient && dead.retry_after.is_none(), "{last:?}");
+            assert_eq!(dead.detail.as_deref(), Some("same body"));
+            assert_eq!(dead.status, Some(200));
+            assert_eq!(dead.verdict, Verdict::Dead);
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use crawler_queue::soft404::ProbeRow;
+use crawler_queue::soft404::{LastCheck, ProbeRow};
 use futures::future::BoxFuture;
 use rand::Rng;
 use tokio::sync::OnceCell;
@@ -115,6 +115,12 @@ pub trait ProbeStore: Send + Sync {
     fn load<'a>(&'a self, host: &'a str, pattern: &'a str) -> BoxFuture<'a, Option<ProbeRow>>;
     /// Stores a probe; an error loses only the sharing.
     fn save<'a>(&'a self, host: &'a str, pattern: &'a str, row: ProbeRow) -> BoxFuture<'a, ()>;
+    /// What the queue holds of the last check of the site seeded as `url`; errors read as
+    /// none (then a soft 404 is not held back for confirmation).
+    fn last_check<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<LastCheck>> {
+        let _ = url;
+        Box::pin(async { None })
+    }
 }
 
 impl ProbeStore for crawler_queue::Queue {
@@ -140,6 +146,19 @@ impl ProbeStore for crawler_queue::Queue {
             }
         })
     }
+
+    fn last_check<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<LastCheck>> {
+        Box::pin(async move {
+            self.last_check(url)
+                .await
+                .inspect_err(|e| {
+                    let error = crawler_queue::error_chain(e);
+                    tracing::debug!(%error, url, "cannot read a site's last check")
+                })
+                .ok()
+                .flatten()
+        })
+    }
 }
 
 /// The probes a worker knows, by pattern, and where they are shared.
@@ -154,6 +173,11 @@ pub struct Probes {
 impl Probes {
     pub fn share_in(&self, store: Arc<dyn ProbeStore>) {
         let _ = self.store.set(store);
+    }
+
+    /// Where probes are shared, once set.
+    pub fn store(&self) -> Option<&Arc<dyn ProbeStore>> {
+        self.store.get()
     }
 
     /// The probe of `pattern` on `host`: cached, else stored, else made by `make` (which says
