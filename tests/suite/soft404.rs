@@ -116,6 +116,22 @@ both_backends!(
         let dead = report(&db, &["--dead"]);
         assert!(dead.values().any(|s| s.2.as_deref() == Some("soft_404")));
 
+        // What a later check reads to confirm a soft 404 on a site that was alive.
+        let queue = db.queue().await;
+        for (url, label, _) in &corpus.urls {
+            let last = queue.last_check(url).await.unwrap().expect("a seeded site");
+            let verdict = if *label == Label::Real {
+                "alive"
+            } else {
+                "dead"
+            };
+            assert_eq!(last.verdict.as_deref(), Some(verdict), "{url}");
+        }
+        assert_eq!(
+            queue.last_check("http://never.example/").await.unwrap(),
+            None
+        );
+
         let probes = corpus.probes();
         assert!(!probes.is_empty());
         // Once, or twice where the host answered 200 with a page to learn what varies in it.

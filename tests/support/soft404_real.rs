@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -471,7 +472,9 @@ impl RealCorpus {
             .append(true)
             .open(self.dir.path().join("servers.out"))
             .unwrap();
+        // Its own process group: a server's workers (dropped to `nobody`) go with it.
         let child = cmd
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(out)
             .spawn()
@@ -481,9 +484,20 @@ impl RealCorpus {
 }
 
 impl Drop for RealCorpus {
+    /// Asks every server to stop (a master stops its workers), then kills what is left of
+    /// each one's process group.
     fn drop(&mut self) {
+        for child in &self.children {
+            // SAFETY: plain libc calls on the ids of processes this corpus started.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
         for child in &mut self.children {
-            let _ = child.kill();
+            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            // SAFETY: as above; the group is the one `spawn_child` made for this child.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
             let _ = child.wait();
         }
     }
