@@ -14,10 +14,11 @@
 //! end-to-end tests), so the time is the checks' and the probes', not the host rate's.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use crawler_queue::{Checked, ErrorKind, Verdict};
-use crawler_tests::bench::{raise_fd_limit, source_state};
+use crawler_tests::bench::{host, raise_fd_limit, source_state};
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::soft404_site::{spawn_corpus, Corpus, Kind, Label};
 use crawler_tests::Backend;
@@ -66,11 +67,24 @@ fn main() {
     );
     let mut best: HashMap<bool, (Duration, u64)> = HashMap::new();
     let mut found = Vec::new();
+    let mut per_host: HashMap<bool, HashMap<IpAddr, u64>> = HashMap::new();
+    let mut probes = Vec::new();
     for _ in 0..env("SOFT404_BENCH_ROUNDS", 2) {
         for soft in [false, true] {
             let before = corpus.requests();
+            let hosts_before = corpus.requests_by_host();
+            let probes_before = corpus.probes();
             let (time, sites) = runtime.block_on(crawl(&list, soft));
             let requests = corpus.requests() - before;
+            let hosts_after = corpus.requests_by_host();
+            let made = hosts_after
+                .iter()
+                .map(|(ip, n)| (*ip, n - hosts_before.get(ip).copied().unwrap_or(0)))
+                .collect();
+            per_host.insert(soft, made);
+            if soft {
+                probes = probes_per_host(&corpus, &probes_before);
+            }
             println!(
                 "  crawl {}: {:.2} s, {requests} requests",
                 mode(soft),
@@ -93,12 +107,50 @@ fn main() {
         (on.1 as f64 - off.1 as f64) / corpus.hosts as f64,
         on.1 as f64 / off.1 as f64
     );
+    let extra: Vec<i64> = per_host[&true]
+        .iter()
+        .map(|(ip, on)| *on as i64 - per_host[&false].get(ip).copied().unwrap_or(0) as i64)
+        .collect();
+    println!(
+        "per host: probe requests median {} (mean {:.2}, max {}), extra requests median {}; \
+         extra requests in all {:+.1} %",
+        median(&probes),
+        probes.iter().sum::<i64>() as f64 / probes.len().max(1) as f64,
+        probes.iter().max().unwrap_or(&0),
+        median(&extra),
+        100.0 * (on.1 as f64 - off.1 as f64) / off.1 as f64
+    );
     println!(
         "throughput: {:.0} URLs/s without, {:.0} with --soft-404 (ratio {:.2}; best of each)",
         urls / off.0.as_secs_f64(),
         urls / on.0.as_secs_f64(),
         off.0.as_secs_f64() / on.0.as_secs_f64()
     );
+}
+
+/// The probes (paths of a 20-character token, as the crawler makes them) each host got since
+/// `before`, zero for hosts never probed.
+fn probes_per_host(corpus: &Corpus, before: &HashMap<(IpAddr, String), u64>) -> Vec<i64> {
+    let mut by_host: HashMap<IpAddr, i64> = HashMap::new();
+    for (key, n) in corpus.probes() {
+        let was = before.get(&key).copied().unwrap_or(0);
+        *by_host.entry(key.0).or_default() += (n - was) as i64;
+    }
+    let mut all: Vec<i64> = (0..corpus.hosts)
+        .map(|i| by_host.get(&host(i).parse().unwrap()).copied().unwrap_or(0))
+        .collect();
+    all.sort_unstable();
+    all
+}
+
+fn median(values: &[i64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2] as f64,
+        n => (v[n / 2 - 1] + v[n / 2]) as f64 / 2.0,
+    }
 }
 
 fn mode(soft: bool) -> &'static str {

@@ -116,6 +116,22 @@ both_backends!(
         let dead = report(&db, &["--dead"]);
         assert!(dead.values().any(|s| s.2.as_deref() == Some("soft_404")));
 
+        // What a later check reads to confirm a soft 404 on a site that was alive.
+        let queue = db.queue().await;
+        for (url, label, _) in &corpus.urls {
+            let last = queue.last_check(url).await.unwrap().expect("a seeded site");
+            let verdict = if *label == Label::Real {
+                "alive"
+            } else {
+                "dead"
+            };
+            assert_eq!(last.verdict.as_deref(), Some(verdict), "{url}");
+        }
+        assert_eq!(
+            queue.last_check("http://never.example/").await.unwrap(),
+            None
+        );
+
         let probes = corpus.probes();
         assert!(!probes.is_empty());
         // Once, or twice where the host answered 200 with a page to learn what varies in it.
@@ -138,3 +154,48 @@ both_backends!(
         }
     }
 );
+
+/// Real server software, as admins configure it (`crawler_tests::soft404_real`): nginx with an
+/// SPA fallback, a 200 "not found" page, a redirect to a login page and an honest 404, and
+/// Caddy redirecting home. Every soft 404 found, no real page dead (the root's default
+/// document included), hard 404s dead by their status, at most three probes per host.
+#[tokio::test]
+async fn soft_404s_of_real_servers_are_found_and_real_pages_stay_alive() {
+    use crawler_tests::soft404_real::{RealCorpus, ALL};
+    let names = [
+        "nginx-spa",
+        "nginx-200",
+        "nginx-login",
+        "nginx-honest",
+        "caddy-home",
+    ];
+    let configs: Vec<_> = ALL
+        .iter()
+        .filter(|c| names.contains(&c.name))
+        .copied()
+        .collect();
+    let corpus = RealCorpus::spawn(&configs);
+    let db = crawler_tests::Backend::Sqlite.fresh().await;
+    let list = tempfile::NamedTempFile::new().unwrap();
+    corpus.write_list(list.path());
+    seed(&db, list.path());
+    crawl(&db, "w1");
+
+    let sites = report(&db, &["--all"]);
+    for (url, label, name) in &corpus.urls {
+        let (verdict, status, kind, detail) = &sites[&normalized(url)];
+        let seen = format!("{url} ({name}): {verdict} {status:?} {kind:?} {detail:?}");
+        match label {
+            Label::Real => assert_eq!(verdict, "alive", "{seen}"),
+            Label::Soft404 => assert_eq!(kind.as_deref(), Some("soft_404"), "{seen}"),
+            Label::Hard404 => assert_eq!(
+                (verdict.as_str(), *status, kind.as_deref()),
+                ("dead", Some(404), None),
+                "{seen}"
+            ),
+        }
+    }
+    for (name, requests) in corpus.requests() {
+        assert!(requests.probes <= 3, "{name}: {requests:?}");
+    }
+}

@@ -18,6 +18,8 @@
 //! - [`terminal`]: a pseudo-terminal to run a binary in, as a person would.
 //! - [`soft404_site`]: a labelled corpus of soft 404s and hard negatives on many loopback
 //!   hosts (`soft404_pages`: their kinds, pages and labels).
+//! - [`soft404_real`]: a labelled soft-404 corpus of real server software (nginx, Apache,
+//!   lighttpd, Caddy from Debian), configured as admins configure a "not found".
 
 pub mod backend;
 pub mod bench;
@@ -32,6 +34,7 @@ pub mod recorder;
 pub mod scale;
 pub mod site;
 pub mod soft404_pages;
+pub mod soft404_real;
 pub mod soft404_site;
 pub mod terminal;
 

@@ -90,6 +90,11 @@ impl Corpus {
         self.counts.requests.lock().unwrap().values().sum()
     }
 
+    /// Requests seen, by host address.
+    pub fn requests_by_host(&self) -> HashMap<IpAddr, u64> {
+        self.counts.requests.lock().unwrap().clone()
+    }
+
     /// Probes seen, by (host address, pattern).
     pub fn probes(&self) -> HashMap<(IpAddr, String), u64> {
         self.counts.probes.lock().unwrap().clone()

@@ -1,6 +1,7 @@
 //! Soft-404 probes shared by the fleet: the answer a host gave to a path that cannot exist,
 //! by host and path pattern, so that whoever holds the host next reuses it (within a TTL)
-//! rather than asking again.
+//! rather than asking again. And a site's last check ([`LastCheck`]), so that a soft 404
+//! turns a site that was alive dead only once a later check confirms it.
 
 use crate::db::with_pool;
 use crate::error::Error;
@@ -24,7 +25,29 @@ pub struct ProbeRow {
     pub noindex: bool,
 }
 
+/// What the queue holds of a site's last check: whether a soft 404 found now turns a site
+/// that was alive dead, or is confirmed first (the worker's `check/soft404/`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct LastCheck {
+    /// The verdict of the site's last final check, `None` before its first.
+    pub verdict: Option<String>,
+    /// Checks made in this round that ended in a transient result (a soft 404 to confirm is one).
+    pub tries: i32,
+}
+
 impl Queue {
+    /// The last check of the site seeded as `url`, if the queue has it.
+    pub async fn last_check(&self, url: &str) -> Result<Option<LastCheck>, Error> {
+        let sql = self.statement("SELECT verdict, tries FROM sites WHERE url_key = ?");
+        let key = crate::seed::url_key(url);
+        Ok(with_pool!(&self.db, pool => {
+            retry("read a site's last check", || {
+                sqlx::query_as(&sql).bind(&key[..]).fetch_optional(pool)
+            })
+            .await?
+        }))
+    }
+
     /// The probe of `host` and `pattern` made less than `ttl_ms` ago (database clock), if any.
     pub async fn load_probe(
         &self,

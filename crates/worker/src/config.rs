@@ -210,11 +210,13 @@ pub struct Args {
 
     /// Find soft 404s: dead pages that answer 200 (a "not found" template, a redirect home or
     /// to a login page, an app shell for every path). Each host is asked once, or twice when
-    /// it answers 200 with a page (per directory and extension, within its limits, shared by
-    /// the fleet for 24 h), for a path that cannot exist; an alive page that
-    /// matches that answer is dead, error kind soft_404, with what it matched in the report's
-    /// detail. Where the host's probe answers 2xx/3xx, its pages are asked with GET (no HEAD)
-    /// and up to 64 KiB of a text body is read. Off by default.
+    /// it answers 200 with a page (within its limits, shared by the fleet for 24 h), for a
+    /// path at its root that cannot exist; a page's own directory and extension are probed
+    /// too only when the page looks missing (its title, noindex, a redirect) and the host's
+    /// probe did not match it. An alive page that matches a probe's answer is dead, error kind
+    /// soft_404, with what it matched in the report's detail (a site alive at its last check
+    /// is checked again 10 min later to confirm). Pages are asked with GET (no HEAD) and up to
+    /// 64 KiB of a text body is read. Off by default.
     #[arg(long, env = "CRAWLER_SOFT_404")]
     pub soft_404: bool,
 }

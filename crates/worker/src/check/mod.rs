@@ -316,6 +316,7 @@ impl Checker {
     /// Checks one URL, retries included, and says what was found.
     pub async fn check(&self, url: &str) -> Finding {
         let started = Instant::now();
+        let seeded = url;
         let url = match self.inner.start_url(url) {
             Ok(url) => url,
             Err(failure) => {
@@ -336,9 +337,15 @@ impl Checker {
             match next_step(&attempt, attempts, &self.inner.config) {
                 Step::Retry(wait) => tokio::time::sleep(wait).await,
                 Step::Stop { retry_after } => {
-                    let soft = probe.and_then(|p| self.inner.soft_404_of(&url, &attempt, &p));
+                    let soft = match &probe {
+                        Some(p) => match self.inner.soft_404_of(&url, &attempt, p).await {
+                            Ok(soft) => soft,
+                            Err(wait) => return deferred(wait),
+                        },
+                        None => None,
+                    };
                     let finding = attempt.into_finding(attempts, started.elapsed(), retry_after);
-                    return soft_404(finding, soft);
+                    return self.inner.soft_404_finding(seeded, finding, soft).await;
                 }
             }
         }
@@ -387,16 +394,6 @@ fn deferred_by_server(wait: Duration) -> Finding {
         deferred: false,
         detail: Some(format!("deferred by the server until {until}")),
     }
-}
-
-/// `finding`, made `dead`/`soft_404` when the soft-404 comparison found a reason.
-fn soft_404(mut finding: Finding, reason: Option<String>) -> Finding {
-    if let Some(reason) = reason {
-        finding.verdict = Verdict::Dead;
-        finding.error_kind = Some(ErrorKind::Soft404);
-        finding.detail = Some(reason);
-    }
-    finding
 }
 
 /// One request in about 17 minutes; below this the per-request interval stops making sense.

@@ -1,8 +1,9 @@
 //! The decision: is an alive answer the same as the answer to a path that cannot exist?
 //!
 //! Pure: two [`Answer`]s in, a reason out when the page is a soft 404. Where in doubt the page
-//! is alive (a user deletes the links reported dead): the root is never a soft 404; nor is a
-//! page whose probe got an honest error; nor an `index.*` that redirects to its own directory;
+//! is alive (a user deletes the links reported dead): the root is never a soft 404, nor its
+//! default documents (`/index.html`, `/default.aspx`…); nor is a page whose probe got an
+//! honest error; nor an `index.*` that redirects to its own directory;
 //! nor the page a probe is redirected to (the home or login page itself);
 //! nor a page whose body differs from the probe's by more than a few shingles, unless its
 //! title says it is missing or it asks not to be indexed, and then only within a gray zone.
@@ -25,9 +26,15 @@ pub struct Answer {
     pub status: u16,
     /// The final URL with the path asked masked (see [`mask_url`]).
     pub final_url: String,
+    /// Redirects that moved the request elsewhere: 0 when they only rewrote the path asked
+    /// into its canonical shape (see [`same_shape`]), as a wiki capitalising a title does.
     pub redirects: u32,
     /// `None` when the body was not read or not text. A probe's: what two probes shared.
     pub body: Option<Fingerprint>,
+    /// A page's: its body with nothing masked (`None` for a probe, and not stored). An app
+    /// shell whose menu says "Deployment" is the probe's shell as it is, and only differs
+    /// from it once `/deployment.html`'s words are masked.
+    pub bare: Option<Fingerprint>,
     /// A probe's: the shingles one probe had beyond what both shared (how much the host's
     /// not-found page varies between requests); 0 for a page.
     pub spread: usize,
@@ -44,7 +51,7 @@ pub enum Decision {
 
 /// Judges `page`, the alive answer to `path`, against `probe`, the answer to `probe_path`.
 pub fn decide(path: &str, page: &Answer, probe_path: &str, probe: &Answer) -> Decision {
-    if !(200..400).contains(&probe.status) || path == "/" || path.is_empty() {
+    if !(200..400).contains(&probe.status) || is_root(path) {
         return Decision::Alive;
     }
     if page.redirects > 0 && probe.redirects > 0 && page.final_url == probe.final_url {
@@ -70,9 +77,15 @@ pub fn decide(path: &str, page: &Answer, probe_path: &str, probe: &Answer) -> De
         return Decision::Alive;
     }
     // What the host's not-found page always says and the page does not, and what the page
-    // says beyond it: a soft 404 says it all, and no more than a not-found page varies.
-    let missing = stable.missing_from(body);
-    let extra = body.missing_from(stable);
+    // says beyond it: a soft 404 says it all, and no more than a not-found page varies. The
+    // page is read with its path's words masked, or as it is, whichever is nearer the probe.
+    let (missing, extra) = [Some(body), page.bare.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter(|b| !b.shingles.is_empty())
+        .map(|b| (stable.missing_from(b), b.missing_from(stable)))
+        .min_by_key(|(missing, extra)| missing + extra)
+        .unwrap_or((usize::MAX / 4, usize::MAX / 4));
     let of = stable.shingles.len();
     let reason =
         format!("{missing} of the {of} shingles of probe {probe_path} missing, {extra} more");
@@ -94,6 +107,43 @@ pub fn decide(path: &str, page: &Answer, probe_path: &str, probe: &Answer) -> De
         }
         _ => Decision::Alive,
     }
+}
+
+/// The root, or one of its default documents (`/index.html`, `/index.php`, `/default.aspx`…):
+/// the home page under another name, never a soft 404.
+pub fn is_root(path: &str) -> bool {
+    let Some(last) = path.strip_prefix('/') else {
+        return path.is_empty();
+    };
+    if last.is_empty() {
+        return true;
+    }
+    let (stem, ext) = last.split_once('.').unwrap_or((last, ""));
+    let stem = stem.to_ascii_lowercase();
+    !ext.is_empty() && !ext.contains('/') && matches!(stem.as_str(), "index" | "default")
+}
+
+/// Whether `landed`, the path a redirect ended on, is `asked` in another shape: the same
+/// once percent-decoded, lower-cased, with `_`, `-`, `+` and spaces as one separator and
+/// without a trailing slash (what wikis, slug routers and `DirectorySlash` rewrite).
+pub fn same_shape(asked: &str, landed: &str) -> bool {
+    let shape = |path: &str| -> String {
+        let decoded = percent_decode(path).to_lowercase();
+        let mapped: String = decoded
+            .chars()
+            .map(|c| if matches!(c, '_' | '-' | '+') { ' ' } else { c })
+            .collect();
+        mapped.trim_end_matches('/').to_owned()
+    };
+    shape(asked) == shape(landed)
+}
+
+/// `path` percent-decoded (as UTF-8, lossily); a `+` stays a `+`.
+pub fn percent_decode(path: &str) -> String {
+    url::form_urlencoded::parse(format!("p={}", path.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
 }
 
 /// `…/index.html` (or `default.aspx`, `home.php`…) redirected to its own directory: the
@@ -144,6 +194,7 @@ mod tests {
             final_url: format!("http://a.example{path}"),
             redirects: 0,
             body: Some(fp),
+            bare: None,
             spread: 0,
             signals,
         }
@@ -315,6 +366,70 @@ mod tests {
             decide("/docs/old.html", &page, PROBE, &probe),
             Decision::Soft404(_)
         ));
+    }
+
+    #[test]
+    fn the_roots_default_documents_are_the_root() {
+        let shell = answer("/x", "the app needs javascript", "App");
+        for path in ["/index.html", "/INDEX.HTM", "/index.php", "/default.aspx"] {
+            assert_eq!(
+                decide(path, &shell, PROBE, &shell),
+                Decision::Alive,
+                "{path}"
+            );
+        }
+        for path in ["/docs/index.html", "/indexes.html", "/index"] {
+            assert!(
+                matches!(decide(path, &shell, PROBE, &shell), Decision::Soft404(_)),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_shell_naming_the_pages_word_is_matched_by_its_bare_body() {
+        let menu = "installation deployment templating configuration reference faq \
+            read on deployment and templating or start a deployment now";
+        let shell = |path: &str| {
+            let masks = [path.to_owned(), "deployment".to_owned()];
+            let page = html(&format!("{menu} loading the app"), "Docs");
+            let (body, signals) = fingerprint(&page, &masks);
+            let (bare, _) = fingerprint(&page, &[]);
+            Answer {
+                status: 200,
+                body: Some(body),
+                bare: Some(bare),
+                signals,
+                ..Answer::default()
+            }
+        };
+        let probe = Answer {
+            bare: None,
+            ..answer("/0x7f3kq9.html", &format!("{menu} loading the app"), "Docs")
+        };
+        let page = shell("/deployment.html");
+        assert!(matches!(
+            decide("/deployment.html", &page, "/0x7f3kq9.html", &probe),
+            Decision::Soft404(_)
+        ));
+        let without_bare = Answer { bare: None, ..page };
+        assert_eq!(
+            decide("/deployment.html", &without_bare, "/0x7f3kq9.html", &probe),
+            Decision::Alive
+        );
+    }
+
+    #[test]
+    fn a_canonical_shape_is_the_same_path() {
+        assert!(same_shape("/wiki/missing_article", "/wiki/Missing_article"));
+        assert!(same_shape(
+            "/wiki/missing%20article",
+            "/wiki/Missing_article"
+        ));
+        assert!(same_shape("/docs", "/docs/"));
+        assert!(same_shape("/blog/old_post", "/blog/old-post"));
+        assert!(!same_shape("/wiki/missing_article", "/wiki/Main_Page"));
+        assert!(!same_shape("/docs/old", "/"));
     }
 
     #[test]

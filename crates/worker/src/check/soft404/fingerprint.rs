@@ -1,6 +1,8 @@
 //! A page's fingerprint: the set of word 3-shingles of its visible text (the first 64 KiB of
 //! the body), with the requested path and the probe's token masked, so that a "page not found"
-//! template that echoes the path reads the same for every path.
+//! template that echoes the path reads the same for every path. A mask is a sequence of whole
+//! words (`/docs/old_page.html` is `docs old page html`), so it matches the path however the
+//! page spells its separators (`_`, `-`, space, `/`), and never inside another word.
 //!
 //! Shingle sets, not a simhash: a real page sharing a heavy template with the not-found page
 //! (2,000 words of menus around 50 of content) is within a few simhash bits of it, while its
@@ -16,8 +18,8 @@ const MIN_WORDS: usize = 20;
 /// Shingles kept at most (64 KiB of text is about 10,000 words; a fingerprint stays under
 /// 64 KiB stored).
 pub const MAX_SHINGLES: usize = 8192;
-/// What masked text is replaced with.
-const MASK: &str = " xmaskx ";
+/// The word masked text is replaced with.
+const MASK: &str = "xmaskx";
 
 /// The shingle hashes of one answer's body, sorted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -78,15 +80,14 @@ fn says_missing(title: &str) -> bool {
 pub fn fingerprint(body: &[u8], masks: &[String]) -> (Fingerprint, Signals) {
     let html = String::from_utf8_lossy(body).to_lowercase();
     let masks: Vec<String> = masks.iter().map(|m| m.to_lowercase()).collect();
-    let masks = masks.as_slice();
+    let masks: Vec<Vec<&str>> = masks.iter().map(|m| words(m)).collect();
     let signals = signals(&html);
-    let visible = mask(&visible_text(&html), masks);
-    let words = words(&visible);
-    if words.len() >= MIN_WORDS {
-        return (shingles(&words), signals);
+    let visible = visible_text(&html);
+    let visible = mask(words(&visible), &masks);
+    if visible.len() >= MIN_WORDS {
+        return (shingles(&visible), signals);
     }
-    let markup = mask(&html, masks);
-    (shingles(&self::words(&markup)), signals)
+    (shingles(&mask(words(&html), &masks)), signals)
 }
 
 impl Fingerprint {
@@ -164,17 +165,30 @@ fn visible_text(html: &str) -> String {
     text
 }
 
-/// Replaces every mask (longest first, so a path goes before its last segment) in `text`.
-fn mask(text: &str, masks: &[String]) -> String {
-    let mut masks: Vec<&String> = masks.iter().filter(|m| !m.is_empty()).collect();
+/// `words` with every run of words that spells a mask (longest first, so a path goes before
+/// its last segment) replaced by one [`MASK`].
+fn mask<'w>(words: Vec<&'w str>, masks: &[Vec<&str>]) -> Vec<&'w str> {
+    let mut masks: Vec<&Vec<&str>> = masks.iter().filter(|m| !m.is_empty()).collect();
+    if masks.is_empty() {
+        return words;
+    }
     masks.sort_by_key(|m| std::cmp::Reverse(m.len()));
-    let mut text = text.to_owned();
-    for m in masks {
-        if text.contains(m.as_str()) {
-            text = text.replace(m.as_str(), MASK);
+    let mut out = Vec::with_capacity(words.len());
+    let mut at = 0;
+    while at < words.len() {
+        let rest = &words[at..];
+        match masks.iter().find(|m| rest.starts_with(m)) {
+            Some(m) => {
+                out.push(MASK);
+                at += m.len();
+            }
+            None => {
+                out.push(rest[0]);
+                at += 1;
+            }
         }
     }
-    text
+    out
 }
 
 fn words(text: &str) -> Vec<&str> {
@@ -280,6 +294,29 @@ mod tests {
         assert!(!signals.title_says_missing() && !signals.noindex);
         let (_, signals) = fingerprint(br#"<meta name="robots" content="noindex,follow">"#, &[]);
         assert!(signals.noindex);
+    }
+
+    #[test]
+    fn a_mask_is_whole_words_whatever_the_separators() {
+        let masks = vec!["/wiki/missing_article".to_owned(), "missing_article".into()];
+        let title = fingerprint(
+            &page("missing article: there is no text in this page"),
+            &masks,
+        );
+        let dashed = fingerprint(
+            &page("missing-article: there is no text in this page"),
+            &masks,
+        );
+        let other = fingerprint(
+            &page("x7abc: there is no text in this page"),
+            &["x7abc".into()],
+        );
+        assert_eq!(title.0, other.0);
+        assert_eq!(dashed.0, other.0);
+        // "deployment" is no mask of "deployments" nor of "redeployment".
+        let text = "guides: deployments and redeployment done right every single day";
+        let masked = fingerprint(&page(text), &["deployment".into()]).0;
+        assert_eq!(masked, fingerprint(&page(text), &[]).0);
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! Soft 404s (`--soft-404`): dead pages that answer 200 (a "not found" template, a redirect
 //! home or to a login page, an app shell for every path).
 //!
-//! As Bar-Yossef et al. (WWW 2004): ask the host for a path that cannot exist, in the same
-//! directory and with the same extension, and compare. Before a page of a host is checked, the
-//! worker gets the host's probe for the page's pattern (`probe.rs`: cached, shared through the
-//! database, or made now through the host's limits like any request). A host whose probe gets
-//! an honest 4xx/5xx is checked as without `--soft-404`; otherwise the page is asked with GETs
-//! keeping the first 64 KiB of a text body, and an alive answer is compared with the probe's
-//! (`decide.rs`, on the fingerprints of `fingerprint.rs`).
+//! As Bar-Yossef et al. (WWW 2004): ask the host for a path that cannot exist and compare.
+//! Before a page of a host is checked, the worker gets the host's probe, of a path at its root
+//! (`probe.rs`: cached, shared through the database, or made now through the host's limits
+//! like any request). The page is asked with GETs keeping the first 64 KiB of a text body, and
+//! an alive answer is compared with the probe's (`decide.rs`, on the fingerprints of
+//! `fingerprint.rs`). Only a page that the host's probe does not match and that looks like a
+//! not-found page (its title, `noindex`, a redirect elsewhere) gets its own directory and
+//! extension probed: a wiki or a blog under a host that answers otherwise. So a host costs
+//! one probe (two when it answers with a page, to learn what of it varies) unless parts of it
+//! behave differently.
 //!
 //! # Layout
 //! - `probe.rs`: patterns, probe paths, the per-worker cache and the fleet's store
@@ -21,30 +24,65 @@ mod probe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crawler_queue::soft404::LastCheck;
+use crawler_queue::{ErrorKind, Finding, Verdict};
 use url::Url;
 
 pub(crate) use self::probe::{Probe, Probes};
 pub use self::probe::{ProbeStore, TTL};
 
-use self::decide::{decide, mask_url, Answer, Decision};
-use self::probe::{pattern_of, probe_path, Pattern};
+use self::decide::{decide, mask_url, percent_decode, same_shape, Answer, Decision};
+use self::probe::{host_pattern, pattern_of, probe_path, Pattern};
 use super::classify::without_userinfo;
 use super::reply::{Attempt, End};
 use super::Inner;
 
+/// How long after finding a soft 404 on a site that its last check found alive the site is
+/// checked again, to confirm it before its verdict turns dead: a deploy, or an app briefly
+/// serving its shell, is over by then. Within the queue's defer horizon (1 h by default), so
+/// that the check comes in the same round.
+pub const CONFIRM_AFTER: Duration = Duration::from_secs(600);
+
 impl Inner {
-    /// The probe `url` is to be compared with: `None` when `--soft-404` is off, for the root,
-    /// or when the host answered its probe honestly; `Err` with how long its host is busy.
+    /// `finding`, the check of the site seeded as `url`, made `dead`/`soft_404` when the
+    /// comparison found a `reason`. A site whose last check found it alive is not turned dead
+    /// at once: the finding is transient, due again after [`CONFIRM_AFTER`] (the queue keeps
+    /// its verdict meanwhile, and takes the next check's, or this one's once the site's
+    /// attempts are spent).
+    pub(crate) async fn soft_404_finding(
+        &self,
+        url: &str,
+        finding: Finding,
+        reason: Option<String>,
+    ) -> Finding {
+        let Some(reason) = reason else {
+            return finding;
+        };
+        let last = match self.probes.store() {
+            Some(store) => store.last_check(url).await,
+            None => None,
+        };
+        soft_404(finding, reason, last)
+    }
+
+    /// The host's probe, which every page of `url`'s host is compared with first: `None` when
+    /// `--soft-404` is off, or for the root and its default documents (never soft 404s); `Err`
+    /// with how long the host is busy. With a probe, the page is asked with a GET.
     pub(crate) async fn soft_404_probe(&self, url: &Url) -> Result<Option<Arc<Probe>>, Duration> {
-        if !self.config.soft_404 {
+        if !self.config.soft_404 || pattern_of(url).is_none() {
             return Ok(None);
         }
-        let Some(pattern) = pattern_of(url) else {
+        let Some(pattern) = host_pattern(url) else {
             return Ok(None);
         };
+        self.probe_of(url, &pattern).await.map(Some)
+    }
+
+    /// The probe of `pattern` on `url`'s host: cached, stored by the fleet, or made now.
+    async fn probe_of(&self, url: &Url, pattern: &Pattern) -> Result<Arc<Probe>, Duration> {
         let host = url.host_str().unwrap_or_default();
         let make = async {
-            let (path, first) = self.probe_once(url, &pattern).await?;
+            let (path, first) = self.probe_once(url, pattern).await?;
             // A not-found page in the host's layout is asked twice, to learn what of it
             // changes between requests (dates, request ids, "popular now" lists).
             let twice = first.as_ref().is_some_and(|a| {
@@ -56,14 +94,13 @@ impl Inner {
                     answer: first,
                 });
             }
-            let (_, second) = self.probe_once(url, &pattern).await?;
+            let (_, second) = self.probe_once(url, pattern).await?;
             Ok(Probe {
                 path,
                 answer: first.zip(second).and_then(|(a, b)| combined(a, b)),
             })
         };
-        let probe = self.probes.get(host, &pattern, make).await?;
-        Ok(probe.compares().then_some(probe))
+        self.probes.get(host, pattern, make).await
     }
 
     /// Asks `url`'s host for a path of `pattern` that cannot exist: the path and the answer.
@@ -81,29 +118,78 @@ impl Inner {
         if let Some(wait) = attempt.busy() {
             return Err(wait);
         }
-        let answer = answer_of(&attempt, &path);
+        let answer = answer_of(&attempt, &path, false);
         Ok((path, answer))
     }
 
-    /// Why `attempt`, the final answer for `url`, is a soft 404 against `probe`, if it is.
-    pub(crate) fn soft_404_of(
+    /// Why `attempt`, the final answer for `url`, is a soft 404, if it is: judged by the
+    /// host's probe, then, only when the page looks like a not-found page that the host's
+    /// probe did not explain (its title says so, it asks not to be indexed, or it was sent
+    /// elsewhere), by a probe of its own directory and extension (a wiki or a blog under a
+    /// host whose other paths answer otherwise). `Err` with how long the host is busy.
+    pub(crate) async fn soft_404_of(
         &self,
         url: &Url,
         attempt: &Attempt,
-        probe: &Probe,
-    ) -> Option<String> {
+        host_probe: &Probe,
+    ) -> Result<Option<String>, Duration> {
         let End::Answered(reply) = &attempt.end else {
-            return None;
+            return Ok(None);
         };
         if !reply.accepted || !(200..300).contains(&reply.status) {
-            return None;
+            return Ok(None);
         }
-        let page = answer_of(attempt, url.path())?;
-        let probe_answer = probe.answer.as_ref()?;
-        match decide(url.path(), &page, &probe.path, probe_answer) {
-            Decision::Alive => None,
-            Decision::Soft404(reason) => Some(reason.chars().take(1000).collect()),
+        let Some(page) = answer_of(attempt, url.path(), true) else {
+            return Ok(None);
+        };
+        if let Some(reason) = judge(url.path(), &page, host_probe) {
+            return Ok(Some(reason));
         }
+        let Some(pattern) = pattern_of(url) else {
+            return Ok(None);
+        };
+        let own = host_pattern(url).is_none_or(|host| host.key != pattern.key);
+        if !own || !looks_missing(&page) {
+            return Ok(None);
+        }
+        let probe = self.probe_of(url, &pattern).await?;
+        Ok(judge(url.path(), &page, &probe))
+    }
+}
+
+/// `finding` made `dead`/`soft_404` for `reason`; transient, due again after
+/// [`CONFIRM_AFTER`], when `last` says the site was alive and this is not already the check
+/// that confirms it.
+fn soft_404(mut finding: Finding, reason: String, last: Option<LastCheck>) -> Finding {
+    finding.verdict = Verdict::Dead;
+    finding.error_kind = Some(ErrorKind::Soft404);
+    let was_alive =
+        last.is_some_and(|last| last.verdict.as_deref() == Some("alive") && last.tries == 0);
+    finding.detail = Some(if was_alive {
+        finding.transient = true;
+        finding.retry_after = Some(CONFIRM_AFTER);
+        format!("{reason}; alive at the last check: to be confirmed")
+    } else {
+        reason
+    });
+    finding
+}
+
+/// Whether a page the host's probe did not match is worth its directory's probe: a page
+/// that says it is missing (its title), asks not to be indexed, or was sent elsewhere. Real
+/// pages rarely do any, so a host costs one probe unless a part of it behaves otherwise.
+fn looks_missing(page: &Answer) -> bool {
+    page.redirects > 0 || page.signals.noindex || page.signals.title_says_missing()
+}
+
+/// Why `page`, the answer to `path`, is a soft 404 against `probe`, if it is.
+fn judge(path: &str, page: &Answer, probe: &Probe) -> Option<String> {
+    if !probe.compares() {
+        return None;
+    }
+    match decide(path, page, &probe.path, probe.answer.as_ref()?) {
+        Decision::Alive => None,
+        Decision::Soft404(reason) => Some(reason.chars().take(1000).collect()),
     }
 }
 
@@ -124,56 +210,178 @@ fn combined(first: Answer, second: Answer) -> Option<Answer> {
     })
 }
 
-/// What the decision needs of an answer to `path`: `None` when no server answered.
-fn answer_of(attempt: &Attempt, path: &str) -> Option<Answer> {
+/// What the decision needs of an answer to `path` (a page's when `page`, with its body
+/// also read unmasked): `None` when no server answered. A redirect that only rewrote `path` into its
+/// canonical shape (`/wiki/old_page` to `/wiki/Old_page`) is no move: the answer is judged
+/// as if it had come for `path`, with both spellings masked.
+fn answer_of(attempt: &Attempt, path: &str, page: bool) -> Option<Answer> {
     let End::Answered(reply) = &attempt.end else {
         return None;
     };
-    let final_url = attempt.final_url.clone().map(without_userinfo)?;
-    let (body, signals) = match &reply.body {
+    let final_url = attempt.final_url.clone()?;
+    let landed = final_url.path().to_owned();
+    let canonical = attempt.redirects > 0 && same_shape(path, &landed);
+    let mut masks = masks(path);
+    let mut final_url = mask_url(&without_userinfo(final_url), path);
+    if canonical && landed != path {
+        masks.extend(self::masks(&landed));
+        final_url = mask_url(&final_url, &landed);
+    }
+    let (body, bare, signals) = match &reply.body {
         Some(body) => {
-            let (fp, signals) = fingerprint::fingerprint(body, &masks(path));
-            (Some(fp), signals)
+            let (fp, signals) = fingerprint::fingerprint(body, &masks);
+            let bare = page.then(|| fingerprint::fingerprint(body, &[]).0);
+            (Some(fp), bare, signals)
         }
         None => Default::default(),
     };
     Some(Answer {
         status: reply.status,
-        final_url: mask_url(&final_url, path),
-        redirects: attempt.redirects,
+        final_url,
+        redirects: if canonical { 0 } else { attempt.redirects },
         body,
+        bare,
         spread: 0,
         signals,
     })
 }
 
 /// What a page may echo of the path it was asked for: the path (as sent and decoded), its
-/// last segment, and that segment without its extension when it is long enough to be no
-/// common word.
+/// last segment, and that segment without its extension when it is more than one word or
+/// long enough to be no common word (masks are whole words: see `fingerprint.rs`).
 fn masks(path: &str) -> Vec<String> {
     let decoded = percent_decode(path);
     let last = decoded.rsplit('/').next().unwrap_or_default().to_owned();
     let stem = last.split('.').next().unwrap_or_default().to_owned();
+    let several = stem.contains(|c: char| !c.is_alphanumeric());
     let mut masks = vec![path.to_owned(), decoded];
     if last.len() >= 3 {
         masks.push(last);
     }
-    if stem.len() >= 6 {
+    if stem.len() >= 6 || several {
         masks.push(stem);
     }
     masks
 }
 
-fn percent_decode(path: &str) -> String {
-    url::form_urlencoded::parse(format!("p={}", path.replace('+', "%2B")).as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn attempt(path: &str, landed: &str, body: &str) -> Attempt {
+        let reply = super::super::reply::Reply {
+            status: 200,
+            location: None,
+            retry_after: None,
+            cf_mitigated: false,
+            accepted: true,
+            body: Some(body.as_bytes().to_vec()),
+        };
+        Attempt {
+            end: End::Answered(reply),
+            final_url: Some(Url::parse(&format!("http://wiki.example{landed}")).unwrap()),
+            redirects: u32::from(path != landed),
+        }
+    }
+
+    fn wiki(title: &str) -> String {
+        let menu = "main page recent changes random page help tools what links here special";
+        format!(
+            "<title>{title} - Acme wiki</title><meta name=\"robots\" content=\"noindex,nofollow\">\
+             <nav>{menu}</nav><h1>{title}</h1><p>There is currently no text in this page. You \
+             can search for this page title in other pages, or search the related logs.</p>"
+        )
+    }
+
+    #[test]
+    fn a_probe_and_a_page_canonicalised_by_a_wiki_are_judged_where_they_landed() {
+        let probe = answer_of(
+            &attempt("/wiki/7qk3x", "/wiki/7qk3x", &wiki("7qk3x")),
+            "/wiki/7qk3x",
+            false,
+        )
+        .unwrap();
+        // The wiki capitalises the title and shows it with spaces.
+        let page = answer_of(
+            &attempt(
+                "/wiki/missing_article",
+                "/wiki/Missing_article",
+                &wiki("Missing article"),
+            ),
+            "/wiki/missing_article",
+            true,
+        )
+        .unwrap();
+        assert_eq!(page.redirects, 0, "a canonical redirect is no move");
+        let probe = Probe {
+            path: "/wiki/7qk3x".into(),
+            answer: Some(probe),
+        };
+        assert!(judge("/wiki/missing_article", &page, &probe).is_some());
+        // A probe the wiki did redirect (an older token shape) is judged where it landed too.
+        let moved = answer_of(
+            &attempt("/wiki/qk3xz", "/wiki/Qk3xz", &wiki("Qk3xz")),
+            "/wiki/qk3xz",
+            false,
+        )
+        .unwrap();
+        assert_eq!(moved.redirects, 0);
+        let moved = Probe {
+            path: "/wiki/qk3xz".into(),
+            answer: Some(moved),
+        };
+        assert!(judge("/wiki/missing_article", &page, &moved).is_some());
+        // A real article is not.
+        let real = answer_of(
+            &attempt(
+                "/wiki/Widgets",
+                "/wiki/Widgets",
+                "<title>Widgets - Acme wiki</title><h1>Widgets</h1><p>A widget is a small \
+                 gadget or mechanical device, especially one whose name is unknown or \
+                 unspecified, made in the copper works of the river town since 1890.</p>",
+            ),
+            "/wiki/Widgets",
+            true,
+        )
+        .unwrap();
+        assert_eq!(judge("/wiki/Widgets", &real, &probe), None);
+    }
+
+    #[test]
+    fn a_soft_404_on_a_site_alive_at_its_last_check_waits_for_a_later_check() {
+        let alive = || Finding {
+            verdict: Verdict::Alive,
+            status: Some(200),
+            attempts: 1,
+            ..Finding::internal_error(String::new())
+        };
+        let last = |verdict: Option<&str>, tries| {
+            Some(LastCheck {
+                verdict: verdict.map(str::to_owned),
+                tries,
+            })
+        };
+        let held = soft_404(alive(), "same body".into(), last(Some("alive"), 0));
+        assert_eq!(
+            (held.verdict, held.error_kind, held.transient),
+            (Verdict::Dead, Some(ErrorKind::Soft404), true)
+        );
+        assert_eq!(held.retry_after, Some(CONFIRM_AFTER));
+        assert!(held.detail.unwrap().contains("to be confirmed"));
+        // The check after it confirms; a site not alive before, or new, is dead at once.
+        for last in [
+            last(Some("alive"), 1),
+            last(Some("dead"), 0),
+            last(None, 0),
+            None,
+        ] {
+            let dead = soft_404(alive(), "same body".into(), last.clone());
+            assert!(!dead.transient && dead.retry_after.is_none(), "{last:?}");
+            assert_eq!(dead.detail.as_deref(), Some("same body"));
+            assert_eq!(dead.status, Some(200));
+            assert_eq!(dead.verdict, Verdict::Dead);
+        }
+    }
 
     #[test]
     fn masks_cover_the_path_its_last_segment_and_a_long_stem() {
@@ -187,5 +395,6 @@ mod tests {
             ]
         );
         assert_eq!(masks("/a/to.html"), ["/a/to.html", "/a/to.html", "to.html"]);
+        assert_eq!(masks("/w/a_b"), ["/w/a_b", "/w/a_b", "a_b", "a_b"]);
     }
 }

@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use crawler_queue::soft404::ProbeRow;
+use crawler_queue::soft404::{LastCheck, ProbeRow};
 use futures::future::BoxFuture;
 use rand::Rng;
 use tokio::sync::OnceCell;
 use url::Url;
 
-use super::decide::Answer;
+use super::decide::{is_root, Answer};
 use super::fingerprint::Fingerprint;
 
 /// How long a stored probe is reused: about one crawl round. A site changing its not-found
@@ -57,10 +57,11 @@ pub struct Pattern {
     pub ext: String,
 }
 
-/// The pattern of `url`; `None` for the root (never a soft 404) or a pattern too long to store.
+/// The pattern of `url`; `None` for the root and its default documents (never a soft 404)
+/// or a pattern too long to store.
 pub fn pattern_of(url: &Url) -> Option<Pattern> {
     let path = url.path();
-    if path == "/" || path.is_empty() {
+    if is_root(path) {
         return None;
     }
     let (dir, last) = path.rsplit_once('/').unwrap_or(("", path));
@@ -86,13 +87,24 @@ pub fn pattern_of(url: &Url) -> Option<Pattern> {
     (key.len() <= MAX_PATTERN).then_some(Pattern { key, dir, ext })
 }
 
+/// The host's own pattern, `scheme://authority/*`: what it answers for a missing path at
+/// its root, asked before any other (the pattern of `/anything`).
+pub fn host_pattern(url: &Url) -> Option<Pattern> {
+    let mut root = url.clone();
+    root.set_path("/x");
+    pattern_of(&root)
+}
+
 /// A path in `pattern` that cannot exist: 20 random letters and digits, as Bar-Yossef et al.
-/// probe (25 letters) and w3af (8 characters).
+/// probe (25 letters) and w3af (8 characters). It starts with a digit and has no upper case
+/// letter, a shape canonicalisers leave alone: a wiki capitalises a title's first letter,
+/// others lower-case the path, and neither then redirects the probe.
 pub fn probe_path(pattern: &Pattern) -> String {
     const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     let mut rng = rand::rng();
-    let token: String = (0..20)
-        .map(|_| CHARS[rng.random_range(0..CHARS.len())] as char)
+    let first = char::from(b'0' + rng.random_range(0..10u8));
+    let token: String = std::iter::once(first)
+        .chain((1..20).map(|_| CHARS[rng.random_range(0..CHARS.len())] as char))
         .collect();
     format!("{}{token}{}", pattern.dir, pattern.ext)
 }
@@ -103,6 +115,12 @@ pub trait ProbeStore: Send + Sync {
     fn load<'a>(&'a self, host: &'a str, pattern: &'a str) -> BoxFuture<'a, Option<ProbeRow>>;
     /// Stores a probe; an error loses only the sharing.
     fn save<'a>(&'a self, host: &'a str, pattern: &'a str, row: ProbeRow) -> BoxFuture<'a, ()>;
+    /// What the queue holds of the last check of the site seeded as `url`; errors read as
+    /// none (then a soft 404 is not held back for confirmation).
+    fn last_check<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<LastCheck>> {
+        let _ = url;
+        Box::pin(async { None })
+    }
 }
 
 impl ProbeStore for crawler_queue::Queue {
@@ -128,6 +146,19 @@ impl ProbeStore for crawler_queue::Queue {
             }
         })
     }
+
+    fn last_check<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<LastCheck>> {
+        Box::pin(async move {
+            self.last_check(url)
+                .await
+                .inspect_err(|e| {
+                    let error = crawler_queue::error_chain(e);
+                    tracing::debug!(%error, url, "cannot read a site's last check")
+                })
+                .ok()
+                .flatten()
+        })
+    }
 }
 
 /// The probes a worker knows, by pattern, and where they are shared.
@@ -142,6 +173,11 @@ pub struct Probes {
 impl Probes {
     pub fn share_in(&self, store: Arc<dyn ProbeStore>) {
         let _ = self.store.set(store);
+    }
+
+    /// Where probes are shared, once set.
+    pub fn store(&self) -> Option<&Arc<dyn ProbeStore>> {
+        self.store.get()
     }
 
     /// The probe of `pattern` on `host`: cached, else stored, else made by `make` (which says
@@ -208,6 +244,7 @@ fn from_row(row: ProbeRow) -> Probe {
         final_url: row.final_url.unwrap_or_default(),
         redirects: row.redirects.max(0) as u32,
         body: row.fingerprint.as_deref().map(Fingerprint::from_bytes),
+        bare: None,
         spread: row.spread.max(0) as usize,
         signals: super::fingerprint::Signals {
             title: None,
@@ -241,6 +278,11 @@ mod tests {
         );
         assert_eq!(pattern("http://a.example/.profile").unwrap().ext, "");
         assert_eq!(pattern("http://a.example/"), None);
+        assert_eq!(pattern("http://a.example/index.html"), None);
+        assert_eq!(pattern("http://a.example/Default.aspx"), None);
+        assert!(pattern("http://a.example/docs/index.html").is_some());
+        let host = host_pattern(&Url::parse("http://a.example/a/b/c.php?x").unwrap());
+        assert_eq!(host.unwrap().key, "http://a.example/*");
     }
 
     #[test]
@@ -251,6 +293,9 @@ mod tests {
             a.starts_with("/docs/") && a.ends_with(".php") && a.len() == 30,
             "{a}"
         );
+        // What a wiki's title case or a lower-casing router would rewrite, it has not.
+        assert!(a.as_bytes()[6].is_ascii_digit(), "{a}");
+        assert_eq!(a, a.to_lowercase());
         assert_ne!(a, b);
     }
 
@@ -263,6 +308,7 @@ mod tests {
                 final_url: "http://a.example/login?next={path}".into(),
                 redirects: 2,
                 body: Some(Fingerprint::from_bytes(&[1, 0, 0, 0, 0, 0, 0, 0])),
+                bare: None,
                 spread: 3,
                 signals: super::super::fingerprint::Signals {
                     title: None,
