@@ -45,7 +45,7 @@ pub async fn check_loop(
                         continue;
                     };
                     running.spawn(async move {
-                        let check = AssertUnwindSafe(ctx.checker.check(&site.url)).catch_unwind();
+                        let check = AssertUnwindSafe(ctx.follow.check(&site)).catch_unwind();
                         match unless_cut(&stop, check).await {
                             Some(Ok(finding)) => Some(Outcome { site, finding }),
                             Some(Err(panic)) => Some(panicked(site, panic.as_ref())),

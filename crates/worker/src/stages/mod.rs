@@ -65,4 +65,6 @@ pub struct Ctx {
     pub stats: Stats,
     /// Whether the fleet is paused (read with the heartbeat): the claimer waits while it is.
     pub paused: Paused,
+    /// Checks a site, reading it when it is a page of a crawl (`--follow`, `follow/`).
+    pub follow: crate::follow::Follow,
 }
