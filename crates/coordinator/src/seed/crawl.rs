@@ -188,6 +188,7 @@ pub async fn start<'q>(
         max_pages: crawl.max_pages,
     });
     seeding.add(starts, None, summary).await?;
+    summary.complete += 1;
     Ok(seeding)
 }
 

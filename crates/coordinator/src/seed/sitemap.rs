@@ -98,10 +98,16 @@ async fn read_one(
             add(seeding, &base, std::mem::take(&mut locs), url, summary).await?;
         }
     }
+    let rest = body.finish().map_err(|why| Error::Sitemap {
+        url: url.to_owned(),
+        why,
+    })?;
+    locs.extend(scanner.feed(&rest));
     if scanner.kind() == SitemapKind::Index {
         sitemaps.append(&mut locs);
     }
     add(seeding, &base, locs, url, summary).await?;
+    summary.complete += 1;
     Ok(sitemaps)
 }
 
@@ -145,6 +151,20 @@ impl Body {
             }
             None => chunk.to_vec(),
         };
+        self.count(out)
+    }
+
+    /// What the decompressor still holds at the end of the body.
+    fn finish(&mut self) -> Result<Vec<u8>, String> {
+        let Some(gzip) = &mut self.gzip else {
+            return Ok(Vec::new());
+        };
+        gzip.try_finish().map_err(|e| format!("bad gzip: {e}"))?;
+        let out = std::mem::take(gzip.get_mut());
+        self.count(out)
+    }
+
+    fn count(&mut self, out: Vec<u8>) -> Result<Vec<u8>, String> {
         self.read += out.len() as u64;
         if self.read > MAX_BYTES {
             return Err(format!("longer than {MAX_BYTES} bytes"));
@@ -168,6 +188,7 @@ mod tests {
         for chunk in packed.chunks(7) {
             text.extend(body.take(chunk).unwrap());
         }
+        text.extend(body.finish().unwrap());
         assert!(String::from_utf8(text)
             .unwrap()
             .contains("<loc>http://a.example/</loc>"));
