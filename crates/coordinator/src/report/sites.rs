@@ -205,7 +205,7 @@ mod tests {
         assert_eq!(
             Record::new(&site, &[]).csv_fields().join("|"),
             "https://a.example/old|dead|404||https://a.example/new,page|2026-11-18T11:06:40.123Z|\
-             1|35|2|2026-11-18T11:06:40Z|3||0"
+             1|35|2|2026-11-18T11:06:40Z|3|||0"
         );
         let never = Checked {
             verdict: Verdict::Unreachable,
@@ -220,7 +220,7 @@ mod tests {
         let record = Record::new(&never, &[]);
         assert_eq!(
             record.csv_fields().join("|"),
-            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3||0"
+            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|||0"
         );
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
