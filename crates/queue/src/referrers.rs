@@ -14,7 +14,7 @@ use crate::sql::placeholders;
 /// Referrers kept per link: enough to fix a link everywhere it is on a site's own pages; a
 /// link on every page of a big site (a menu) keeps its count and the first of them, so the
 /// table grows with the links, not with links times pages.
-pub const KEPT: i32 = 100;
+pub const KEPT: i32 = 1000;
 
 /// A dead link on a page, for `--by-page`.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
