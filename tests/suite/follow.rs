@@ -333,3 +333,94 @@ both_backends!(
         );
     }
 );
+
+/// A site of `n` pages in a chain, `/p/0.html` → `/p/1.html` → …, each also linking to a dead
+/// `/dead/N.html`.
+async fn spawn_chain(n: usize) -> StaticSite {
+    let pages = (0..n)
+        .map(|i| {
+            let next = i + 1;
+            let body =
+                format!(r#"<a href="{next}.html">next</a> <a href="/dead/{i}.html">dead</a>"#);
+            (format!("/p/{i}.html"), Answer::html(body))
+        })
+        .collect();
+    spawn_static_site("127.0.0.1", pages).await
+}
+
+both_backends!(
+    async fn max_depth_and_max_pages_bound_what_is_read_not_what_is_checked(backend: Backend) {
+        // (option, pages fetched with GET, /p/ pages checked, dead links checked):
+        // --max-depth 3 reads pages 0 to 3 (depths 0 to 3); page 4 and the dead links are
+        // checked. --max-pages 3 takes page 0, then page 1 and /dead/0 (the links of page 0):
+        // page 2 and /dead/1 are only checked (HEAD), and nothing further is found.
+        for (option, gets, pages, dead) in [("--max-depth", 4, 5, 4), ("--max-pages", 2, 3, 2)] {
+            let site = spawn_chain(10).await;
+            let db = backend.fresh().await;
+            let seeded = run(command("crawler-seed", db.url.expose()).args([
+                "--follow",
+                &site.url("/p/0.html"),
+                option,
+                "3",
+            ]));
+            assert!(seeded.status.success(), "{}", stderr(&seeded));
+            let mut worker = spawn_worker(&db, "w1", &["--drain"]);
+            assert!(wait(&mut worker, Duration::from_secs(60)).success());
+            let requests = site.requests();
+            let got = requests
+                .iter()
+                .filter(|(r, _)| r.starts_with("GET /p/"))
+                .map(|(_, n)| n)
+                .sum::<usize>();
+            let sites = report(&db);
+            let checked = |part: &str| sites.keys().filter(|u| u.contains(part)).count();
+            assert_eq!(
+                (got, checked("/p/"), checked("/dead/")),
+                (gets, pages, dead),
+                "{option}: {requests:?}"
+            );
+        }
+    }
+);
+
+both_backends!(
+    async fn links_in_files_are_checked_and_found_on_file_and_line(backend: Backend) {
+        let site = spawn_static_site(
+            "127.0.0.1",
+            HashMap::from([("/ok.html".to_owned(), Answer::html("ok"))]),
+        )
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let (ok, gone) = (site.url("/ok.html"), site.url("/gone.html"));
+        let md = dir.path().join("README.md");
+        let markdown = format!(
+            "# Title\n\nSee [ok]({ok}) and <{gone}>.\n\n```\n{gone}?in-code\n```\n[rel](docs/x.md)\n"
+        );
+        std::fs::write(&md, markdown).unwrap();
+        let html = dir.path().join("page.html");
+        let page = format!("<p>\n<a href=\"{gone}\">gone</a>\n<a href=\"other.html\">relative</a>");
+        std::fs::write(&html, page).unwrap();
+        let db = backend.fresh().await;
+        let seeded = run(command("crawler-seed", db.url.expose())
+            .arg("--links-in")
+            .arg(&md)
+            .arg(&html));
+        assert!(seeded.status.success(), "{}", stderr(&seeded));
+        assert!(
+            stdout(&seeded).contains("relative links skipped 2"),
+            "{}",
+            stdout(&seeded)
+        );
+        let mut worker = spawn_worker(&db, "w1", &["--drain"]);
+        assert!(wait(&mut worker, Duration::from_secs(60)).success());
+
+        let sites = report(&db);
+        let at = |file: &std::path::Path, line: u32| format!("{}:{line}", file.display());
+        assert_eq!(sites.len(), 2, "{sites:?}");
+        assert_eq!(sites[&ok], ("alive".into(), Some(200), vec![at(&md, 3)], 1));
+        assert_eq!(
+            sites[&gone],
+            ("dead".into(), Some(404), vec![at(&md, 3), at(&html, 2)], 2)
+        );
+    }
+);

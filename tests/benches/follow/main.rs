@@ -11,9 +11,14 @@
 //!
 //! - `FOLLOW_BENCH_DOCS=/usr/share/doc/python3.11/html`: the site;
 //! - `FOLLOW_BENCH_DELETE_EVERY=20`: every Nth page (in path order; not `index.html`) deleted;
-//! - `FOLLOW_BENCH_LINKCHECKER=0`: skip linkchecker.
+//! - `FOLLOW_BENCH_LINKCHECKER=0`: skip linkchecker;
+//! - `FOLLOW_BENCH_PAGES=1000000`: then crawl a generated site of that many pages with 4
+//!   workers (`generated.rs`): every page read once, each worker's memory as it goes;
+//!   `FOLLOW_BENCH_DOCS=none` skips the docs.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod generated;
+
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,6 +29,19 @@ use crawler_tests::bins::{command, run, stderr, stdout};
 type Pairs = BTreeSet<(String, String)>;
 
 fn main() {
+    let _ = crawler_tests::bins::bin("crawler-worker"); // builds the binaries of this profile
+    if std::env::var("FOLLOW_BENCH_DOCS").as_deref() != Ok("none") {
+        docs_bench();
+    }
+    if let Some(pages) = std::env::var("FOLLOW_BENCH_PAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        generated::bench(pages);
+    }
+}
+
+fn docs_bench() {
     let docs = std::env::var("FOLLOW_BENCH_DOCS")
         .unwrap_or_else(|_| "/usr/share/doc/python3.11/html".to_owned());
     let every: usize = std::env::var("FOLLOW_BENCH_DELETE_EVERY")
@@ -35,7 +53,6 @@ fn main() {
     copy_site(Path::new(&docs), &root);
     let deleted = delete_pages(&root, every);
     let pages = html_files(&root).len();
-    let _ = crawler_tests::bins::bin("crawler-worker"); // builds the binaries of this profile
     let (mut nginx, base) = spawn_nginx(tmp.path(), &root);
     println!(
         "follow benchmark: {docs}, {pages} pages served ({} deleted), nginx at {base}, {} cores",
