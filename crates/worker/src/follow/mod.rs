@@ -29,6 +29,14 @@ use crate::check::Checker;
 /// page and links together, rather than given a verdict that would leave its links unseen.
 const LINKS_RETRY: Duration = Duration::from_secs(30);
 
+/// Tries at storing a page's links before giving up on it (1 s, 2 s, 4 s apart): a busy
+/// database (SQLite's one writer, a pool kept waiting) is not a reason to read it again.
+const LINKS_TRIES: u32 = 4;
+
+/// Pages whose links are stored at once: a few of the worker's pool (10 connections), so
+/// that claims, write-backs and the heartbeat always find one, however many pages are read.
+const LINKS_WRITERS: usize = 3;
+
 /// What following needs: the queue, the checker, and what it learned of crawls and robots.
 /// Cheap to clone; shared by every check task of the worker.
 #[derive(Clone)]
@@ -37,6 +45,8 @@ pub struct Follow {
     checker: Checker,
     crawls: Arc<Crawls>,
     robots: Arc<RobotsCache>,
+    /// [`LINKS_WRITERS`] permits: storing links waits here rather than in the pool.
+    writers: Arc<tokio::sync::Semaphore>,
 }
 
 impl Follow {
@@ -44,6 +54,7 @@ impl Follow {
         Follow {
             crawls: Arc::new(Crawls::default()),
             robots: Arc::new(RobotsCache::default()),
+            writers: Arc::new(tokio::sync::Semaphore::new(LINKS_WRITERS)),
             queue,
             checker,
         }
@@ -115,11 +126,24 @@ impl Follow {
             depth,
             max_pages: crawl.max_pages,
         };
-        match self
-            .queue
-            .add_links(Some(page), Some(frontier), &links)
-            .await
-        {
+        let mut tries = 0;
+        let stored = loop {
+            let permit = self.writers.acquire().await.expect("never closed");
+            let stored = self
+                .queue
+                .add_links(Some(page), Some(frontier), &links)
+                .await;
+            drop(permit);
+            tries += 1;
+            match stored {
+                Err(error) if tries < LINKS_TRIES => {
+                    tracing::debug!(url = %site.url, error = %crate::chain(&error), "cannot store a page's links yet");
+                    tokio::time::sleep(Duration::from_secs(1 << (tries - 1))).await;
+                }
+                stored => break stored,
+            }
+        };
+        match stored {
             Ok(Some(added)) => {
                 tracing::debug!(url = %site.url, links = links.follow.len() + links.check.len(), new = added.new, pages = added.pages, "page read");
                 finding
