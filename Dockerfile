@@ -15,6 +15,7 @@ ENV CARGO_PROFILE_RELEASE_DEBUG=0 \
 #    rebuilt only when one of them changes, not on every edit of the code.
 COPY Cargo.toml Cargo.lock ./
 COPY crates/queue/Cargo.toml crates/queue/
+COPY crates/links/Cargo.toml crates/links/
 COPY crates/cli/Cargo.toml crates/cli/
 COPY crates/coordinator/Cargo.toml crates/coordinator/
 COPY crates/worker/Cargo.toml crates/worker/
@@ -22,7 +23,7 @@ COPY tests/Cargo.toml tests/
 COPY docker/stub-sources.sh /usr/local/bin/
 RUN stub-sources.sh \
  && cargo build --release --locked -p crawler-worker -p crawler-coordinator --bins \
- && cargo clean --release -p crawler-queue -p crawler-cli -p crawler-worker -p crawler-coordinator
+ && cargo clean --release -p crawler-queue -p crawler-links -p crawler-cli -p crawler-worker -p crawler-coordinator
 
 # 2. The crawler itself. Every binary of the two crates, so that a new one is in the image
 #    without an edit here; all of them land in /out.

@@ -7,6 +7,8 @@
 //! - `queue`: the lease queue's operations, on each backend; `history`: the verdict changes
 //!   written with them, and their pruning.
 //! - `e2e`: the binaries end to end, on each backend.
+//! - `follow`: recursive checks (`--follow`, `--sitemap`, `--links-in`) of a local site by two
+//!   workers: every link checked once, each page read once, broken links with their referrers.
 //! - `fleet`: several workers keep to one host's limits together, as the host measures them.
 //! - `hostile`: hostile servers, input lines, pipes and flags.
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
@@ -41,6 +43,7 @@ mod dashboard;
 mod e2e;
 mod faults;
 mod fleet;
+mod follow;
 mod galera;
 mod history;
 mod hostile;

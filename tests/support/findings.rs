@@ -32,6 +32,8 @@ pub fn claimed_site(id: i64, host: &str) -> Site {
         part: 0,
         tries: 0,
         consecutive_failures: 0,
+        crawl: None,
+        depth: None,
         parts_token: None,
     }
 }

@@ -16,6 +16,8 @@
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
 //! - [`findings`]: findings and outcomes to write back without an HTTP check.
 //! - [`terminal`]: a pseudo-terminal to run a binary in, as a person would.
+//! - [`static_site`]: a static website from a table of paths, counting every request (the
+//!   recursive checks' site).
 //! - [`soft404_site`]: a labelled corpus of soft 404s and hard negatives on many loopback
 //!   hosts (`soft404_pages`: their kinds, pages and labels).
 //! - [`soft404_real`]: a labelled soft-404 corpus of real server software (nginx, Apache,
@@ -36,6 +38,7 @@ pub mod site;
 pub mod soft404_pages;
 pub mod soft404_real;
 pub mod soft404_site;
+pub mod static_site;
 pub mod terminal;
 
 pub use backend::{Backend, PrivateServer, TestDb};

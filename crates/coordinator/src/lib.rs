@@ -49,6 +49,15 @@ pub enum Error {
     },
     #[error("cannot write the report")]
     Json(#[from] serde_json::Error),
+    /// A sitemap (`--sitemap`) that could not be fetched or read.
+    #[error("cannot fetch {url}")]
+    Fetch {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("cannot fetch {url}: {why}")]
+    Sitemap { url: String, why: String },
 }
 
 impl Error {

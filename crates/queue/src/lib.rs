@@ -30,6 +30,8 @@
 //! - [`backoff`]: the one exponential backoff (a base doubling to a cap, jitter if asked) of
 //!   every wait that grows with failures, never past [`MAX_DELAY`].
 //! - [`soft404`]: the fleet's soft-404 probes, one per host and path pattern (`--soft-404`).
+//! - [`follow`]: recursive checking: crawls, a page's links added once (fenced by its claim),
+//!   robots.txt shared by the fleet; [`referrers`]: where each link was found.
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 //! - [`metrics`]: claim and write-back latency, database errors (no-ops without a recorder).
@@ -45,12 +47,14 @@ pub mod database_url;
 pub mod db;
 mod error;
 pub mod filter;
+pub mod follow;
 pub mod history;
 pub mod hosts;
 pub mod metrics;
 pub mod parts;
 pub mod queue;
 pub mod reap;
+pub mod referrers;
 pub mod report;
 mod retry;
 pub mod seed;
@@ -67,6 +71,7 @@ pub use control::FleetState;
 pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect, Missing};
 pub use error::{error_chain, Error};
+pub use follow::{Added, Crawl, Frontier, Links, NewCrawl, Page};
 pub use history::VerdictChange;
 pub use hosts::{HostChecks, HostPace, HostState, Throttled, Unreachable};
 pub use parts::{part_of, HeldPart, PARTS};

@@ -73,6 +73,11 @@ pub struct Site {
     /// Checks already made in this round that ended in a transient failure.
     pub tries: i32,
     pub consecutive_failures: i32,
+    /// The crawl this site is a page of, to be read for links if it is alive HTML
+    /// (`crawler-seed --follow`); `None` for a link that is only checked.
+    pub crawl: Option<i64>,
+    /// Its distance in links from a start page of its crawl.
+    pub depth: Option<i32>,
     /// The parts token the site was claimed under ([`Queue::claim_held`]): its write-back is
     /// fenced by the partition too, so a worker that lost the host writes nothing for it.
     #[sqlx(skip)]
@@ -286,7 +291,7 @@ impl Queue {
             None => String::new(),
         };
         let choose = self.statement(&format!(
-            "SELECT id, ? AS claim_token, url, host, part, tries, consecutive_failures \
+            "SELECT id, ? AS claim_token, url, host, part, tries, consecutive_failures, crawl, depth \
              FROM sites FORCE INDEX (sites_due) WHERE state = {{pending}} AND next_check_at <= {{now}} \
              {in_parts} ORDER BY next_check_at, id LIMIT ? FOR UPDATE SKIP LOCKED"
         ));

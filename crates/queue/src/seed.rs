@@ -15,7 +15,7 @@ pub const SEED_CHUNK: usize = 1000;
 /// New sites start due at a moment up to this far in the past, picked by a hash of the URL.
 /// Claims take due sites oldest first, so a batch gets a mix of hosts rather than hundreds of
 /// URLs of one site in a row (lists are often sorted), which per-host politeness would slow.
-const SPREAD_MS: i64 = 1_000_000;
+pub(crate) const SPREAD_MS: i64 = 1_000_000;
 
 /// A normalized URL to load.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -27,7 +27,8 @@ const SQLITE_NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS IN
 const POSTGRES_NOW: &str = "(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
 
 /// The columns of a claimed site, as [`crate::Site`] reads them.
-const CLAIMED_COLUMNS: &str = "id, claim_token, url, host, part, tries, consecutive_failures";
+const CLAIMED_COLUMNS: &str =
+    "id, claim_token, url, host, part, tries, consecutive_failures, crawl, depth";
 
 /// The statement `text` in `dialect`: `{now}` becomes the dialect's clock, `{pending}`,
 /// `{claimed}` and `{done}` the numbers of those states, and on PostgreSQL each `?` a

@@ -52,10 +52,12 @@ pub async fn run(
         .register(&config.id, &crawler_cli::hostname(), std::process::id())
         .await?;
     tracing::info!(id = %config.id, database = %url, "worker started");
+    let follow = crate::follow::Follow::new(queue.clone(), checker.clone());
     let ctx = Arc::new(Ctx {
         queue,
         config,
         checker,
+        follow,
         held: Arc::new(Held::default()),
         parts: Arc::new(Parts::default()),
         hosts: Arc::new(HostHealth::default()),

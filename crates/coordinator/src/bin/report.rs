@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use crawler_cli::{self as cli, parse_args, DatabaseArgs, LogArgs};
 use crawler_coordinator::report::{
-    parse_host, write_hosts, write_sites, write_summary, FailOn, Format, Output,
+    parse_host, write_by_page, write_hosts, write_sites, write_summary, FailOn, Format, Output,
 };
 use crawler_coordinator::Error;
 use crawler_queue::{HostFilter, Missing, Queue, Verdict};
@@ -54,6 +54,11 @@ struct Args {
     /// filters or --summary.
     #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "all", "summary"])]
     hosts: bool,
+
+    /// With --dead: the dead links grouped by the page (or FILE:LINE) that carries them, for
+    /// links found by --follow, --sitemap or --links-in; in csv a row per page and link.
+    #[arg(long, requires = "dead", conflicts_with_all = ["alive", "blocked", "unreachable", "errors", "all", "summary", "hosts", "host"])]
+    by_page: bool,
 
     /// Output format. The summary is one row too: in csv its counts, in json and ndjson an
     /// object with the workers and the hosts with most dead sites as well.
@@ -148,6 +153,9 @@ async fn report(args: &Args, queue: &Queue, out: &mut impl Write) -> Result<(), 
     if args.hosts {
         let host = host.map(HostFilter::host);
         return write_hosts(queue, host, args.format, out).await.map(drop);
+    }
+    if args.by_page {
+        return write_by_page(queue, args.format, out).await.map(drop);
     }
     let verdicts = args.verdicts();
     if !verdicts.is_empty() {

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use crawler_cli::{self as cli, parse_args, DatabaseArgs, FilterArgs, LogArgs};
 use crawler_coordinator::redact::strip_userinfo;
-use crawler_coordinator::seed::{is_database_url, seed_with, SeedSummary};
+use crawler_coordinator::seed::crawl::CrawlArgs;
+use crawler_coordinator::seed::{is_database_url, seed_crawl, seed_with, SeedSummary};
 use crawler_queue::filter::UrlFilter;
 use crawler_queue::Missing;
 
@@ -22,7 +23,8 @@ struct Args {
     #[command(flatten)]
     log: LogArgs,
 
-    /// Files of URLs; `-` (or none) reads stdin.
+    /// Files of URLs; `-` (or none, unless --follow, --sitemap or --links-in is given) reads
+    /// stdin.
     #[arg(value_name = "FILE")]
     files: Vec<String>,
 
@@ -33,6 +35,10 @@ struct Args {
     /// --include/--exclude: URLs left out are not seeded, and counted as excluded.
     #[command(flatten)]
     filter: FilterArgs,
+
+    /// --follow, --sitemap, --links-in and their options.
+    #[command(flatten)]
+    crawl: CrawlArgs,
 }
 
 fn main() -> ExitCode {
@@ -41,10 +47,10 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     cli::init_tracing(&args.log);
-    let files = if args.files.is_empty() {
-        vec!["-".to_owned()]
-    } else {
+    let files = if !args.files.is_empty() || args.crawl.any() {
         args.files
+    } else {
+        vec!["-".to_owned()]
     };
     if let Some(url) = files.iter().find(|file| is_database_url(file)) {
         let url = strip_userinfo(url);
@@ -57,7 +63,7 @@ fn main() -> ExitCode {
         &args.database.database_url,
         4,
         Missing::Create,
-        async |queue| match seed_with(queue, &files, args.recheck, &filter).await {
+        async |queue| match seed_all(queue, &files, args.recheck, &filter, &args.crawl).await {
             Ok(summary) => {
                 cli::print_line(&summary);
                 exit_code(&summary)
@@ -65,6 +71,19 @@ fn main() -> ExitCode {
             Err(error) => cli::runtime_error(&error),
         },
     )
+}
+
+/// The lists, then the crawl, sitemaps and files.
+async fn seed_all(
+    queue: &crawler_queue::Queue,
+    files: &[String],
+    recheck: bool,
+    filter: &UrlFilter,
+    crawl: &CrawlArgs,
+) -> Result<SeedSummary, crawler_coordinator::Error> {
+    let mut summary = seed_with(queue, files, recheck, filter).await?;
+    seed_crawl(queue, crawl, filter, &mut summary).await?;
+    Ok(summary)
 }
 
 /// 0 when every source was read to its end, 3 when some was not, 1 when none could be read.

@@ -2,13 +2,15 @@
 //! that millions of rows need no more memory than one page; and the summary.
 //!
 //! # Layout
-//! - `sites`: checked sites by verdict ([`write_sites`]).
+//! - `sites`: checked sites by verdict ([`write_sites`]), with the pages they were found on.
+//! - `by_page`: dead links grouped by the page that carries them ([`write_by_page`]).
 //! - `hosts`: per host, its sites, the worker holding it, its throttling ([`write_hosts`]).
 //! - `summary`: counts, workers, the hosts with the most dead sites ([`write_summary`]).
 //! - `rows`: what the reports share: each format's framing, CSV quoting.
 //! - `host`: `--host HOST[:PORT]` as typed, to the queue's filter ([`parse_host`]).
 //! - `output`: stdout, or a file written whole or not at all ([`Output`]).
 
+mod by_page;
 mod host;
 mod hosts;
 mod output;
@@ -16,6 +18,7 @@ mod rows;
 mod sites;
 pub(crate) mod summary;
 
+pub use by_page::write_by_page;
 pub use host::parse_host;
 pub use hosts::write_hosts;
 pub use output::Output;

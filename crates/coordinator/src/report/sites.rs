@@ -16,7 +16,7 @@ const PAGE: u32 = 5000;
 
 /// The columns in order: the CSV header's, the JSON keys. New columns go at the end, so that
 /// scripts reading CSV by position keep working.
-const COLUMNS: [&str; 12] = [
+const COLUMNS: [&str; 14] = [
     "url",
     "verdict",
     "status",
@@ -29,6 +29,8 @@ const COLUMNS: [&str; 12] = [
     "last_alive_at",
     "consecutive_failures",
     "detail",
+    "found_on",
+    "found_count",
 ];
 
 /// One site as the machine-readable formats print it (a contract: scripts depend on the keys,
@@ -52,10 +54,15 @@ struct Record<'a> {
     consecutive_failures: i32,
     /// Why the verdict, when the status does not say: what a soft 404 matched.
     detail: Option<&'a str>,
+    /// The pages (or `FILE:LINE`s, sitemaps) the link was found on, the first
+    /// `crawler_queue::referrers::KEPT` in the order found; CSV and text print the first.
+    found_on: Vec<Cow<'a, str>>,
+    /// How many pages it was found on, kept or not.
+    found_count: i32,
 }
 
 impl<'a> Record<'a> {
-    fn new(site: &'a Checked) -> Record<'a> {
+    fn new(site: &'a Checked, found_on: &'a [String]) -> Record<'a> {
         Record {
             url: strip_userinfo(&site.url),
             verdict: site.verdict,
@@ -69,6 +76,8 @@ impl<'a> Record<'a> {
             last_alive_at: site.last_alive_at.map(rfc3339),
             consecutive_failures: site.consecutive_failures,
             detail: site.detail.as_deref(),
+            found_on: found_on.iter().map(|r| strip_userinfo(r)).collect(),
+            found_count: site.found_count,
         }
     }
 }
@@ -97,10 +106,13 @@ impl Row for Record<'_> {
             self.last_alive_at.as_deref().unwrap_or("").into(),
             self.consecutive_failures.to_string().into(),
             self.detail.unwrap_or("").into(),
+            self.found_on.first().map_or("", |r| r.as_ref()).into(),
+            self.found_count.to_string().into(),
         ]
     }
 
-    /// `URL STATUS-OR-ERROR_KIND VERDICT`, then `(DETAIL)` when there is one.
+    /// `URL STATUS-OR-ERROR_KIND VERDICT`, then `(DETAIL)` when there is one, then `found on
+    /// PAGE` (`and N more`) when it was found somewhere.
     fn write_text(&self, out: &mut impl Write) -> std::io::Result<()> {
         let code = match (self.status, self.error_kind) {
             (_, Some(kind)) => kind.to_string(),
@@ -108,10 +120,16 @@ impl Row for Record<'_> {
             (None, None) => "-".into(),
         };
         write!(out, "{} {code} {}", self.url, self.verdict)?;
-        match self.detail {
-            Some(detail) => write!(out, " ({detail})"),
-            None => Ok(()),
+        if let Some(detail) = self.detail {
+            write!(out, " ({detail})")?;
         }
+        if let Some(first) = self.found_on.first() {
+            write!(out, " found on {first}")?;
+            if self.found_count > 1 {
+                write!(out, " and {} more", self.found_count - 1)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -128,8 +146,15 @@ pub async fn write_sites(
         let mut after = 0;
         loop {
             let page = queue.checked_page(verdict, host, after, PAGE).await?;
+            let found: Vec<i64> = page
+                .iter()
+                .filter(|s| s.found_count > 0)
+                .map(|s| s.id)
+                .collect();
+            let referrers = queue.referrers_of(&found).await?;
             for site in &page {
-                rows.write(&Record::new(site))?;
+                let found_on = referrers.get(&site.id).map_or(&[][..], Vec::as_slice);
+                rows.write(&Record::new(site, found_on))?;
             }
             match page.last() {
                 Some(last) if page.len() == PAGE as usize => after = last.id,
@@ -163,13 +188,14 @@ mod tests {
             last_alive_at: Some(1_795_000_000_000),
             consecutive_failures: 3,
             detail: None,
+            found_count: 0,
         }
     }
 
     #[test]
     fn json_keys_are_the_csv_columns_in_order() {
         let site = moved();
-        assert_json_keys(&Record::new(&site), &COLUMNS);
+        assert_json_keys(&Record::new(&site, &[]), &COLUMNS);
         assert_eq!(Record::csv_header(), COLUMNS.join(","));
     }
 
@@ -177,9 +203,9 @@ mod tests {
     fn every_column_prints_in_csv_and_missing_ones_are_empty() {
         let site = moved();
         assert_eq!(
-            Record::new(&site).csv_fields().join("|"),
+            Record::new(&site, &[]).csv_fields().join("|"),
             "https://a.example/old|dead|404||https://a.example/new,page|2026-11-18T11:06:40.123Z|\
-             1|35|2|2026-11-18T11:06:40Z|3|"
+             1|35|2|2026-11-18T11:06:40Z|3|||0"
         );
         let never = Checked {
             verdict: Verdict::Unreachable,
@@ -191,10 +217,10 @@ mod tests {
             last_alive_at: None,
             ..moved()
         };
-        let record = Record::new(&never);
+        let record = Record::new(&never, &[]);
         assert_eq!(
             record.csv_fields().join("|"),
-            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|"
+            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|||0"
         );
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
@@ -209,7 +235,7 @@ mod tests {
             detail: Some("same final URL as probe /x.html: https://a.example/login".into()),
             ..moved()
         };
-        let record = Record::new(&soft);
+        let record = Record::new(&soft, &[]);
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
         assert_eq!(
@@ -226,5 +252,32 @@ mod tests {
         let json = serde_json::to_value(&record).unwrap();
         assert_eq!(json["error_kind"], "soft_404");
         assert_eq!(json["detail"], fields[11].as_ref());
+    }
+
+    #[test]
+    fn referrers_print_as_a_list_in_json_and_the_first_with_the_count_elsewhere() {
+        let site = Checked {
+            found_count: 3,
+            ..moved()
+        };
+        let pages = [
+            "https://a.example/a".to_owned(),
+            "https://a.example/b".to_owned(),
+        ];
+        let record = Record::new(&site, &pages);
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["found_on"], serde_json::json!(pages));
+        assert_eq!(json["found_count"], 3);
+        let fields = record.csv_fields();
+        assert_eq!(
+            (fields[12].as_ref(), fields[13].as_ref()),
+            ("https://a.example/a", "3")
+        );
+        let mut text = Vec::new();
+        record.write_text(&mut text).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "https://a.example/old 404 dead found on https://a.example/a and 2 more"
+        );
     }
 }

@@ -8,8 +8,14 @@
 //!
 //! # Layout
 //! - `read`: one source, line by line, into chunks.
+//! - [`crawl`]: `--follow` (a recursive check: its rules stored for the fleet, its start
+//!   pages), and what `--sitemap` and `--links-in` find, sorted by those rules.
+//! - `sitemap`: `--sitemap`, streamed; `files`: `--links-in`, with `FILE:LINE` referrers.
 
+pub mod crawl;
+mod files;
 mod read;
+mod sitemap;
 
 use std::path::Path;
 
@@ -33,6 +39,10 @@ pub struct SeedSummary {
     pub rejected: u64,
     /// URLs left out by `--include`/`--exclude`.
     pub excluded: u64,
+    /// Pages to read (`--follow`: start pages, and sitemap URLs in scope).
+    pub pages: u64,
+    /// Relative links of `--links-in` files skipped for want of `--base`.
+    pub relative: u64,
     /// Sources read to their end.
     pub complete: u64,
     /// Sources not read to their end, in order (each reported on stderr when it failed).
@@ -96,6 +106,18 @@ pub async fn seed_with(
     Ok(summary)
 }
 
+/// Seeds what `args` ask besides lists: a crawl's start pages, sitemaps, links in files.
+pub async fn seed_crawl(
+    queue: &Queue,
+    args: &crawl::CrawlArgs,
+    filter: &UrlFilter,
+    summary: &mut SeedSummary,
+) -> Result<(), Error> {
+    let seeding = crawl::start(queue, args, filter, summary).await?;
+    sitemap::seed_sitemaps(&seeding, &args.sitemap, summary).await?;
+    files::seed_files(&seeding, &args.links_in, args.base.as_ref(), summary).await
+}
+
 /// Whether a source is a database URL given where a file was meant (and no file has that name):
 /// `crawler-seed mysql://…/crawl urls.txt` would fill the default database instead.
 pub fn is_database_url(source: &str) -> bool {
@@ -136,6 +158,12 @@ impl std::fmt::Display for SeedSummary {
         )?;
         if self.excluded > 0 {
             write!(f, ", excluded {}", self.excluded)?;
+        }
+        if self.pages > 0 {
+            write!(f, ", pages to follow {}", self.pages)?;
+        }
+        if self.relative > 0 {
+            write!(f, ", relative links skipped {} (no --base)", self.relative)?;
         }
         if self.seeded.rechecked > 0 {
             write!(f, ", due again {}", self.seeded.rechecked)?;

@@ -45,12 +45,14 @@ pub struct Checked {
     pub consecutive_failures: i32,
     /// Why the verdict is what it is when the status does not say (a soft 404: what matched).
     pub detail: Option<String>,
+    /// Pages (or files) the link was found on (`referrers.rs`); 0 for a seeded URL.
+    pub found_count: i32,
 }
 
 /// The columns a [`CheckedRow`] reads.
 pub(crate) const CHECKED_COLUMNS: &str =
     "id, url, host, verdict, http_status, error_kind, final_url, \
-     checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures, detail";
+     checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures, detail, found_count";
 
 #[derive(sqlx::FromRow)]
 pub(crate) struct CheckedRow {
@@ -68,6 +70,7 @@ pub(crate) struct CheckedRow {
     last_alive_at: Option<i64>,
     consecutive_failures: i32,
     detail: Option<String>,
+    found_count: i32,
 }
 
 impl TryFrom<CheckedRow> for Checked {
@@ -88,6 +91,7 @@ impl TryFrom<CheckedRow> for Checked {
             last_alive_at: row.last_alive_at,
             consecutive_failures: row.consecutive_failures,
             detail: row.detail,
+            found_count: row.found_count,
         })
     }
 }

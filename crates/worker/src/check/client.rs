@@ -165,11 +165,20 @@ impl Inner {
             status,
             accepts(&self.config, host, status),
         );
-        let keep = keep_body && (200..300).contains(&status) && is_plain_text(response.headers());
+        let reading = super::page::reading();
+        let wanted = match reading {
+            Some(reading) => super::page::wanted(reading, response.headers()),
+            None => is_plain_text(response.headers()),
+        };
+        let keep = keep_body && (200..300).contains(&status) && wanted;
         if method == Method::GET {
             // The status is known; a body that fails or never ends changes nothing (a kept
             // body is what arrived in time).
-            let limit = if keep { BODY_KEPT } else { BODY_PREFIX };
+            let limit = match reading {
+                Some(reading) if keep => reading.cap,
+                _ if keep => BODY_KEPT,
+                _ => BODY_PREFIX,
+            };
             let mut kept = keep.then(Vec::new);
             let _ =
                 tokio::time::timeout_at(deadline, read_prefix(response, limit, &mut kept)).await;

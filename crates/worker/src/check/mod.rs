@@ -22,6 +22,7 @@
 //! - `accept.rs`: which statuses count as alive (`--accept`, `--accept-host`)
 //! - `auth.rs`: per-host basic auth; `cookies.rs`: the cookie jar, read only
 //! - `soft404/`: soft 404s (`--soft-404`): probes, fingerprints, the decision
+//! - `page.rs`: reading a page's body for `--follow` (and a robots.txt)
 
 mod accept;
 mod address;
@@ -32,6 +33,7 @@ mod cookies;
 mod cut;
 mod dns;
 mod health;
+mod page;
 mod ratelimit;
 mod redirect;
 mod reply;
@@ -59,6 +61,7 @@ pub use self::cookies::CookieJar;
 pub use self::cut::unless_cut;
 use self::health::Health;
 pub use self::health::HostDecision;
+pub use self::page::{PAGE_CAP, ROBOTS_CAP};
 use self::ratelimit::Limits;
 pub(crate) use self::ratelimit::PaceReport;
 use self::reply::{Attempt, Failure};
@@ -315,37 +318,51 @@ impl Checker {
 
     /// Checks one URL, retries included, and says what was found.
     pub async fn check(&self, url: &str) -> Finding {
+        self.check_keeping(url, None).await.0
+    }
+
+    /// [`Checker::check`]; with `reading`, every hop is a GET and the final answer's body
+    /// comes back too, when it is what `reading` wants (`page.rs`).
+    async fn check_keeping(
+        &self,
+        url: &str,
+        reading: Option<page::Reading>,
+    ) -> (Finding, Option<Vec<u8>>) {
         let started = Instant::now();
         let seeded = url;
         let url = match self.inner.start_url(url) {
             Ok(url) => url,
             Err(failure) => {
-                return Attempt::failed(failure).into_finding(0, started.elapsed(), None)
+                let finding = Attempt::failed(failure).into_finding(0, started.elapsed(), None);
+                return (finding, None);
             }
         };
         let probe = match self.inner.soft_404_probe(&url).await {
             Ok(probe) => probe,
-            Err(wait) => return deferred_by_server(wait),
+            Err(wait) => return (deferred_by_server(wait), None),
         };
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let attempt = self.inner.attempt(&url, probe.is_some()).await;
+            let keep_body = probe.is_some() || reading.is_some();
+            let attempt = page::scoped(reading, self.inner.attempt(&url, keep_body)).await;
             if let Some(wait) = attempt.busy() {
-                return deferred_by_server(wait);
+                return (deferred_by_server(wait), None);
             }
             match next_step(&attempt, attempts, &self.inner.config) {
                 Step::Retry(wait) => tokio::time::sleep(wait).await,
                 Step::Stop { retry_after } => {
+                    let body = reading.and_then(|_| page::body_of(&attempt));
                     let soft = match &probe {
                         Some(p) => match self.inner.soft_404_of(&url, &attempt, p).await {
                             Ok(soft) => soft,
-                            Err(wait) => return deferred(wait),
+                            Err(wait) => return (deferred_by_server(wait), None),
                         },
                         None => None,
                     };
                     let finding = attempt.into_finding(attempts, started.elapsed(), retry_after);
-                    return self.inner.soft_404_finding(seeded, finding, soft).await;
+                    let finding = self.inner.soft_404_finding(seeded, finding, soft).await;
+                    return (finding, body);
                 }
             }
         }

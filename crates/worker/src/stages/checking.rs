@@ -20,11 +20,12 @@ use crawler_queue::Queue;
 
 use super::held::Held;
 use super::parts::Parts;
-use crate::check::{unless_cut, Checker};
+use crate::check::unless_cut;
 
 /// What the checking stage needs, and nothing else.
 pub struct Checking {
-    pub checker: Checker,
+    /// Checks a site, reading it when it is a page of a crawl (`--follow`).
+    pub follow: crate::follow::Follow,
     /// To give back a site cut off before its first request.
     pub queue: Queue,
     pub held: Arc<Held>,
@@ -61,7 +62,7 @@ pub async fn check_loop(
                         continue;
                     };
                     running.spawn(async move {
-                        let check = AssertUnwindSafe(ctx.checker.check(&site.url)).catch_unwind();
+                        let check = AssertUnwindSafe(ctx.follow.check(&site)).catch_unwind();
                         match unless_cut(&stop, check).await {
                             Some(Ok(finding)) => Some(Outcome { site, finding }),
                             Some(Err(panic)) => Some(panicked(site, panic.as_ref())),

@@ -79,6 +79,8 @@ pub struct Ctx {
     pub stats: Arc<Stats>,
     /// Whether the fleet is paused (read with the heartbeat): the claimer waits while it is.
     pub paused: Arc<Paused>,
+    /// Checks a site, reading it when it is a page of a crawl (`--follow`, `follow/`).
+    pub follow: crate::follow::Follow,
 }
 
 impl Ctx {
@@ -101,7 +103,7 @@ impl Ctx {
     pub fn checking(&self) -> checking::Checking {
         checking::Checking {
             queue: self.queue.clone(),
-            checker: self.checker.clone(),
+            follow: self.follow.clone(),
             held: self.held.clone(),
             parts: self.parts.clone(),
             concurrency: self.config.check.concurrency,

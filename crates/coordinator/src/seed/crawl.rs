@@ -1,0 +1,202 @@
+//! `--follow`, `--sitemap`, `--links-in`: seeding a recursive check. The crawl (its scopes,
+//! `--include`/`--exclude`, depth and page limits, robots) is stored once, so that every
+//! worker of the fleet applies the same rules to the links it finds; its start pages go in as
+//! pages of it, at depth 0.
+
+use crawler_links::{Fate, Rules, Scope, ScopeKind};
+use crawler_queue::filter::UrlFilter;
+use crawler_queue::{Frontier, Links, NewCrawl, NewSite, Queue};
+use url::Url;
+
+use super::{SeedSummary, Unread};
+use crate::Error;
+
+/// The options of a recursive check.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct CrawlArgs {
+    /// Check whole sites from these start pages: every alive HTML page in scope is read, and
+    /// its links are checked too (by any worker of the fleet); links out of scope are checked,
+    /// not read. Takes URLs up to the next option.
+    #[arg(long, value_name = "URL", num_args = 1..)]
+    pub follow: Vec<String>,
+
+    /// What --follow reads: `origin` (default: the start URL's scheme, host and port), `host`
+    /// (any scheme and port), `domain` (the host without `www.`, and its subdomains) or `prefix`
+    /// (URLs under the start URL's directory).
+    #[arg(long, value_enum, value_name = "SCOPE", default_value_t = ScopeArg::Origin)]
+    pub follow_scope: ScopeArg,
+
+    /// Pages more than N links from a start page are checked, not read. Default: no limit.
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
+
+    /// Read at most N pages (start pages included), over the whole fleet; the links of the
+    /// last ones are still checked. Default: no limit.
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<u64>,
+
+    /// Read pages that robots.txt disallows to `crawler` (for your own sites). Links that are
+    /// only checked never ask robots.txt, as in every link checker.
+    #[arg(long)]
+    pub ignore_robots: bool,
+
+    /// Seed the URLs of these sitemaps (urlset or sitemap index, `.xml.gz` too, or a
+    /// robots.txt: its `Sitemap:` lines); with --follow, those in scope are start pages.
+    /// Takes URLs up to the next option.
+    #[arg(long, value_name = "URL", num_args = 1..)]
+    pub sitemap: Vec<String>,
+
+    /// Seed the links of these HTML or Markdown files (`.md`, `.markdown`: Markdown), each
+    /// found on `FILE:LINE`. Takes files up to the next option.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub links_in: Vec<String>,
+
+    /// Resolve the relative links of --links-in against this URL (the site the files are
+    /// published at); without it they are skipped and counted.
+    #[arg(long, value_name = "URL", requires = "links_in")]
+    pub base: Option<Url>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    #[default]
+    Origin,
+    Host,
+    Domain,
+    Prefix,
+}
+
+impl From<ScopeArg> for ScopeKind {
+    fn from(arg: ScopeArg) -> ScopeKind {
+        match arg {
+            ScopeArg::Origin => ScopeKind::Origin,
+            ScopeArg::Host => ScopeKind::Host,
+            ScopeArg::Domain => ScopeKind::Domain,
+            ScopeArg::Prefix => ScopeKind::Prefix,
+        }
+    }
+}
+
+impl CrawlArgs {
+    /// Whether anything is to be seeded besides lists of URLs.
+    pub fn any(&self) -> bool {
+        !self.follow.is_empty() || !self.sitemap.is_empty() || !self.links_in.is_empty()
+    }
+}
+
+/// The crawl being seeded, if `--follow` made one, and the rules links are sorted by.
+pub struct Seeding<'q> {
+    pub queue: &'q Queue,
+    pub frontier: Option<Frontier>,
+    pub rules: Rules,
+}
+
+impl Seeding<'_> {
+    /// Adds `urls` found at `referrer` (none for start pages), sorted by the crawl's rules.
+    pub async fn add(
+        &self,
+        urls: impl IntoIterator<Item = Url>,
+        referrer: Option<String>,
+        summary: &mut SeedSummary,
+    ) -> Result<(), Error> {
+        let mut links = Links {
+            referrer,
+            ..Links::default()
+        };
+        let mut seen = std::collections::HashSet::new();
+        for url in urls {
+            let (list, normal) = match self.rules.fate(url, 0) {
+                Fate::Follow(n) if self.frontier.is_some() => (&mut links.follow, n),
+                Fate::Follow(n) | Fate::Check(n) => (&mut links.check, n),
+                Fate::Skip => {
+                    summary.excluded += 1;
+                    continue;
+                }
+            };
+            if seen.insert(normal.url.clone()) {
+                list.push(NewSite {
+                    url: normal.url,
+                    host: normal.host,
+                });
+            }
+        }
+        let total = (links.follow.len() + links.check.len()) as u64;
+        let added = self
+            .queue
+            .add_links(None, self.frontier, &links)
+            .await?
+            .unwrap_or_default();
+        summary.seeded.added += added.new;
+        summary.seeded.known += total - added.new;
+        summary.pages += added.pages;
+        Ok(())
+    }
+}
+
+/// Stores the crawl `args` describe (if `--follow` was given) and seeds its start pages.
+pub async fn start<'q>(
+    queue: &'q Queue,
+    args: &CrawlArgs,
+    filter: &UrlFilter,
+    summary: &mut SeedSummary,
+) -> Result<Seeding<'q>, Error> {
+    let mut starts = Vec::new();
+    for text in &args.follow {
+        match crate::input::normalize(text) {
+            Ok(seed) => starts.push(Url::parse(&seed.url).expect("a normalized url parses")),
+            Err(reason) => {
+                summary.rejected += 1;
+                crawler_cli::eprint_line(format_args!("--follow {text}: {reason}"));
+            }
+        }
+    }
+    let kind = ScopeKind::from(args.follow_scope);
+    let rules = Rules {
+        scopes: starts.iter().map(|s| Scope::of(kind, s)).collect(),
+        include: filter.include.clone(),
+        exclude: filter.exclude.clone(),
+        max_depth: args.max_depth.map(|d| i32::try_from(d).unwrap_or(i32::MAX)),
+    };
+    let mut seeding = Seeding {
+        queue,
+        frontier: None,
+        rules,
+    };
+    if starts.is_empty() {
+        return Ok(seeding);
+    }
+    let crawl = NewCrawl {
+        scopes: seeding.rules.scopes.iter().map(Scope::to_line).collect(),
+        includes: filter
+            .include
+            .iter()
+            .map(|r| r.as_str().to_owned())
+            .collect(),
+        excludes: filter
+            .exclude
+            .iter()
+            .map(|r| r.as_str().to_owned())
+            .collect(),
+        max_depth: seeding.rules.max_depth,
+        max_pages: args.max_pages.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+        robots: !args.ignore_robots,
+    };
+    let id = queue.create_crawl(&crawl).await?;
+    seeding.frontier = Some(Frontier {
+        crawl: id,
+        depth: 0,
+        max_pages: crawl.max_pages,
+    });
+    seeding.add(starts, None, summary).await?;
+    summary.complete += 1;
+    Ok(seeding)
+}
+
+/// Names a source that could not be read in the summary (exit 3), and on stderr.
+pub(super) fn unread(summary: &mut SeedSummary, name: &str, error: &Error) {
+    crawler_cli::eprint_line(format_args!("{}", crate::chain(error)));
+    summary.unread.push(Unread {
+        name: name.to_owned(),
+        lines: None,
+    });
+}

@@ -1,0 +1,336 @@
+//! Links of an HTML page, by a small tokenizer of start tags.
+//!
+//! What a browser would request or follow: `a`, `area` and `link` `href` (not `link`s that only
+//! warm a connection: `preconnect`, `dns-prefetch`), the `src` of `img`, `script`, `iframe`,
+//! `frame`, `source`, `embed`, `track`, `audio`, `video` and `input type=image`, `video`
+//! `poster`, `object` `data`, every candidate of `srcset` (and `link` `imagesrcset`), and the
+//! first `<base href>`, which the caller resolves the others against. Comments are skipped, and
+//! so is the text of `script`, `style`, `textarea`, `title` and `xmp` (a `<a href>` inside a
+//! script is a string, not a link). Attribute values have their character references decoded
+//! and surrounding whitespace trimmed; what they say is not judged here (see
+//! [`crate::normalize::resolve`]).
+
+use crate::entities::decode;
+
+/// One link as written on the page, and the line (from 1) its tag starts on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub url: String,
+    pub line: u32,
+}
+
+/// What a page links to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HtmlLinks {
+    /// The first `<base href>`, as written: every relative link is relative to it.
+    pub base: Option<String>,
+    /// In the page's order, repeats included.
+    pub links: Vec<Found>,
+}
+
+/// Elements whose content is text up to their end tag, never markup.
+const RAW_TEXT: &[&str] = &["script", "style", "textarea", "title", "xmp"];
+
+/// The links of `html`.
+pub fn extract(html: &str) -> HtmlLinks {
+    let mut out = HtmlLinks::default();
+    let bytes = html.as_bytes();
+    let mut lines = LineCounter::default();
+    let mut at = 0;
+    while let Some(offset) = memchr(b'<', &bytes[at..]) {
+        at += offset;
+        let rest = &html[at..];
+        if rest.starts_with("<!--") {
+            at = find_from(html, at + 4, "-->").map_or(html.len(), |end| end + 3);
+        } else if rest.starts_with("<!") || rest.starts_with("<?") || rest.starts_with("</") {
+            at = find_byte(bytes, at + 2, b'>').map_or(html.len(), |end| end + 1);
+        } else if bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic) {
+            let line = lines.line_at(bytes, at);
+            let tag = Tag::parse(html, at + 1);
+            tag.collect(line, &mut out);
+            at = tag.end;
+            if RAW_TEXT.contains(&tag.name.as_str()) {
+                at = end_of_raw_text(html, at, &tag.name);
+            }
+        } else {
+            at += 1;
+        }
+    }
+    out
+}
+
+/// One start tag: its lower-case name, its attributes (names lower-cased, values decoded),
+/// and where it ends (after its `>`).
+struct Tag {
+    name: String,
+    attributes: Vec<(String, String)>,
+    end: usize,
+}
+
+impl Tag {
+    fn parse(html: &str, start: usize) -> Tag {
+        let bytes = html.as_bytes();
+        let name_end = scan(bytes, start, |b| {
+            b.is_ascii_whitespace() || b == b'/' || b == b'>'
+        });
+        let name = html[start..name_end].to_ascii_lowercase();
+        let mut attributes = Vec::new();
+        let mut at = name_end;
+        loop {
+            at = scan(bytes, at, |b| !(b.is_ascii_whitespace() || b == b'/'));
+            match bytes.get(at) {
+                None => break,
+                Some(b'>') => {
+                    at += 1;
+                    break;
+                }
+                Some(_) => {}
+            }
+            let name_end = scan(bytes, at + 1, |b| {
+                b.is_ascii_whitespace() || matches!(b, b'/' | b'>' | b'=')
+            });
+            let attr = html[at..name_end].to_ascii_lowercase();
+            at = scan(bytes, name_end, |b| !b.is_ascii_whitespace());
+            let mut value = "";
+            if bytes.get(at) == Some(&b'=') {
+                at = scan(bytes, at + 1, |b| !b.is_ascii_whitespace());
+                match bytes.get(at) {
+                    Some(&quote @ (b'"' | b'\'')) => {
+                        let end = find_byte(bytes, at + 1, quote).unwrap_or(html.len());
+                        value = &html[at + 1..end];
+                        at = (end + 1).min(html.len());
+                    }
+                    _ => {
+                        let end = scan(bytes, at, |b| b.is_ascii_whitespace() || b == b'>');
+                        value = &html[at..end];
+                        at = end;
+                    }
+                }
+            }
+            attributes.push((attr, decode(value).into_owned()));
+        }
+        Tag {
+            name,
+            attributes,
+            end: at,
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.trim_matches(|c: char| c.is_ascii_whitespace()))
+    }
+
+    /// Adds this tag's links to `out`.
+    fn collect(&self, line: u32, out: &mut HtmlLinks) {
+        let mut push = |url: &str| {
+            if !url.is_empty() {
+                out.links.push(Found {
+                    url: url.to_owned(),
+                    line,
+                })
+            }
+        };
+        let name = self.name.as_str();
+        match name {
+            "base" => {
+                if out.base.is_none() {
+                    out.base = self.get("href").map(str::to_owned);
+                }
+                return;
+            }
+            "a" | "area" => self.get("href").into_iter().for_each(&mut push),
+            "link" => {
+                let rel = self.get("rel").unwrap_or_default().to_ascii_lowercase();
+                let warm_only = rel
+                    .split_ascii_whitespace()
+                    .all(|r| matches!(r, "preconnect" | "dns-prefetch"));
+                if rel.is_empty() || !warm_only {
+                    self.get("href").into_iter().for_each(&mut push);
+                }
+                if let Some(set) = self.get("imagesrcset") {
+                    srcset(set).for_each(&mut push);
+                }
+            }
+            "img" | "script" | "iframe" | "frame" | "source" | "embed" | "track" | "audio"
+            | "video" => self.get("src").into_iter().for_each(&mut push),
+            "input"
+                if self
+                    .get("type")
+                    .is_some_and(|t| t.eq_ignore_ascii_case("image")) =>
+            {
+                self.get("src").into_iter().for_each(&mut push)
+            }
+            "object" => self.get("data").into_iter().for_each(&mut push),
+            _ => {}
+        }
+        if name == "video" {
+            self.get("poster").into_iter().for_each(&mut push);
+        }
+        if matches!(name, "img" | "source") {
+            if let Some(set) = self.get("srcset") {
+                srcset(set).for_each(&mut push);
+            }
+        }
+    }
+}
+
+/// The URLs of a `srcset`: comma-separated candidates, each a URL and an optional descriptor
+/// (`a.png 1x, b.png 2x`). A URL may itself contain commas (`data:` aside, rare); it ends at
+/// whitespace, as the HTML spec parses it, and a comma that ends it is the separator.
+pub fn srcset(set: &str) -> impl Iterator<Item = &str> {
+    let mut rest = set;
+    std::iter::from_fn(move || loop {
+        rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == ',');
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest
+            .find(|c: char| c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        let url = rest[..end].trim_end_matches(',');
+        let had_comma = url.len() < end;
+        rest = &rest[end..];
+        if !had_comma {
+            // Skip the descriptor, up to the next comma.
+            rest = rest.find(',').map_or("", |comma| &rest[comma..]);
+        }
+        if !url.is_empty() {
+            return Some(url);
+        }
+    })
+}
+
+/// Where the raw text of `name` (a [`RAW_TEXT`] element) that starts at `at` ends: after its
+/// end tag, or at the end of the page.
+fn end_of_raw_text(html: &str, at: usize, name: &str) -> usize {
+    let bytes = html.as_bytes();
+    let mut from = at;
+    while let Some(lt) = find_from(html, from, "</") {
+        let after = lt + 2;
+        let candidate = bytes.get(after..after + name.len());
+        let ends = candidate.is_some_and(|c| c.eq_ignore_ascii_case(name.as_bytes()))
+            && bytes
+                .get(after + name.len())
+                .is_none_or(|&b| b.is_ascii_whitespace() || b == b'>' || b == b'/');
+        if ends {
+            return find_byte(bytes, after, b'>').map_or(html.len(), |end| end + 1);
+        }
+        from = after;
+    }
+    html.len()
+}
+
+/// Line numbers without counting from the start each time: tags come in order.
+#[derive(Default)]
+struct LineCounter {
+    at: usize,
+    line: u32,
+}
+
+impl LineCounter {
+    fn line_at(&mut self, bytes: &[u8], at: usize) -> u32 {
+        self.line += bytes[self.at..at].iter().filter(|&&b| b == b'\n').count() as u32;
+        self.at = at;
+        self.line + 1
+    }
+}
+
+/// The first index from `at` whose byte stops `scan`ning (`stop` says so), or the end.
+fn scan(bytes: &[u8], at: usize, stop: impl Fn(u8) -> bool) -> usize {
+    bytes[at.min(bytes.len())..]
+        .iter()
+        .position(|&b| stop(b))
+        .map_or(bytes.len(), |i| at + i)
+}
+
+fn find_byte(bytes: &[u8], at: usize, byte: u8) -> Option<usize> {
+    memchr(byte, &bytes[at.min(bytes.len())..]).map(|i| at + i)
+}
+
+fn find_from(text: &str, at: usize, needle: &str) -> Option<usize> {
+    text.get(at..)?.find(needle).map(|i| at + i)
+}
+
+fn memchr(byte: u8, bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == byte)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urls(html: &str) -> Vec<String> {
+        extract(html).links.into_iter().map(|f| f.url).collect()
+    }
+
+    #[test]
+    fn links_of_every_kind_are_found_in_order() {
+        let page = r#"<!DOCTYPE html><html><head>
+            <link rel="stylesheet" href="s.css"><link rel=preconnect href="//fonts.example">
+            <script src="app.js"></script></head><body>
+            <a href="a.html">A</a> <A HREF='b.html'>B</A> <a href=c.html>C</a>
+            <img src="i.png" srcset="i-1x.png 1x, i-2x.png 2x">
+            <iframe src="/frame"></iframe><video poster="p.jpg" src="v.mp4"></video>
+            <picture><source srcset="w.webp 100w,x.webp"></picture>
+            <area href="map.html"><object data="o.svg"></object>
+            <input type="image" src="go.png"><input type="text" src="no.png">
+            </body></html>"#;
+        assert_eq!(
+            urls(page),
+            [
+                "s.css", "app.js", "a.html", "b.html", "c.html", "i.png", "i-1x.png", "i-2x.png",
+                "/frame", "v.mp4", "p.jpg", "w.webp", "x.webp", "map.html", "o.svg", "go.png"
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_scripts_and_styles_hide_what_looks_like_links() {
+        let page = r#"<!-- <a href="commented.html"> --><script>
+            document.write('<a href="scripted.html">');</SCRIPT >
+            <style>a[href="styled.html"]{}</style><title><a href="t.html"></title>
+            <a href="real.html">"#;
+        assert_eq!(urls(page), ["real.html"]);
+    }
+
+    #[test]
+    fn the_first_base_counts_and_references_are_decoded() {
+        let links = extract(
+            "<base href=\"/docs/\"><base href=\"/other/\">\n\n<a href=\" x?a=1&amp;b=2 \">",
+        );
+        assert_eq!(links.base.as_deref(), Some("/docs/"));
+        assert_eq!(
+            links.links,
+            [Found {
+                url: "x?a=1&b=2".into(),
+                line: 3
+            }]
+        );
+    }
+
+    #[test]
+    fn broken_markup_ends_without_panicking() {
+        for page in [
+            "<a href=\"x",
+            "<a href",
+            "<a",
+            "<",
+            "<!--",
+            "<script>",
+            "<a href='é'>",
+        ] {
+            let _ = extract(page);
+        }
+        assert_eq!(urls("<a href='é'>"), ["é"]);
+        assert_eq!(urls("a < b <a href=x>"), ["x"]);
+    }
+
+    #[test]
+    fn srcset_candidates_are_split_on_commas_after_urls() {
+        let got: Vec<&str> = srcset(" a.png 1x ,b.png,  c.png 480w ").collect();
+        assert_eq!(got, ["a.png", "b.png", "c.png"]);
+    }
+}

@@ -1,0 +1,325 @@
+//! Recursive checking (`crawler-seed --follow`): the crawls, and the frontier, which is the
+//! `sites` table itself. A site with a `crawl` is a page of it; when a worker finds it alive
+//! HTML it reads it and hands its links to [`Queue::add_links`], which in one transaction,
+//! fenced by the page's claim, marks the page read (clears its `crawl`), adds the links not
+//! known yet (those in scope as pages of the crawl, one link deeper), and counts the page as a
+//! referrer of every link (`referrers.rs`). So a page's links are added once, whichever worker
+//! read it, and before its verdict is written: a draining fleet never stops with links unseen.
+
+use sqlx::Row;
+
+use crate::db::{with_pool, Db};
+use crate::error::Error;
+use crate::parts::part_of;
+use crate::queue::Queue;
+use crate::retry::retry;
+use crate::seed::{url_key, NewSite};
+use crate::sql::{insert_ignore, placeholders};
+
+/// Rows per statement of a page's links (8 parameters each for an insert).
+const CHUNK: usize = 500;
+
+/// What `crawler-seed --follow` asked: how far the crawl goes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NewCrawl {
+    /// `KIND VALUE` lines (`crawler_links::Scope`): a link in any of them is followed.
+    pub scopes: Vec<String>,
+    /// `--include` / `--exclude` for discovered links (regular expressions).
+    pub includes: Vec<String>,
+    pub excludes: Vec<String>,
+    /// Pages further than this many links from a start page are checked, not read.
+    pub max_depth: Option<i32>,
+    /// Pages read at most, fleet-wide.
+    pub max_pages: Option<i64>,
+    /// Followed pages obey robots.txt (`--ignore-robots` turns it off).
+    pub robots: bool,
+}
+
+/// A crawl as the workers read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Crawl {
+    pub id: i64,
+    pub spec: NewCrawl,
+}
+
+/// Links found in one place, split by what becomes of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Links {
+    /// Where they were found: a page's URL, `FILE:LINE`, a sitemap's URL; `None` for start
+    /// pages, found nowhere.
+    pub referrer: Option<String>,
+    /// In scope: pages of the crawl (read if they are HTML), unless `--max-pages` is reached.
+    pub follow: Vec<NewSite>,
+    /// Only checked.
+    pub check: Vec<NewSite>,
+}
+
+/// The page that links were read from, as claimed: the links count only if the claim holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub site_id: i64,
+    pub token: i64,
+}
+
+/// Where new pages go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frontier {
+    pub crawl: i64,
+    /// The new pages' depth.
+    pub depth: i32,
+    pub max_pages: Option<i64>,
+}
+
+/// What [`Queue::add_links`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Added {
+    /// Sites not known before.
+    pub new: u64,
+    /// Of those, pages to read.
+    pub pages: u64,
+}
+
+impl Queue {
+    /// Stores a crawl; its id goes with its start pages.
+    pub async fn create_crawl(&self, crawl: &NewCrawl) -> Result<i64, Error> {
+        let columns = "(scopes, includes, excludes, max_depth, max_pages, robots, created_at) \
+                       VALUES (?, ?, ?, ?, ?, ?, {now})";
+        let returning = if self.db.dialect() == crate::Dialect::Postgres {
+            " RETURNING id"
+        } else {
+            ""
+        };
+        let sql = self.statement(&format!("INSERT INTO crawls {columns}{returning}"));
+        macro_rules! bound {
+            ($sql:expr) => {
+                sqlx::query($sql)
+                    .bind(crawl.scopes.join("\n"))
+                    .bind(crawl.includes.join("\n"))
+                    .bind(crawl.excludes.join("\n"))
+                    .bind(crawl.max_depth)
+                    .bind(crawl.max_pages)
+                    .bind(i16::from(crawl.robots))
+            };
+        }
+        Ok(match &self.db {
+            Db::MySql(pool) => bound!(&sql).execute(pool).await?.last_insert_id() as i64,
+            Db::Sqlite(pool) => bound!(&sql).execute(pool).await?.last_insert_rowid(),
+            Db::Postgres(pool) => bound!(&sql).fetch_one(pool).await?.try_get("id")?,
+        })
+    }
+
+    /// Every crawl (a few rows: one per `--follow` seed).
+    pub async fn crawls(&self) -> Result<Vec<Crawl>, Error> {
+        let sql = "SELECT id, scopes, includes, excludes, max_depth, max_pages, robots FROM crawls";
+        let lines = |text: String| -> Vec<String> {
+            text.lines()
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        Ok(with_pool!(&self.db, pool => {
+            let rows = retry("crawls", || sqlx::query(sql).fetch_all(pool)).await?;
+            let mut crawls = Vec::new();
+            for row in rows {
+                let robots: i16 = row.try_get("robots")?;
+                crawls.push(Crawl {
+                    id: row.try_get("id")?,
+                    spec: NewCrawl {
+                        scopes: lines(row.try_get("scopes")?),
+                        includes: lines(row.try_get("includes")?),
+                        excludes: lines(row.try_get("excludes")?),
+                        max_depth: row.try_get("max_depth")?,
+                        max_pages: row.try_get("max_pages")?,
+                        robots: robots != 0,
+                    },
+                });
+            }
+            crawls
+        }))
+    }
+
+    /// Adds `links`, found on `page` (if any; then only while its claim holds, and once) for
+    /// `frontier` (if any: the pages to follow; without one every link is only checked).
+    /// `None` when the page's claim was lost or its links were already added.
+    pub async fn add_links(
+        &self,
+        page: Option<Page>,
+        frontier: Option<Frontier>,
+        links: &Links,
+    ) -> Result<Option<Added>, Error> {
+        let mut links = links.clone();
+        if frontier.is_none() {
+            let follow = std::mem::take(&mut links.follow);
+            links.check.extend(follow);
+        }
+        let s = Statements::new(self);
+        Ok(with_pool!(&self.db, pool => {
+            retry("links", || async {
+                let mut tx = pool.begin().await?;
+                if let Some(page) = page {
+                    let fenced = sqlx::query(&s.fence).bind(page.site_id).bind(page.token)
+                        .execute(&mut *tx).await?.rows_affected();
+                    if fenced == 0 {
+                        return Ok(None);
+                    }
+                }
+                let mut follow = links.follow.clone();
+                let mut check = links.check.clone();
+                if let Some(max) = frontier.and_then(|f| f.max_pages) {
+                    let crawl = frontier.map_or(0, |f| f.crawl);
+                    // The pages not known yet take the crawl's budget, in the page's order.
+                    let mut fresh = Vec::new();
+                    for chunk in follow.chunks(CHUNK) {
+                        let known: Vec<Vec<u8>> = {
+                            let sql = s.known(chunk.len());
+                            let mut q = sqlx::query_scalar(&sql);
+                            for site in chunk {
+                                q = q.bind(url_key(&site.url).to_vec());
+                            }
+                            q.fetch_all(&mut *tx).await?
+                        };
+                        fresh.extend(chunk.iter().filter(|site| {
+                            !known.iter().any(|k| k[..] == url_key(&site.url)[..])
+                        }).cloned());
+                    }
+                    let wanted = fresh.len() as i64;
+                    sqlx::query(&s.take_pages).bind(wanted).bind(crawl).execute(&mut *tx).await?;
+                    let pages: i64 = sqlx::query_scalar(&s.pages).bind(crawl).fetch_one(&mut *tx).await?;
+                    let allowed = (max - (pages - wanted)).clamp(0, wanted);
+                    if allowed < wanted {
+                        sqlx::query(&s.set_pages).bind(pages - wanted + allowed).bind(crawl)
+                            .execute(&mut *tx).await?;
+                        check.extend(fresh.split_off(allowed as usize));
+                    }
+                    follow = fresh;
+                }
+                let mut added = Added::default();
+                for (sites, crawl) in [(&follow, frontier.map(|f| f.crawl)), (&check, None)] {
+                    let depth = frontier.map(|f| f.depth);
+                    for chunk in sites.chunks(CHUNK) {
+                        let sql = s.insert(chunk.len());
+                        let mut q = sqlx::query(&sql);
+                        for site in chunk {
+                            let key = url_key(&site.url);
+                            let spread = i64::from(u32::from_le_bytes(key[..4].try_into().unwrap()))
+                                % crate::seed::SPREAD_MS;
+                            q = q.bind(&site.url).bind(key.to_vec()).bind(&site.host)
+                                .bind(part_of(&site.host)).bind(spread).bind(crawl).bind(depth);
+                        }
+                        let new = q.execute(&mut *tx).await?.rows_affected();
+                        added.new += new;
+                        if crawl.is_some() {
+                            added.pages += new;
+                        }
+                    }
+                }
+                if let Some(referrer) = &links.referrer {
+                    let mut keys: Vec<[u8; 16]> =
+                        follow.iter().chain(&check).map(|s| url_key(&s.url)).collect();
+                    // The same order in every transaction: two pages' updates never deadlock.
+                    keys.sort_unstable();
+                    keys.dedup();
+                    for chunk in keys.chunks(CHUNK) {
+                        let sql = s.count(chunk.len());
+                        let mut q = sqlx::query(&sql);
+                        for key in chunk {
+                            q = q.bind(key.to_vec());
+                        }
+                        q.execute(&mut *tx).await?;
+                        let sql = s.remember(chunk.len());
+                        let mut q = sqlx::query(&sql).bind(referrer);
+                        for key in chunk {
+                            q = q.bind(key.to_vec());
+                        }
+                        q.bind(crate::referrers::KEPT).execute(&mut *tx).await?;
+                    }
+                }
+                tx.commit().await?;
+                Ok(Some(added))
+            })
+            .await?
+        }))
+    }
+}
+
+/// The statements of [`Queue::add_links`], finished for the queue's dialect.
+struct Statements<'q> {
+    queue: &'q Queue,
+    fence: String,
+    take_pages: String,
+    pages: String,
+    set_pages: String,
+}
+
+impl<'q> Statements<'q> {
+    fn new(queue: &'q Queue) -> Self {
+        Statements {
+            queue,
+            fence: queue.statement(
+                "UPDATE sites SET crawl = NULL \
+                 WHERE id = ? AND claim_token = ? AND state = {claimed} AND crawl IS NOT NULL",
+            ),
+            take_pages: queue.statement("UPDATE crawls SET pages = pages + ? WHERE id = ?"),
+            pages: queue.statement("SELECT pages FROM crawls WHERE id = ?"),
+            set_pages: queue.statement("UPDATE crawls SET pages = ? WHERE id = ?"),
+        }
+    }
+
+    fn known(&self, n: usize) -> String {
+        self.queue.statement(&format!(
+            "SELECT url_key FROM sites WHERE url_key IN ({})",
+            placeholders(n)
+        ))
+    }
+
+    fn insert(&self, n: usize) -> String {
+        let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
+        self.queue.statement(&insert_ignore(
+            self.queue.db.dialect(),
+            &format!(
+                "INTO sites (url, url_key, host, part, next_check_at, created_at, crawl, depth) \
+                 VALUES {}",
+                vec![row; n].join(", ")
+            ),
+        ))
+    }
+
+    fn count(&self, n: usize) -> String {
+        self.queue.statement(&format!(
+            "UPDATE sites SET found_count = found_count + 1 WHERE url_key IN ({})",
+            placeholders(n)
+        ))
+    }
+
+    fn remember(&self, n: usize) -> String {
+        self.queue.statement(&format!(
+            "INSERT INTO referrers (site_id, n, referrer) \
+             SELECT id, found_count, ? FROM sites WHERE url_key IN ({}) AND found_count <= ?",
+            placeholders(n)
+        ))
+    }
+}
+
+/// robots.txt as the fleet shares it: fetched once per origin (`scheme://host:port`).
+impl Queue {
+    /// The stored robots.txt of `origin`: `None` if nobody fetched it yet, `Some(None)` if it
+    /// has none.
+    pub async fn robots(&self, origin: &str) -> Result<Option<Option<String>>, Error> {
+        let sql = self.statement("SELECT body FROM robots WHERE origin = ?");
+        Ok(with_pool!(&self.db, pool => {
+            retry("robots", || sqlx::query_scalar(&sql).bind(origin).fetch_optional(pool)).await?
+        }))
+    }
+
+    /// Stores what `origin`'s robots.txt says (`None`: it has none); the first one stored wins.
+    pub async fn store_robots(&self, origin: &str, body: Option<&str>) -> Result<(), Error> {
+        let sql = self.statement(&insert_ignore(
+            self.db.dialect(),
+            "INTO robots (origin, body, fetched_at) VALUES (?, ?, {now})",
+        ));
+        with_pool!(&self.db, pool => {
+            retry("robots", || sqlx::query(&sql).bind(origin).bind(body).execute(pool)).await?;
+        });
+        Ok(())
+    }
+}

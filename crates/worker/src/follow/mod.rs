@@ -1,0 +1,237 @@
+//! Recursive checking (`crawler-seed --follow`), the worker's side: a claimed site that is a
+//! page of a crawl (`Site::crawl`) is checked with GETs, and when it is alive HTML its links
+//! are read, sorted by the crawl's rules (in scope: the crawl's next pages; out of scope:
+//! checked only; excluded: left out) and handed to the queue with the page as their referrer,
+//! before the page's verdict is written (`Queue::add_links`, fenced by the page's claim), so
+//! any worker of the fleet checks them and a draining fleet never ends with links unseen.
+//! Every other site is checked as it always was.
+//!
+//! # Layout
+//! - `mod.rs`: [`Follow`], one page's check and links.
+//! - `crawls.rs`: the crawls' rules, read from the database once and when a new one appears.
+//! - `robots.rs`: robots.txt per origin, fetched once for the fleet and kept in memory.
+
+mod crawls;
+mod robots;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crawler_links::{html, Fate};
+use crawler_queue::{Finding, Frontier, Links, NewSite, Page, Queue, Site, Verdict};
+use url::Url;
+
+use self::crawls::{CrawlRules, Crawls};
+use self::robots::RobotsCache;
+use crate::check::Checker;
+
+/// A page whose links could not be stored (the database is away) is checked again after this,
+/// page and links together, rather than given a verdict that would leave its links unseen.
+const LINKS_RETRY: Duration = Duration::from_secs(30);
+
+/// Tries at storing a page's links before giving up on it (1 s, 2 s, 4 s apart): a busy
+/// database (SQLite's one writer, a pool kept waiting) is not a reason to read it again.
+const LINKS_TRIES: u32 = 4;
+
+/// Pages whose links are stored at once: a few of the worker's pool (10 connections), so
+/// that claims, write-backs and the heartbeat always find one, however many pages are read.
+const LINKS_WRITERS: usize = 3;
+
+/// What following needs: the queue, the checker, and what it learned of crawls and robots.
+/// Cheap to clone; shared by every check task of the worker.
+#[derive(Clone)]
+pub struct Follow {
+    queue: Queue,
+    checker: Checker,
+    crawls: Arc<Crawls>,
+    robots: Arc<RobotsCache>,
+    /// [`LINKS_WRITERS`] permits: storing links waits here rather than in the pool.
+    writers: Arc<tokio::sync::Semaphore>,
+}
+
+impl Follow {
+    pub fn new(queue: Queue, checker: Checker) -> Follow {
+        Follow {
+            crawls: Arc::new(Crawls::default()),
+            robots: Arc::new(RobotsCache::default()),
+            writers: Arc::new(tokio::sync::Semaphore::new(LINKS_WRITERS)),
+            queue,
+            checker,
+        }
+    }
+
+    /// Checks `site`; if it is a page of a crawl that may be read, reads it and adds its links.
+    pub async fn check(&self, site: &Site) -> Finding {
+        let Some(crawl) = self.rules_of(site).await else {
+            return self.checker.check(&site.url).await;
+        };
+        if crawl.robots
+            && !self
+                .robots
+                .allows(&self.queue, &self.checker, &site.url)
+                .await
+        {
+            tracing::debug!(url = %site.url, "robots.txt disallows reading this page: checked only");
+            return self.checker.check(&site.url).await;
+        }
+        let (finding, body) = self.checker.check_page(&site.url).await;
+        if finding.verdict != Verdict::Alive {
+            return finding;
+        }
+        let final_url = finding.final_url.as_deref().unwrap_or(&site.url);
+        let Ok(final_url) = Url::parse(final_url) else {
+            return finding;
+        };
+        let depth = site.depth.unwrap_or(0);
+        let (links, depth) = if Url::parse(&site.url).is_ok_and(|u| u == final_url) {
+            let links = body.map(|body| links_of(&crawl, &final_url, &body, depth + 1));
+            (links.unwrap_or_default(), depth + 1)
+        } else {
+            // Redirected: the page is the one it ends at, a site of its own at the same
+            // depth, found here (so that it is read once, whichever way it is reached).
+            (sort(&crawl, std::iter::once(final_url), depth), depth)
+        };
+        self.store(site, &crawl, depth, links, finding).await
+    }
+
+    /// The rules of `site`'s crawl, if it is a page of one that is still known.
+    async fn rules_of(&self, site: &Site) -> Option<Arc<CrawlRules>> {
+        let crawl = site.crawl?;
+        match self.crawls.get(&self.queue, crawl).await {
+            Ok(rules) => rules,
+            Err(error) => {
+                tracing::warn!(error = %crate::chain(&error), "cannot read the crawls: checking the page without reading it");
+                None
+            }
+        }
+    }
+
+    /// Hands `links` to the queue, found on `site`; `finding` is the page's verdict, unless
+    /// the links could not be stored (then it is checked again later).
+    async fn store(
+        &self,
+        site: &Site,
+        crawl: &CrawlRules,
+        depth: i32,
+        mut links: Links,
+        finding: Finding,
+    ) -> Finding {
+        links.referrer = Some(site.url.clone());
+        let page = Page {
+            site_id: site.id,
+            token: site.token,
+        };
+        let frontier = Frontier {
+            crawl: crawl.id,
+            depth,
+            max_pages: crawl.max_pages,
+        };
+        let mut tries = 0;
+        let stored = loop {
+            let permit = self.writers.acquire().await.expect("never closed");
+            let stored = self
+                .queue
+                .add_links(Some(page), Some(frontier), &links)
+                .await;
+            drop(permit);
+            tries += 1;
+            match stored {
+                Err(error) if tries < LINKS_TRIES => {
+                    tracing::debug!(url = %site.url, error = %crate::chain(&error), "cannot store a page's links yet");
+                    tokio::time::sleep(Duration::from_secs(1 << (tries - 1))).await;
+                }
+                stored => break stored,
+            }
+        };
+        match stored {
+            Ok(Some(added)) => {
+                tracing::debug!(url = %site.url, links = links.follow.len() + links.check.len(), new = added.new, pages = added.pages, "page read");
+                finding
+            }
+            // The claim was lost (another worker has the page now) or the links were added.
+            Ok(None) => finding,
+            Err(error) => {
+                tracing::warn!(url = %site.url, error = %crate::chain(&error), "cannot store a page's links: it will be read again");
+                Finding::deferred(LINKS_RETRY)
+            }
+        }
+    }
+}
+
+/// The links of an HTML `body` fetched from `page`, sorted by `crawl`'s rules, each once.
+fn links_of(crawl: &CrawlRules, page: &Url, body: &[u8], depth: i32) -> Links {
+    let text = String::from_utf8_lossy(body);
+    let found = html::extract(&text);
+    let base = found
+        .base
+        .as_deref()
+        .and_then(|b| page.join(b).ok())
+        .unwrap_or_else(|| page.clone());
+    let urls = found
+        .links
+        .iter()
+        .filter_map(|f| crawler_links::resolve(&base, &f.url));
+    sort(crawl, urls, depth)
+}
+
+/// `urls` by their fate under `crawl`, each once, in the page's order.
+fn sort(crawl: &CrawlRules, urls: impl Iterator<Item = Url>, depth: i32) -> Links {
+    let mut links = Links::default();
+    let mut seen = std::collections::HashSet::new();
+    for url in urls {
+        let (list, normal) = match crawl.rules.fate(url, depth) {
+            Fate::Follow(normal) => (&mut links.follow, normal),
+            Fate::Check(normal) => (&mut links.check, normal),
+            Fate::Skip => continue,
+        };
+        if seen.insert(normal.url.clone()) {
+            list.push(NewSite {
+                url: normal.url,
+                host: normal.host,
+            });
+        }
+    }
+    links
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crawler_links::{Rules, Scope, ScopeKind};
+
+    fn crawl() -> CrawlRules {
+        let start = Url::parse("http://a.example/docs/").unwrap();
+        CrawlRules {
+            id: 1,
+            rules: Rules {
+                scopes: vec![Scope::of(ScopeKind::Origin, &start)],
+                exclude: vec![regex_lite("/skip/")],
+                ..Rules::default()
+            },
+            max_pages: None,
+            robots: true,
+        }
+    }
+
+    fn regex_lite(p: &str) -> crawler_queue::filter::Regex {
+        crawler_queue::filter::Regex::new(p).unwrap()
+    }
+
+    fn urls(sites: &[NewSite]) -> Vec<&str> {
+        sites.iter().map(|s| s.url.as_str()).collect()
+    }
+
+    #[test]
+    fn a_pages_links_are_resolved_against_its_base_and_sorted() {
+        let page = Url::parse("http://a.example/docs/guide/index.html").unwrap();
+        let body = br#"<base href="/docs/"><a href="a.html">a</a><a href="a.html#x">again</a>
+            <img src="logo.png"><a href="http://b.example/">out</a><a href="/skip/x">no</a>
+            <a href="mailto:me@a.example">mail</a>"#;
+        let links = links_of(&crawl(), &page, body, 1);
+        assert_eq!(urls(&links.follow), ["http://a.example/docs/a.html"]);
+        assert_eq!(
+            urls(&links.check),
+            ["http://a.example/docs/logo.png", "http://b.example/"]
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! robots.txt for the pages a crawl reads, per origin (`scheme://host:port`): taken from the
+//! database if any worker fetched it already, else fetched through the checker (the host's
+//! limits apply) and stored for the fleet. Kept in memory, bounded; the checks of one origin
+//! that need it at once wait for one fetch.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crawler_links::Robots;
+use crawler_queue::{Queue, Verdict};
+use tokio::sync::OnceCell;
+use url::Url;
+
+use crate::check::Checker;
+
+/// Origins kept in memory; past this the cache starts over (a crawl's pages are on a few).
+const KEPT: usize = 10_000;
+
+/// The product token robots.txt groups are matched against.
+const AGENT: &str = "crawler";
+
+/// robots.txt by origin. A std mutex around the map, held only to find or add an entry; the
+/// fetch happens in the entry's `OnceCell`, outside it.
+#[derive(Default)]
+pub struct RobotsCache {
+    origins: Mutex<HashMap<String, Arc<OnceCell<Arc<Robots>>>>>,
+}
+
+impl RobotsCache {
+    /// Whether robots.txt lets the crawler read `url`.
+    pub async fn allows(&self, queue: &Queue, checker: &Checker, url: &str) -> bool {
+        let Ok(url) = Url::parse(url) else {
+            return true;
+        };
+        let origin = url.origin().ascii_serialization();
+        let cell = {
+            let mut origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
+            if origins.len() >= KEPT && !origins.contains_key(&origin) {
+                origins.clear();
+            }
+            origins.entry(origin.clone()).or_default().clone()
+        };
+        let robots = cell
+            .get_or_init(|| async { Arc::new(load(queue, checker, &origin).await) })
+            .await;
+        let path = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_owned(),
+        };
+        robots.allows(&path)
+    }
+}
+
+/// The rules of `origin`: stored by the fleet, or fetched now (and stored). No robots.txt (a
+/// 4xx), or one that cannot be had (no answer, 5xx, the database away) allows everything.
+async fn load(queue: &Queue, checker: &Checker, origin: &str) -> Robots {
+    match queue.robots(origin).await {
+        Ok(Some(body)) => return parse(body.as_deref()),
+        Ok(None) => {}
+        Err(error) => {
+            tracing::debug!(%origin, error = %crate::chain(&error), "cannot read the stored robots.txt");
+        }
+    }
+    let (finding, body) = checker.fetch_text(&format!("{origin}/robots.txt")).await;
+    let body = body.map(|b| String::from_utf8_lossy(&b).into_owned());
+    let stored = match finding.verdict {
+        Verdict::Alive => Some(body.as_deref()),
+        Verdict::Dead => Some(None),
+        // No answer, or not one to go by: allow, and ask again next time this worker starts.
+        _ => None,
+    };
+    if let Some(body) = stored {
+        if let Err(error) = queue.store_robots(origin, body).await {
+            tracing::debug!(%origin, error = %crate::chain(&error), "cannot store robots.txt");
+        }
+    }
+    parse(
+        body.as_deref()
+            .filter(|_| finding.verdict == Verdict::Alive),
+    )
+}
+
+fn parse(body: Option<&str>) -> Robots {
+    body.map_or_else(Robots::allow_all, |text| Robots::parse(text, AGENT))
+}

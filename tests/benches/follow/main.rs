@@ -1,0 +1,323 @@
+//! Recursive checking of a real documentation site against Debian's `linkchecker`, in the same
+//! run: Python's HTML docs (Debian's `python3.11-doc`), some pages deleted, served by a private
+//! nginx on loopback; both crawl it from `index.html` at 10 requests at once, no rate limit,
+//! links kept on the site (the crawler with `--include`, linkchecker by its default of not
+//! checking external links). Prints each one's time, the broken links each found and their
+//! referrers, what one found that the other did not, and false dead links (reported dead, but
+//! the file is there). Asserts nothing.
+//!
+//! Run: `cargo bench -p crawler-tests --bench follow` (needs `nginx`, `linkchecker` and
+//! `python3.11-doc`: `apt-get install nginx-light linkchecker python3.11-doc`).
+//!
+//! - `FOLLOW_BENCH_DOCS=/usr/share/doc/python3.11/html`: the site;
+//! - `FOLLOW_BENCH_DELETE_EVERY=20`: every Nth page (in path order; not `index.html`) deleted;
+//! - `FOLLOW_BENCH_LINKCHECKER=0`: skip linkchecker;
+//! - `FOLLOW_BENCH_PAGES=1000000`: then crawl a generated site of that many pages with 4
+//!   workers (`generated.rs`): every page read once, each worker's memory as it goes;
+//!   `FOLLOW_BENCH_DOCS=none` skips the docs.
+
+mod generated;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crawler_tests::bins::{command, run, stderr, stdout};
+
+/// (broken URL, page it is on) pairs.
+type Pairs = BTreeSet<(String, String)>;
+
+fn main() {
+    let _ = crawler_tests::bins::bin("crawler-worker"); // builds the binaries of this profile
+    if std::env::var("FOLLOW_BENCH_DOCS").as_deref() != Ok("none") {
+        docs_bench();
+    }
+    if let Some(pages) = std::env::var("FOLLOW_BENCH_PAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        generated::bench(pages);
+    }
+}
+
+fn docs_bench() {
+    let docs = std::env::var("FOLLOW_BENCH_DOCS")
+        .unwrap_or_else(|_| "/usr/share/doc/python3.11/html".to_owned());
+    let every: usize = std::env::var("FOLLOW_BENCH_DELETE_EVERY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("site");
+    copy_site(Path::new(&docs), &root);
+    let deleted = delete_pages(&root, every);
+    let pages = html_files(&root).len();
+    let (mut nginx, base) = spawn_nginx(tmp.path(), &root);
+    println!(
+        "follow benchmark: {docs}, {pages} pages served ({} deleted), nginx at {base}, {} cores",
+        deleted.len(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+
+    let (crawler_time, crawler_pairs, crawler_dead) = crawl(tmp.path(), &base);
+    let linkchecker = (std::env::var("FOLLOW_BENCH_LINKCHECKER").as_deref() != Ok("0"))
+        .then(|| linkcheck(tmp.path(), &base));
+    let _ = nginx.kill();
+    let _ = nginx.wait();
+
+    let false_dead = |dead: &BTreeSet<String>| {
+        dead.iter()
+            .filter(|url| exists(&root, &base, url))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    report(
+        "crawler",
+        crawler_time,
+        &crawler_pairs,
+        &false_dead(&crawler_dead),
+    );
+    if let Some((time, pairs, dead)) = &linkchecker {
+        report("linkchecker", *time, pairs, &false_dead(dead));
+        let only = |a: &Pairs, b: &Pairs| a.difference(b).count();
+        println!(
+            "(broken link, page) pairs: {} found by both, {} by the crawler only, {} by linkchecker only",
+            crawler_pairs.intersection(pairs).count(),
+            only(&crawler_pairs, pairs),
+            only(pairs, &crawler_pairs)
+        );
+        for (url, page) in pairs.difference(&crawler_pairs).take(10) {
+            println!("  linkchecker only: {url} on {page}");
+        }
+        for (url, page) in crawler_pairs.difference(pairs).take(10) {
+            println!("  crawler only: {url} on {page}");
+        }
+        println!(
+            "crawler {:.1} s, linkchecker {:.1} s: {:.1}x",
+            crawler_time.as_secs_f64(),
+            time.as_secs_f64(),
+            time.as_secs_f64() / crawler_time.as_secs_f64()
+        );
+    }
+}
+
+fn report(who: &str, time: Duration, pairs: &Pairs, false_dead: &[String]) {
+    let urls: BTreeSet<&String> = pairs.iter().map(|(url, _)| url).collect();
+    println!(
+        "{who}: {:.1} s, {} broken links on {} (link, page) pairs, {} false dead{}",
+        time.as_secs_f64(),
+        urls.len(),
+        pairs.len(),
+        false_dead.len(),
+        false_dead
+            .first()
+            .map(|u| format!(" (e.g. {u})"))
+            .unwrap_or_default()
+    );
+}
+
+/// Seeds `--follow BASE/index.html`, drains one worker at 10 at once; returns the time, the
+/// dead links with every page they are on, and the dead URLs.
+fn crawl(tmp: &Path, base: &str) -> (Duration, Pairs, BTreeSet<String>) {
+    let url = format!("sqlite://{}", tmp.join("crawl.db").display());
+    let include = format!("^{}", regex_escape(base));
+    let started = Instant::now();
+    let seeded = run(command("crawler-seed", &url).args([
+        "--follow",
+        &format!("{base}index.html"),
+        "--include",
+        &include,
+    ]));
+    assert!(seeded.status.success(), "{}", stderr(&seeded));
+    let worker = run(command("crawler-worker", &url).args([
+        "--drain",
+        "--concurrency",
+        "10",
+        "--host-concurrency",
+        "10",
+        "--host-rate",
+        "1000000",
+        "--attempts",
+        "1",
+    ]));
+    assert!(worker.status.success(), "{}", stderr(&worker));
+    let time = started.elapsed();
+    let out = run(command("crawler-report", &url).args(["--dead", "--format", "ndjson"]));
+    let (mut pairs, mut dead) = (Pairs::new(), BTreeSet::new());
+    for line in stdout(&out).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let url = v["url"].as_str().unwrap().to_owned();
+        for page in v["found_on"].as_array().unwrap() {
+            pairs.insert((url.clone(), normal(page.as_str().unwrap())));
+        }
+        let kept = v["found_on"].as_array().unwrap().len() as u64;
+        if kept < v["found_count"].as_u64().unwrap() {
+            println!("  (crawler: {url} is on more pages than it keeps)");
+        }
+        dead.insert(url);
+    }
+    (time, pairs, dead)
+}
+
+/// Runs linkchecker at 10 threads; returns its time, broken links and pages, broken URLs.
+fn linkcheck(tmp: &Path, base: &str) -> (Duration, Pairs, BTreeSet<String>) {
+    // linkchecker run as root drops to `nobody`: its output goes where nobody can write.
+    let out_dir = tmp.join("linkchecker");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    chmod(&out_dir, "777");
+    let csv = out_dir.join("out.csv");
+    let started = Instant::now();
+    let status = Command::new("linkchecker")
+        .args(["--threads", "10", "--no-status", "-F"])
+        .arg(format!("csv/utf-8/{}", csv.display()))
+        .arg(format!("{base}index.html"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run linkchecker (apt-get install linkchecker)");
+    let time = started.elapsed();
+    assert!(
+        status.code().is_some_and(|c| c <= 1),
+        "linkchecker: {status}"
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = lines.next().unwrap().split(';').collect();
+    let col = |name| header.iter().position(|h| *h == name).unwrap();
+    let (url_col, parent_col, valid_col) = (col("url"), col("parentname"), col("valid"));
+    let (mut pairs, mut dead) = (Pairs::new(), BTreeSet::new());
+    for line in lines {
+        let fields: Vec<&str> = line.split(';').collect();
+        if fields.len() <= valid_col || fields[valid_col] != "False" {
+            continue;
+        }
+        let url = normal(fields[url_col]);
+        pairs.insert((url.clone(), normal(fields[parent_col])));
+        dead.insert(url);
+    }
+    (time, pairs, dead)
+}
+
+/// A URL without its fragment, as both tools' URLs compare.
+fn normal(url: &str) -> String {
+    url::Url::parse(url.trim_matches('"'))
+        .map(|mut u| {
+            u.set_fragment(None);
+            u.to_string()
+        })
+        .unwrap_or_else(|_| url.to_owned())
+}
+
+/// Whether the file `url` names is on the site (then reporting it dead is a false dead).
+fn exists(root: &Path, base: &str, url: &str) -> bool {
+    let Some(path) = url.strip_prefix(base) else {
+        return false;
+    };
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let file = root.join(path);
+    file.is_file() || file.join("index.html").is_file()
+}
+
+fn copy_site(from: &Path, to: &Path) {
+    let status = Command::new("cp")
+        .arg("-rL")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(status.success(), "copy {}", from.display());
+    chmod(to.parent().unwrap(), "755");
+    let status = Command::new("chmod")
+        .args(["-R", "a+rX"])
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn chmod(path: &Path, mode: &str) {
+    let status = Command::new("chmod").arg(mode).arg(path).status().unwrap();
+    assert!(status.success());
+}
+
+fn html_files(root: &Path) -> Vec<PathBuf> {
+    let out = Command::new("find")
+        .arg(root)
+        .args(["-name", "*.html", "-type", "f"])
+        .output()
+        .unwrap();
+    let mut files: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(PathBuf::from)
+        .collect();
+    files.sort();
+    files
+}
+
+/// Deletes every `every`th page but the start page; returns their paths under `root`.
+fn delete_pages(root: &Path, every: usize) -> Vec<PathBuf> {
+    let pages: Vec<PathBuf> = html_files(root)
+        .into_iter()
+        .filter(|p| p != &root.join("index.html"))
+        .collect();
+    let deleted: Vec<PathBuf> = pages.into_iter().step_by(every.max(1)).collect();
+    for page in &deleted {
+        std::fs::remove_file(page).unwrap();
+    }
+    deleted
+}
+
+/// A private nginx on a free port of 127.0.0.1, serving `root`; its files under `tmp`.
+fn spawn_nginx(tmp: &Path, root: &Path) -> (Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let conf = tmp.join("nginx.conf");
+    let dir = tmp.display();
+    std::fs::write(
+        &conf,
+        format!(
+            "daemon off; master_process off; worker_processes 1; user root;\n\
+             error_log {dir}/nginx-error.log; pid {dir}/nginx.pid;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{ include /etc/nginx/mime.types; access_log off;\n\
+               client_body_temp_path {dir}/body; proxy_temp_path {dir}/proxy;\n\
+               fastcgi_temp_path {dir}/fastcgi; uwsgi_temp_path {dir}/uwsgi; scgi_temp_path {dir}/scgi;\n\
+               server {{ listen 127.0.0.1:{port}; root {}; }} }}\n",
+            root.display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new("nginx")
+        .arg("-c")
+        .arg(&conf)
+        .arg("-p")
+        .arg(tmp)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run nginx (apt-get install nginx-light)");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "nginx did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (child, format!("http://127.0.0.1:{port}/"))
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$".contains(c);
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
+        })
+        .collect()
+}

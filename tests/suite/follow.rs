@@ -1,0 +1,426 @@
+//! Recursive checks end to end, on every backend: `crawler-seed --follow` a local site with
+//! cycles, relative links, `<base>`, a redirect, links out of scope, an excluded path, a page
+//! robots.txt disallows and a gzipped sitemap behind a sitemap index; two workers crawl it
+//! together. Every link is checked once, each page read once, nothing out of scope or excluded
+//! is read, and every broken link is reported with exactly the pages it is on.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write;
+use std::time::Duration;
+
+use crawler_tests::bins::{command, run, stderr, stdout};
+use crawler_tests::static_site::{serve_static, spawn_static_site, Answer, StaticSite};
+use crawler_tests::{both_backends, TestDb};
+
+use crate::e2e::{spawn_worker, wait};
+
+/// The site outside the crawl's scope (another host): its page links to `/ext-only.html`,
+/// which must never be asked.
+async fn spawn_outside() -> StaticSite {
+    let pages = HashMap::from([(
+        "/ext.html".to_owned(),
+        Answer::html(r#"<a href="/ext-only.html">not followed</a>"#),
+    )]);
+    spawn_static_site("127.0.0.2", pages).await
+}
+
+fn gzip(text: &str) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    gz.finish().unwrap()
+}
+
+/// The site crawled, linking to `outside`; its own address is only known once bound, so
+/// absolute links to itself are written `//SELF/`, replaced here.
+async fn spawn_crawled(outside: &StaticSite) -> StaticSite {
+    let ext = outside.url("/ext.html");
+    let ext_dead = outside.url("/ext-dead.html");
+    // Bound first, to know the address the pages name.
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let own = format!("http://{}", listener.local_addr().unwrap());
+    let html = |s: &str| Answer::html(s.replace("//SELF", &own));
+    let pages: HashMap<String, Answer> = [
+        (
+            "/",
+            html(&format!(
+                r##"<html><head><link rel="stylesheet" href="style.css"></head><body>
+            <a href="docs/">docs</a> <a href="/docs/intro.html">intro</a>
+            <a href="missing.html">missing</a> <a href="old">old</a>
+            <a href="{ext}">outside</a> <a href="{ext_dead}">outside, dead</a>
+            <a href="/excluded/page.html">excluded</a> <a href="private/secret.html">private</a>
+            <img src="img/logo.png"> <img srcset="img/broken.png 2x, img/logo.png 1x">
+            <a href="mailto:webmaster@example.com">mail</a> <a href="#top">top</a>
+            </body></html>"##
+            )),
+        ),
+        ("/style.css", Answer::with(200, "text/css", "a{}")),
+        ("/img/logo.png", Answer::with(200, "image/png", "png")),
+        (
+            "/docs/",
+            html(
+                r#"<head><base href="/docs/guide/"></head>
+            <a href="start.html">start</a> <a href="../../">home, a cycle</a>
+            <!-- <a href="commented.html"> -->"#,
+            ),
+        ),
+        (
+            "/docs/intro.html",
+            html(
+                r#"<a href="guide/start.html?lang=en&amp;v=1">start, en</a>
+            <a href="../missing.html">missing again</a> <a href="//SELF/docs/">docs</a>"#,
+            ),
+        ),
+        (
+            "/docs/guide/start.html",
+            html(
+                r#"<a href="../intro.html">intro, a cycle</a>
+            <a href="gone.html">gone</a>"#,
+            ),
+        ),
+        (
+            "/docs/guide/start.html?lang=en&v=1",
+            html("<p>no links</p>"),
+        ),
+        ("/old", Answer::redirect(301, "/docs/moved.html")),
+        (
+            "/docs/moved.html",
+            html(
+                r#"<a href="../missing.html">missing, third</a>
+            <a href="deep.html">deep</a>"#,
+            ),
+        ),
+        ("/docs/deep.html", html("<p>the end</p>")),
+        (
+            "/docs/guide/gone.html",
+            Answer::with(410, "text/html", "gone"),
+        ),
+        (
+            "/private/secret.html",
+            html(r#"<a href="/private/only-here.html">hidden</a>"#),
+        ),
+        (
+            "/excluded/page.html",
+            html(r#"<a href="/excluded/child.html">never</a>"#),
+        ),
+        (
+            "/docs/sitemap-only.html",
+            html(r#"<a href="sitemap-child-dead.html">dead</a>"#),
+        ),
+        (
+            "/robots.txt",
+            Answer::with(
+                200,
+                "text/plain",
+                "User-agent: *\nDisallow: /private/\n\nUser-agent: other\nDisallow: /\n",
+            ),
+        ),
+        (
+            "/sitemap_index.xml",
+            Answer::with(
+                200,
+                "application/xml",
+                format!(
+            "<?xml version=\"1.0\"?><sitemapindex><sitemap><loc>{own}/sitemap-pages.xml.gz</loc>\
+             </sitemap></sitemapindex>"),
+            ),
+        ),
+        (
+            "/sitemap-pages.xml.gz",
+            Answer::with(
+                200,
+                "application/gzip",
+                gzip(&format!(
+                    "<urlset><url><loc>{own}/docs/sitemap-only.html</loc></url>\
+             <url><loc>{own}/docs/intro.html</loc></url></urlset>"
+                )),
+            ),
+        ),
+    ]
+    .into_iter()
+    .map(|(path, answer)| (path.to_owned(), answer))
+    .collect();
+    serve_static(listener, pages)
+}
+
+/// The report of every site: url → (verdict, status, found_on, found_count).
+fn report(db: &TestDb) -> BTreeMap<String, (String, Option<u64>, Vec<String>, u64)> {
+    let out = run(command("crawler-report", db.url.expose()).args(["--all", "--format", "ndjson"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut sites = BTreeMap::new();
+    for line in stdout(&out).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let found_on = v["found_on"].as_array().unwrap();
+        let entry = (
+            v["verdict"].as_str().unwrap().to_owned(),
+            v["status"].as_u64(),
+            // In the order found, which depends on the order pages were read: compared sorted.
+            found_on
+                .iter()
+                .map(|r| r.as_str().unwrap().to_owned())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            v["found_count"].as_u64().unwrap(),
+        );
+        let url = v["url"].as_str().unwrap().to_owned();
+        assert!(
+            sites.insert(url.clone(), entry).is_none(),
+            "{url} reported twice"
+        );
+    }
+    sites
+}
+
+both_backends!(
+    async fn two_workers_crawl_a_site_reading_each_page_once(backend: Backend) {
+        let outside = spawn_outside().await;
+        let site = spawn_crawled(&outside).await;
+        let db = backend.fresh().await;
+        let own = |path: &str| site.url(path);
+        let seeded = run(command("crawler-seed", db.url.expose()).args([
+            "--follow",
+            &own("/"),
+            "--exclude",
+            "/excluded/",
+            "--sitemap",
+            &own("/sitemap_index.xml"),
+        ]));
+        assert!(seeded.status.success(), "{}", stderr(&seeded));
+        assert!(
+            stdout(&seeded).contains("pages to follow"),
+            "{}",
+            stdout(&seeded)
+        );
+
+        let mut workers = [
+            spawn_worker(&db, "w1", &["--drain"]),
+            spawn_worker(&db, "w2", &["--drain"]),
+        ];
+        for worker in &mut workers {
+            assert!(wait(worker, Duration::from_secs(120)).success());
+        }
+
+        let sites = report(&db);
+        let dead = |path: &str, status: u64, on: &[&str]| {
+            let on: Vec<String> = on
+                .iter()
+                .map(|p| {
+                    if p.starts_with("http") {
+                        (*p).to_owned()
+                    } else {
+                        own(p)
+                    }
+                })
+                .collect();
+            (
+                own(path),
+                ("dead".to_owned(), Some(status), on.clone(), on.len() as u64),
+            )
+        };
+        let expected_dead: BTreeMap<_, _> = [
+            dead(
+                "/missing.html",
+                404,
+                &["/", "/docs/intro.html", "/docs/moved.html"],
+            ),
+            dead("/img/broken.png", 404, &["/"]),
+            dead("/docs/guide/gone.html", 410, &["/docs/guide/start.html"]),
+            dead(
+                "/docs/sitemap-child-dead.html",
+                404,
+                &["/docs/sitemap-only.html"],
+            ),
+            (
+                outside.url("/ext-dead.html"),
+                ("dead".to_owned(), Some(404), vec![own("/")], 1),
+            ),
+        ]
+        .into_iter()
+        .collect();
+        let got_dead: BTreeMap<_, _> = sites
+            .iter()
+            .filter(|(_, s)| s.0 != "alive")
+            .map(|(url, s)| (url.clone(), s.clone()))
+            .collect();
+        assert_eq!(got_dead, expected_dead);
+
+        let alive: BTreeSet<String> = sites
+            .iter()
+            .filter(|(_, s)| s.0 == "alive")
+            .map(|(url, _)| url.clone())
+            .collect();
+        let mut expected_alive: BTreeSet<String> = [
+            "/",
+            "/style.css",
+            "/img/logo.png",
+            "/docs/",
+            "/docs/intro.html",
+            "/docs/guide/start.html",
+            "/docs/guide/start.html?lang=en&v=1",
+            "/old",
+            "/docs/moved.html",
+            "/docs/deep.html",
+            "/private/secret.html",
+            "/docs/sitemap-only.html",
+        ]
+        .iter()
+        .map(|p| own(p))
+        .collect();
+        expected_alive.insert(outside.url("/ext.html"));
+        assert_eq!(alive, expected_alive);
+        // Referrers of alive links too: the sitemap, a redirect, `<base>`, a cycle.
+        assert_eq!(
+            sites[&own("/docs/sitemap-only.html")].2,
+            [own("/sitemap-pages.xml.gz")]
+        );
+        assert_eq!(sites[&own("/docs/moved.html")].2, [own("/old")]);
+        assert_eq!(
+            sites[&own("/docs/guide/start.html")].2,
+            [own("/docs/")],
+            "through <base>"
+        );
+        assert_eq!(
+            sites[&own("/")].3,
+            1,
+            "found on /docs/ (`../../` under its base)"
+        );
+
+        // Each page read once (the redirect's target twice: through /old, and as itself),
+        // robots.txt once for the fleet; nothing excluded, disallowed or out of scope read.
+        let requests = site.requests();
+        for (request, n) in &requests {
+            let twice = request == "GET /docs/moved.html";
+            assert!(
+                *n <= 1 + usize::from(twice),
+                "{request} {n} times: {requests:?}"
+            );
+        }
+        for never in [
+            "GET /excluded/page.html",
+            "HEAD /excluded/page.html",
+            "GET /private/secret.html",
+            "GET /private/only-here.html",
+            "HEAD /private/only-here.html",
+            "GET /docs/commented.html",
+        ] {
+            assert!(!requests.contains_key(never), "{never}: {requests:?}");
+        }
+        assert_eq!(requests.get("GET /robots.txt"), Some(&1));
+        let outside_requests = outside.requests();
+        assert!(
+            outside_requests.keys().all(|r| !r.contains("ext-only")),
+            "{outside_requests:?}"
+        );
+
+        // The dead links by page.
+        let by_page = run(command("crawler-report", db.url.expose()).args(["--dead", "--by-page"]));
+        assert!(by_page.status.success(), "{}", stderr(&by_page));
+        let text = stdout(&by_page);
+        assert!(
+            text.contains(&format!(
+                "{}\n  {} 404 dead\n",
+                own("/docs/moved.html"),
+                own("/missing.html")
+            )),
+            "{text}"
+        );
+        assert_eq!(
+            text.lines().filter(|l| !l.starts_with("  ")).count(),
+            5,
+            "{text}"
+        );
+    }
+);
+
+/// A site of `n` pages in a chain, `/p/0.html` → `/p/1.html` → …, each also linking to a dead
+/// `/dead/N.html`.
+async fn spawn_chain(n: usize) -> StaticSite {
+    let pages = (0..n)
+        .map(|i| {
+            let next = i + 1;
+            let body =
+                format!(r#"<a href="{next}.html">next</a> <a href="/dead/{i}.html">dead</a>"#);
+            (format!("/p/{i}.html"), Answer::html(body))
+        })
+        .collect();
+    spawn_static_site("127.0.0.1", pages).await
+}
+
+both_backends!(
+    async fn max_depth_and_max_pages_bound_what_is_read_not_what_is_checked(backend: Backend) {
+        // (option, pages fetched with GET, /p/ pages checked, dead links checked):
+        // --max-depth 3 reads pages 0 to 3 (depths 0 to 3); page 4 and the dead links are
+        // checked. --max-pages 3 takes page 0, then page 1 and /dead/0 (the links of page 0):
+        // page 2 and /dead/1 are only checked (HEAD), and nothing further is found.
+        for (option, gets, pages, dead) in [("--max-depth", 4, 5, 4), ("--max-pages", 2, 3, 2)] {
+            let site = spawn_chain(10).await;
+            let db = backend.fresh().await;
+            let seeded = run(command("crawler-seed", db.url.expose()).args([
+                "--follow",
+                &site.url("/p/0.html"),
+                option,
+                "3",
+            ]));
+            assert!(seeded.status.success(), "{}", stderr(&seeded));
+            let mut worker = spawn_worker(&db, "w1", &["--drain"]);
+            assert!(wait(&mut worker, Duration::from_secs(60)).success());
+            let requests = site.requests();
+            let got = requests
+                .iter()
+                .filter(|(r, _)| r.starts_with("GET /p/"))
+                .map(|(_, n)| n)
+                .sum::<usize>();
+            let sites = report(&db);
+            let checked = |part: &str| sites.keys().filter(|u| u.contains(part)).count();
+            assert_eq!(
+                (got, checked("/p/"), checked("/dead/")),
+                (gets, pages, dead),
+                "{option}: {requests:?}"
+            );
+        }
+    }
+);
+
+both_backends!(
+    async fn links_in_files_are_checked_and_found_on_file_and_line(backend: Backend) {
+        let site = spawn_static_site(
+            "127.0.0.1",
+            HashMap::from([("/ok.html".to_owned(), Answer::html("ok"))]),
+        )
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let (ok, gone) = (site.url("/ok.html"), site.url("/gone.html"));
+        let md = dir.path().join("README.md");
+        let markdown = format!(
+            "# Title\n\nSee [ok]({ok}) and <{gone}>.\n\n```\n{gone}?in-code\n```\n[rel](docs/x.md)\n"
+        );
+        std::fs::write(&md, markdown).unwrap();
+        let html = dir.path().join("page.html");
+        let page = format!("<p>\n<a href=\"{gone}\">gone</a>\n<a href=\"other.html\">relative</a>");
+        std::fs::write(&html, page).unwrap();
+        let db = backend.fresh().await;
+        let seeded = run(command("crawler-seed", db.url.expose())
+            .arg("--links-in")
+            .arg(&md)
+            .arg(&html));
+        assert!(seeded.status.success(), "{}", stderr(&seeded));
+        assert!(
+            stdout(&seeded).contains("relative links skipped 2"),
+            "{}",
+            stdout(&seeded)
+        );
+        let mut worker = spawn_worker(&db, "w1", &["--drain"]);
+        assert!(wait(&mut worker, Duration::from_secs(60)).success());
+
+        let sites = report(&db);
+        let at = |file: &std::path::Path, line: u32| format!("{}:{line}", file.display());
+        assert_eq!(sites.len(), 2, "{sites:?}");
+        assert_eq!(sites[&ok], ("alive".into(), Some(200), vec![at(&md, 3)], 1));
+        assert_eq!(
+            sites[&gone],
+            ("dead".into(), Some(404), vec![at(&md, 3), at(&html, 2)], 2)
+        );
+    }
+);
