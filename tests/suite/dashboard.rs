@@ -136,7 +136,7 @@ both_backends!(
         let deadline = Instant::now() + Duration::from_secs(20);
         let state = loop {
             let state = get_json(&http, &format!("{base}/api/state")).await;
-            if state["totals"]["dead"] == 4 {
+            if state["totals"]["dead"] == 4 && state["totals"]["done"] == 4 {
                 break state;
             }
             assert!(Instant::now() < deadline, "{state}");
