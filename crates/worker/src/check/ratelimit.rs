@@ -428,7 +428,7 @@ impl Permit<'_> {
                 pace.deferred_until = Some(pace.deferred_until.map_or(until, |u| u.max(until)));
             }
         } else {
-            pace.answered();
+            pace.answered(self.host.base());
         }
     }
 }
@@ -492,9 +492,11 @@ impl Pace {
                 .is_some_and(|since| now.duration_since(since) >= HOST_WIDE_WINDOW)
     }
 
-    /// Any answer but a throttle: a step back up, and the streak is over.
-    fn answered(&mut self) {
+    /// Any answer but a throttle: a step back up, and the streak is over. The turn reserved
+    /// at the slower pace is given back, so the faster one applies at once.
+    fn answered(&mut self, base: Duration) {
         self.share = (self.share + STEP_UP).min(1.0);
+        self.next = self.next.min(self.last_used + self.spacing(base));
         self.streak = 0;
         self.streak_since = None;
         self.streak_paths.clear();
@@ -538,13 +540,30 @@ mod tests {
             .collect();
         assert_eq!(shares, [0.5, 0.25, 0.125, 0.125, 0.125]);
         assert_eq!(pace.spacing(base), Duration::from_millis(800));
-        pace.answered();
+        pace.answered(base);
         assert_eq!(pace.share, 0.125 + STEP_UP);
         for _ in 0..20 {
-            pace.answered();
+            pace.answered(base);
         }
         assert_eq!(pace.share, 1.0);
         assert_eq!(pace.spacing(base), Duration::ZERO);
+    }
+
+    #[test]
+    fn an_answer_gives_back_the_turn_reserved_at_the_slower_pace() {
+        let now = Instant::now();
+        let base = Duration::from_millis(100);
+        let mut pace = Pace::new(now);
+        pace.throttled(now, "/a", base); // half the rate: 200 ms apart
+        let spacing = pace.spacing(base);
+        let at = pace.reserve(now + spacing, spacing);
+        assert_eq!(pace.next, at + Duration::from_millis(200));
+        pace.answered(base);
+        assert!(
+            pace.next < at + Duration::from_millis(200),
+            "{:?}",
+            pace.next - at
+        );
     }
 
     #[test]
@@ -557,7 +576,7 @@ mod tests {
             pace.throttled(now, "/always-429", base);
         }
         assert!(!pace.host_wide(later), "one path is that URL's business");
-        pace.answered();
+        pace.answered(base);
         pace.throttled(now, "/a", base);
         pace.throttled(now, "/b", base);
         assert!(!pace.host_wide(later), "two in a row may be chance");
