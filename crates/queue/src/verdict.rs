@@ -225,6 +225,19 @@ impl Finding {
         }
     }
 
+    /// A site not checked because the server deferred its whole host for `wait`: `blocked`,
+    /// transient with that wait, so the queue makes it due after it (or, past the defer
+    /// horizon, keeps it as the verdict with its next check then); `detail` says why.
+    pub fn blocked_for(wait: Duration, detail: String) -> Finding {
+        Finding {
+            verdict: Verdict::Blocked,
+            transient: true,
+            retry_after: Some(wait),
+            detail: Some(detail),
+            ..Finding::no_answer()
+        }
+    }
+
     /// The verdict of a site whose check failed inside the worker (it panicked): `error`, final,
     /// with `detail` saying what went wrong, so that the site is not checked again and again.
     pub fn internal_error(detail: String) -> Finding {
@@ -234,7 +247,7 @@ impl Finding {
         }
     }
 
-    /// An `error` with nothing asked and nothing answered: what the two above start from.
+    /// An `error` with nothing asked and nothing answered: what the three above start from.
     fn no_answer() -> Finding {
         Finding {
             verdict: Verdict::Error,

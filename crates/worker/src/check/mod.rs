@@ -398,19 +398,7 @@ pub struct HostCounts {
 fn deferred_by_server(wait: Duration) -> Finding {
     let wait = wait.min(MAX_DELAY);
     let until = httpdate::fmt_http_date(std::time::SystemTime::now() + wait);
-    Finding {
-        verdict: Verdict::Blocked,
-        status: None,
-        error_kind: None,
-        final_url: None,
-        redirects: 0,
-        latency: Duration::ZERO,
-        attempts: 0,
-        transient: true,
-        retry_after: Some(wait),
-        deferred: false,
-        detail: Some(format!("deferred by the server until {until}")),
-    }
+    Finding::blocked_for(wait, format!("deferred by the server until {until}"))
 }
 
 /// One request in about 17 minutes; below this the per-request interval stops making sense.
