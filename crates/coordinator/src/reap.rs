@@ -94,8 +94,12 @@ pub fn describe(r: &Reaped) -> String {
         .pruned
         .map(|n| format!("; {n} old verdict changes pruned"))
         .unwrap_or_default();
+    let confirming = match r.confirming {
+        0 => String::new(),
+        n => format!("; {n} dead sites due for a confirming check"),
+    };
     format!(
-        "gave back {} expired and {} abandoned claims; {} sites due again{pruned}",
+        "gave back {} expired and {} abandoned claims; {} sites due again{confirming}{pruned}",
         r.expired, r.abandoned, r.rechecked
     )
 }

@@ -269,18 +269,25 @@ impl Queue {
     ) -> Result<u64, sqlx::Error> {
         let rows = padded(rows);
         let case = case_by_id(rows.len());
+        let confirm = self.config.confirm;
         let next_check_at = match write {
             Write::Deferred => format!("{{now}} + {case}"),
             _ => "{now}".to_owned(),
         };
-        // Every column reads only bound values, never another column this statement changes:
-        // MySQL evaluates SET left to right with the new values, SQLite with the old ones.
+        // Every column reads only bound values and its own old value, never another column
+        // this statement changes (MySQL evaluates SET left to right with the new values, SQLite
+        // with the old ones); the one exception, `confirm_check_at` reading `confirmed_at`, reads
+        // it only for a dead result, which leaves `confirmed_at` as it was.
         let sql = self.statement(&format!(
             "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
              checked_at = {{now}}, next_check_at = {next_check_at}, verdict = {case}, http_status = {case}, \
              error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
              tries = 0, attempts = {case}, consecutive_failures = {case}, detail = {case}, \
-             last_alive_at = CASE WHEN {case} = 1 THEN {{now}} ELSE last_alive_at END \
+             last_alive_at = CASE WHEN {case} = 1 THEN {{now}} ELSE last_alive_at END, \
+             dead_streak = CASE WHEN {case} = 1 THEN dead_streak + 1 ELSE 0 END, \
+             dead_since = CASE WHEN {case} = 1 THEN COALESCE(dead_since, {{now}}) ELSE NULL END, \
+             confirmed_at = CASE WHEN {case} = 1 THEN confirmed_at ELSE NULL END, \
+             confirm_check_at = CASE WHEN {case} = 1 AND confirmed_at IS NULL THEN {{now}} + ? ELSE NULL END \
              WHERE {}",
             self.sql().sites_by_id,
             fence.filter(rows.len())
@@ -316,6 +323,11 @@ impl Queue {
                 });
                 column!(q, o => o.finding.detail.as_deref());
                 column!(q, o => i32::from(o.finding.verdict == Verdict::Alive));
+                column!(q, o => i32::from(o.finding.verdict == Verdict::Dead));
+                column!(q, o => i32::from(o.finding.verdict == Verdict::Dead));
+                column!(q, o => i32::from(o.finding.verdict == Verdict::Dead));
+                column!(q, o => i32::from(o.finding.verdict == Verdict::Dead && confirm.is_some()));
+                q = q.bind(confirm.map_or(0, |c| millis(c.interval())));
                 fence.bind(q, rows.iter().map(|r| r.outcome.site.id)).execute(pool)
             })
             .await?
@@ -323,6 +335,18 @@ impl Queue {
         });
         self.record_verdict_changes(fence.token, rows.iter().map(|r| r.outcome.site.id))
             .await;
+        if let Some(policy) = confirm {
+            let dead: Vec<i64> = rows
+                .iter()
+                .filter(|r| r.outcome.finding.verdict == Verdict::Dead)
+                .map(|r| r.outcome.site.id)
+                .collect();
+            // A failure here loses nothing: the site stays due for its next confirming check,
+            // which confirms it then.
+            if let Err(error) = self.confirm_dead(policy, fence.token, &padded(&dead)).await {
+                tracing::warn!(%error, "cannot mark dead sites confirmed; their next check will");
+            }
+        }
         Ok(written)
     }
 
@@ -397,7 +421,8 @@ impl Queue {
             "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
              checked_at = {{now}}, next_check_at = {{now}}, verdict = ?, http_status = NULL, \
              error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, detail = NULL, \
-             attempts = ?, consecutive_failures = consecutive_failures + 1 WHERE {}",
+             attempts = ?, consecutive_failures = consecutive_failures + 1, \
+             dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL WHERE {}",
             self.sql().sites_by_id,
             fence.filter(1)
         ));

@@ -92,6 +92,9 @@ pub struct QueueConfig {
     /// kept as its `next_check_at`. So `--drain` ends once every site has a verdict, deferred
     /// ones included, instead of waiting for a far `Retry-After`.
     pub defer_horizon: Duration,
+    /// `--confirm N:SPAN`: dead sites are checked again every SPAN/N until confirmed
+    /// (`confirm.rs`); none: a dead verdict is checked again only by a recheck.
+    pub confirm: Option<crate::confirm::Confirm>,
 }
 
 impl Default for QueueConfig {
@@ -101,6 +104,7 @@ impl Default for QueueConfig {
             max_attempts: 2,
             retry_delay: Duration::from_secs(5),
             defer_horizon: Duration::from_secs(60),
+            confirm: None,
         }
     }
 }

@@ -37,11 +37,13 @@
 //! - [`metrics`]: claim and write-back latency, database errors (no-ops without a recorder).
 //! - `error`: the [`Error`] type, and [`error_chain`], an error and its causes on one line.
 
+pub mod archive;
 pub mod backoff;
 pub mod balance;
 pub mod bounds;
 pub mod complete;
 pub mod config;
+pub mod confirm;
 pub mod control;
 pub mod database_url;
 pub mod db;
@@ -64,9 +66,11 @@ mod sql;
 pub mod verdict;
 mod workers;
 
+pub use archive::{Archived, ToArchive};
 pub use balance::DuePart;
 pub use complete::{Completed, Outcome};
 pub use config::{ClaimMethod, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL, MAX_DELAY};
+pub use confirm::Confirm;
 pub use control::FleetState;
 pub use database_url::BadDatabaseUrl;
 pub use db::{Db, Dialect, Missing};

@@ -31,6 +31,8 @@ pub struct Reaped {
     pub abandoned: u64,
     /// Done sites made due again by `recheck`.
     pub rechecked: u64,
+    /// Dead sites made due again for a confirming check (`confirm.rs`).
+    pub confirming: u64,
     /// Old verdict changes deleted by `prune_verdict_changes`, when the pass was asked to.
     pub pruned: Option<u64>,
 }
@@ -77,9 +79,11 @@ impl Queue {
             })
             .await?;
         });
+        let confirming = self.in_chunks(&sql.confirm_due, None).await?;
         Ok(Reaped {
             expired,
             abandoned,
+            confirming,
             rechecked: 0,
             pruned: None,
         })

@@ -217,6 +217,8 @@ pub(crate) struct Statements {
     pub forget_dead_workers: String,
     /// Binds: older-than ms, chunk. Done sites checked longer ago than that become due.
     pub recheck: String,
+    /// Dead sites due for a confirming check (`confirm.rs`) back to pending.
+    pub confirm_due: String,
     /// Binds: id, host, pid.
     pub register: String,
     /// Binds: name.
@@ -349,7 +351,8 @@ impl Statements {
                 "state = {done}, owner = NULL, expires_at = NULL, claim_token = ?, \
                  checked_at = {now}, next_check_at = {now}, verdict = ?, http_status = NULL, \
                  error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
-                 attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?",
+                 attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?, \
+                 dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL",
                 "host = ? AND SUBSTR(url, 1, ?) = ? AND state = {pending} \
                  AND part IN (SELECT id FROM parts WHERE token = ?)",
                 "id",
@@ -425,6 +428,11 @@ impl Statements {
                 "state = {pending}, tries = 0, next_check_at = {now}",
                 "state = {done} AND next_check_at <= {now} - ?",
                 "next_check_at",
+            ),
+            confirm_due: limited(
+                "state = {pending}, tries = 0, next_check_at = {now}, confirm_check_at = NULL",
+                "state = {done} AND confirm_check_at <= {now}",
+                "confirm_check_at",
             ),
             register: sql(&format!(
                 "{} host = {}, pid = {}, started_at = {}, heartbeat_at = {}, checked = 0",

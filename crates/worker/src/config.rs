@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crawler_cli::{DatabaseArgs, FilterArgs, LogArgs, ReapArgs};
 use crawler_queue::bounds::{parse_id, DurationRange, INTERVAL};
-use crawler_queue::{ClaimMethod, QueueConfig};
+use crawler_queue::{ClaimMethod, Confirm, QueueConfig};
 use reqwest::header::{HeaderName, HeaderValue};
 
 use crate::check::{user_agent, BasicAuth, CheckConfig, StatusSet};
@@ -219,6 +219,34 @@ pub struct Args {
     /// 64 KiB of a text body is read. Off by default.
     #[arg(long, env = "CRAWLER_SOFT_404")]
     pub soft_404: bool,
+
+    /// Confirm dead sites over time, as N:SPAN (3:3d is InternetArchiveBot's rule): a dead
+    /// site is checked again every SPAN/N until it has N dead results in a row spanning SPAN,
+    /// and is then confirmed (crawler-report --dead --confirmed, --fail-on confirmed-dead); an
+    /// alive or other result starts its streak over. The reaper (any worker, or crawler-reap)
+    /// makes it due. Give every worker the same policy. Off by default.
+    #[arg(long, env = "CRAWLER_CONFIRM", value_name = "N:SPAN")]
+    pub confirm: Option<Confirm>,
+
+    /// Look up an archived copy of each dead site (the closest to when it was last alive) in
+    /// a Wayback-compatible availability API (--archive-api), for the reports' archived_url.
+    /// One worker of the fleet at a time asks, at --archive-rate; a URL is asked once; the
+    /// checks never wait for it. A worker that drains looks up what is left before it exits.
+    #[arg(long, env = "CRAWLER_ARCHIVE_LOOKUP")]
+    pub archive_lookup: bool,
+
+    /// The availability API --archive-lookup asks (GET URL?url=…&timestamp=…).
+    #[arg(
+        long,
+        env = "CRAWLER_ARCHIVE_API",
+        value_name = "URL",
+        default_value = "https://archive.org/wayback/available"
+    )]
+    pub archive_api: url::Url,
+
+    /// Requests per second to the archive at most, for the whole fleet.
+    #[arg(long, env = "CRAWLER_ARCHIVE_RATE", default_value_t = 1.0)]
+    pub archive_rate: f64,
 }
 
 /// `--claim`: [`ClaimMethod`] as the command line names it (the queue crate has no clap).
@@ -264,6 +292,8 @@ pub struct WorkerConfig {
     pub reap_every: Duration,
     /// Where to serve `/metrics`; `None`: no metrics.
     pub metrics: Option<SocketAddr>,
+    /// `--archive-lookup`'s API and rate; `None`: no lookups.
+    pub archive: Option<crate::archive::ArchiveConfig>,
     pub queue: QueueConfig,
     pub check: CheckConfig,
 }
@@ -274,6 +304,12 @@ impl Args {
         self.reap.check_heartbeat(self.heartbeat)?;
         if self.host_rate.is_nan() || self.host_rate < 0.001 {
             return Err("--host-rate must be at least 0.001 (one request per 1000 s)".into());
+        }
+        if self.archive_rate.is_nan() || !(0.001..=1000.0).contains(&self.archive_rate) {
+            return Err("--archive-rate must be between 0.001 and 1000".into());
+        }
+        if !matches!(self.archive_api.scheme(), "http" | "https") {
+            return Err("--archive-api must be an http or https URL".into());
         }
         let mut check = CheckConfig {
             timeout: self.timeout,
@@ -305,11 +341,16 @@ impl Args {
             dead_after: self.reap.dead_after,
             reap_every: self.reap_every,
             metrics: self.metrics,
+            archive: self.archive_lookup.then(|| crate::archive::ArchiveConfig {
+                api: self.archive_api.clone(),
+                rate: self.archive_rate,
+            }),
             queue: QueueConfig {
                 claim: self.claim.into(),
                 max_attempts: self.attempts,
                 retry_delay: self.retry_delay,
                 defer_horizon: self.defer_horizon,
+                confirm: self.confirm,
             },
             check,
         };

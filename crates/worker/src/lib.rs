@@ -15,10 +15,13 @@
 //!   politeness: one worker at a time asks a host); `host_health`, what it learns of its
 //!   hosts, shared with the fleet; `upkeep`, leases, heartbeat (which reads whether the fleet
 //!   is paused, into `paused`), reaper, progress. Its `mod.rs` draws how they connect.
+//! - `archive`: `--archive-lookup`, an archived copy for each dead link, looked up beside the
+//!   checks by one worker of the fleet at a time.
 //! - `stats`: what this worker has done, a site counted once when it gets its verdict;
 //!   `progress`: the bar on a terminal, a periodic log line otherwise; `metrics`: the same
 //!   counts and more for Prometheus (`--metrics`).
 
+mod archive;
 pub mod check;
 pub mod config;
 mod follow;
@@ -40,6 +43,8 @@ pub enum Error {
     Queue(#[from] crawler_queue::Error),
     #[error(transparent)]
     Check(#[from] check::CheckError),
+    #[error("cannot make the client of --archive-api")]
+    Archive(#[source] reqwest::Error),
     #[error("cannot serve --metrics on {addr}")]
     Metrics {
         addr: std::net::SocketAddr,

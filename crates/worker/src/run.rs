@@ -10,6 +10,7 @@ use crawler_queue::{DatabaseUrl, Db, Queue};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::archive::{self, Archiver};
 use crate::check::Checker;
 use crate::config::WorkerConfig;
 use crate::stages::claimer::{claim_loop, Ended};
@@ -72,6 +73,24 @@ pub async fn run(
     let stop = CancellationToken::new(); // stop claiming and checking
     let done = CancellationToken::new(); // stop the upkeep, once everything is written or given back
     let mut upkeep = spawn_upkeep(&ctx, &stop, &done);
+    let archiver = match &ctx.config.archive {
+        Some(config) => Some(Arc::new(tokio::sync::Mutex::new(
+            Archiver::new(
+                ctx.queue.clone(),
+                config.clone(),
+                &ctx.config.check.user_agent,
+            )
+            .map_err(Error::Archive)?,
+        ))),
+        None => None,
+    };
+    if let Some(archiver) = &archiver {
+        upkeep.push(tokio::spawn(look_up_archives(
+            ctx.clone(),
+            archiver.clone(),
+            stop.clone(),
+        )));
+    }
     if let Some(exporter) = &exporter {
         let sample = crate::metrics::sample(ctx.clone(), exporter.clone(), done.clone());
         upkeep.push(tokio::spawn(sample));
@@ -126,6 +145,9 @@ pub async fn run(
         tracing::info!(?ended, "worker stopped: {}", ctx.stats.line());
         return Ok(ended);
     }
+    if let (Some(archiver), Ended::Drained) = (&archiver, ended) {
+        archiver.lock().await.finish(&ctx.config.id).await;
+    }
     tracing::info!(?ended, "worker stopped: {}", ctx.stats.line());
     ctx.queue.db().close().await;
     Ok(ended)
@@ -167,6 +189,30 @@ fn spawn_upkeep(
         tokio::spawn(reaper),
         tokio::spawn(upkeep::progress(ctx.clone(), done.clone())),
     ]
+}
+
+/// Looks up archived copies of dead sites every [`archive::EVERY`] while the fleet is not
+/// paused (when this worker holds the archive lease), until `stop`.
+async fn look_up_archives(
+    ctx: Arc<Ctx>,
+    archiver: Arc<tokio::sync::Mutex<Archiver>>,
+    stop: CancellationToken,
+) {
+    every(archive::EVERY, stop.clone(), move || {
+        let (ctx, archiver, stop) = (ctx.clone(), archiver.clone(), stop.clone());
+        async move {
+            if ctx.paused.is_paused() {
+                return;
+            }
+            let mut archiver = archiver.lock().await;
+            // A pass takes a while at a polite rate: a stopping worker does not wait for it.
+            tokio::select! {
+                _ = stop.cancelled() => {}
+                _ = archiver.pass(&ctx.config.id) => {}
+            }
+        }
+    })
+    .await;
 }
 
 /// Gives back every site still held (not started, or cut off by the grace period), due at once.

@@ -27,6 +27,10 @@ struct Args {
     /// Sites that are gone: 404, 410 and other 4xx.
     #[arg(long)]
     dead: bool,
+    /// With --dead: only the dead sites that crawler-worker --confirm's policy confirmed (N
+    /// dead results in a row over SPAN).
+    #[arg(long, requires = "dead", conflicts_with_all = ["alive", "blocked", "unreachable", "errors", "all", "by_page"])]
+    confirmed: bool,
     /// Sites that answered 2xx.
     #[arg(long)]
     alive: bool,
@@ -61,7 +65,8 @@ struct Args {
     by_page: bool,
 
     /// Output format. The summary is one row too: in csv its counts, in json and ndjson an
-    /// object with the workers and the hosts with most dead sites as well.
+    /// object with the workers and the hosts with most dead sites as well; in markdown a short
+    /// list. junit is for lists of sites (a test case each, failing unless alive).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 
@@ -70,8 +75,8 @@ struct Args {
     summary: bool,
 
     /// Exit 4 when any site (of --host, if given) is dead, or not alive (dead, blocked,
-    /// unreachable or error), whatever the report lists; after writing the report. Sites not
-    /// checked yet count for neither.
+    /// unreachable or error), or confirmed dead (crawler-worker --confirm), whatever the
+    /// report lists; after writing the report. Sites not checked yet count for none.
     #[arg(long, value_enum, value_name = "WHAT")]
     fail_on: Option<FailOn>,
 
@@ -102,10 +107,18 @@ impl Args {
     /// What clap does not check: two reports in one machine-readable output, a port with
     /// --hosts (a host's partition, owner and backoff are the same on every port).
     fn check(&self) -> Result<(), &'static str> {
-        if self.summary && !self.verdicts().is_empty() && self.format != Format::Text {
+        let two_reports = self.summary && !self.verdicts().is_empty();
+        if two_reports && !matches!(self.format, Format::Text | Format::Markdown) {
             return Err(
-                "--summary with a verdict filter makes two reports, which one csv, json \
-                        or ndjson output cannot hold: ask for them in two runs",
+                "--summary with a verdict filter makes two reports, which one csv, json, \
+                        ndjson or junit output cannot hold: ask for them in two runs",
+            );
+        }
+        let lists_sites = !self.verdicts().is_empty() && !self.by_page && !self.hosts;
+        if self.format == Format::Junit && !lists_sites {
+            return Err(
+                "--format junit lists sites, a test case each: ask for them by verdict \
+                        (--dead, --all, …), not --hosts, --by-page or the summary",
             );
         }
         if self.hosts && self.host.as_ref().is_some_and(|h| h.port().is_some()) {
@@ -159,7 +172,7 @@ async fn report(args: &Args, queue: &Queue, out: &mut impl Write) -> Result<(), 
     }
     let verdicts = args.verdicts();
     if !verdicts.is_empty() {
-        write_sites(queue, &verdicts, host, args.format, out).await?;
+        write_sites(queue, &verdicts, args.confirmed, host, args.format, out).await?;
     }
     if args.summary || verdicts.is_empty() {
         write_summary(queue, args.format, out).await?;
@@ -173,7 +186,11 @@ async fn exit_code(args: &Args, queue: &Queue) -> ExitCode {
         return ExitCode::SUCCESS;
     };
     match queue
-        .any_checked(fail_on.verdicts(), args.host.as_ref())
+        .any_checked(
+            fail_on.verdicts(),
+            fail_on.confirmed_only(),
+            args.host.as_ref(),
+        )
         .await
     {
         Ok(true) => ExitCode::from(cli::EXIT_FOUND),

@@ -117,13 +117,13 @@ fn link(pair: &DeadOnPage) -> DeadLink {
     }
 }
 
-/// A page: one row, or in CSV one row per link.
+/// A page: one row, or in CSV and Markdown one row per link.
 fn write_page<O: Write>(
     rows: &mut Rows<'_, O>,
     page: PageRow,
     format: Format,
 ) -> Result<(), Error> {
-    if format != Format::Csv {
+    if !matches!(format, Format::Csv | Format::Markdown) {
         return rows.write(&page);
     }
     for link in page.links {

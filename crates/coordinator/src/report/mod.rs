@@ -37,6 +37,13 @@ pub enum Format {
     Json,
     /// One object per line.
     Ndjson,
+    /// Sites: a table (URL, verdict, status, reason, found on, archived copy), to paste into
+    /// an issue or a pull request; the summary: a short list. Hosts and pages: a table of the
+    /// CSV columns.
+    Markdown,
+    /// JUnit XML for CI test reporters: a test case per site (classname its host), failing
+    /// when it is not alive. Sites only.
+    Junit,
 }
 
 /// What makes a report exit 4 (`--fail-on`): a site in the report's scope (every site, or
@@ -48,13 +55,15 @@ pub enum FailOn {
     Dead,
     /// A site that is not alive: dead, blocked, unreachable or error.
     NotAlive,
+    /// A dead site that `crawler-worker --confirm`'s policy confirmed.
+    ConfirmedDead,
 }
 
 impl FailOn {
     /// The verdicts that fail.
     pub fn verdicts(self) -> &'static [Verdict] {
         match self {
-            FailOn::Dead => &[Verdict::Dead],
+            FailOn::Dead | FailOn::ConfirmedDead => &[Verdict::Dead],
             FailOn::NotAlive => &[
                 Verdict::Dead,
                 Verdict::Blocked,
@@ -62,6 +71,13 @@ impl FailOn {
                 Verdict::Error,
             ],
         }
+    }
+}
+
+impl FailOn {
+    /// Whether only confirmed dead sites fail.
+    pub fn confirmed_only(self) -> bool {
+        self == FailOn::ConfirmedDead
     }
 }
 

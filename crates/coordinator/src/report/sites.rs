@@ -6,7 +6,7 @@ use std::io::Write;
 use crawler_queue::{Checked, HostFilter, Queue, Verdict};
 use serde::Serialize;
 
-use super::rows::{Row, Rows};
+use super::rows::{Case, Failure, Row, Rows, Tally};
 use super::{rfc3339, Format};
 use crate::redact::strip_userinfo;
 use crate::Error;
@@ -16,7 +16,7 @@ const PAGE: u32 = 5000;
 
 /// The columns in order: the CSV header's, the JSON keys. New columns go at the end, so that
 /// scripts reading CSV by position keep working.
-const COLUMNS: [&str; 14] = [
+const COLUMNS: [&str; 18] = [
     "url",
     "verdict",
     "status",
@@ -31,6 +31,10 @@ const COLUMNS: [&str; 14] = [
     "detail",
     "found_on",
     "found_count",
+    "dead_since",
+    "confirmed_at",
+    "archived_url",
+    "archived_at",
 ];
 
 /// One site as the machine-readable formats print it (a contract: scripts depend on the keys,
@@ -59,6 +63,17 @@ struct Record<'a> {
     found_on: Vec<Cow<'a, str>>,
     /// How many pages it was found on, kept or not.
     found_count: i32,
+    /// RFC 3339: when its current streak of dead results began; none unless it is dead.
+    dead_since: Option<String>,
+    /// RFC 3339: when `crawler-worker --confirm`'s policy confirmed it dead.
+    confirmed_at: Option<String>,
+    /// The closest archived copy (`crawler-worker --archive-lookup`).
+    archived_url: Option<&'a str>,
+    /// RFC 3339: the archived copy's time.
+    archived_at: Option<String>,
+    /// The JUnit test case's class.
+    #[serde(skip)]
+    host: &'a str,
 }
 
 impl<'a> Record<'a> {
@@ -78,7 +93,33 @@ impl<'a> Record<'a> {
             detail: site.detail.as_deref(),
             found_on: found_on.iter().map(|r| strip_userinfo(r)).collect(),
             found_count: site.found_count,
+            dead_since: site.dead_since.map(rfc3339),
+            confirmed_at: site.confirmed_at.map(rfc3339),
+            archived_url: site.archived_url.as_deref(),
+            archived_at: site.archived_at.map(rfc3339),
+            host: &site.host,
         }
+    }
+
+    /// Why the verdict, in a few words: what matched (a soft 404), the error kind, or the
+    /// status.
+    fn reason(&self) -> String {
+        match (self.detail, self.error_kind, self.status) {
+            (Some(detail), Some(kind), _) => format!("{kind}: {detail}"),
+            (Some(detail), None, _) => detail.to_owned(),
+            (None, Some(kind), _) => kind.to_owned(),
+            (None, None, Some(status)) => format!("HTTP {status}"),
+            (None, None, None) => String::new(),
+        }
+    }
+
+    /// Where it was found, for a person: the first page, and how many more.
+    fn found_on_line(&self) -> Option<String> {
+        let first = self.found_on.first()?;
+        Some(match self.found_count {
+            n if n > 1 => format!("{first} (and {} more)", n - 1),
+            _ => first.to_string(),
+        })
     }
 }
 
@@ -108,7 +149,103 @@ impl Row for Record<'_> {
             self.detail.unwrap_or("").into(),
             self.found_on.first().map_or("", |r| r.as_ref()).into(),
             self.found_count.to_string().into(),
+            self.dead_since.as_deref().unwrap_or("").into(),
+            self.confirmed_at.as_deref().unwrap_or("").into(),
+            self.archived_url.unwrap_or("").into(),
+            self.archived_at.as_deref().unwrap_or("").into(),
         ]
+    }
+
+    fn markdown_header() -> Vec<String> {
+        [
+            "URL",
+            "Verdict",
+            "Status",
+            "Reason",
+            "Found on",
+            "Archived copy",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
+    /// The archived copy is a link named by its date.
+    fn write_markdown(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let verdict = match &self.confirmed_at {
+            Some(_) => format!("{} (confirmed)", self.verdict),
+            None => self.verdict.to_string(),
+        };
+        let archived = self.archived_url.map(|url| {
+            let date = self
+                .archived_at
+                .as_deref()
+                .map_or("copy", |at| &at[..10.min(at.len())]);
+            format!(
+                "[{}]({})",
+                super::rows::markdown_cell(date),
+                url.replace('(', "%28")
+                    .replace(')', "%29")
+                    .replace(' ', "%20")
+            )
+        });
+        write!(out, "|")?;
+        for cell in [
+            super::rows::markdown_cell(&self.url).into_owned(),
+            verdict,
+            self.status.map(|s| s.to_string()).unwrap_or_default(),
+            super::rows::markdown_cell(&self.reason()).into_owned(),
+            super::rows::markdown_cell(&self.found_on_line().unwrap_or_default()).into_owned(),
+            archived.map(|a| a.replace('|', "%7C")).unwrap_or_default(),
+        ] {
+            write!(out, " {cell} |")?;
+        }
+        Ok(())
+    }
+
+    /// A failure for every verdict but alive: the verdict as its type, status and reason as
+    /// its message, and the details in its body.
+    fn junit(&self) -> Option<Case<'_>> {
+        let failure = (self.verdict != Verdict::Alive).then(|| {
+            let status = self.status.map(|s| s.to_string());
+            let code = status.as_deref().or(self.error_kind).unwrap_or("-");
+            let mut body = format!("{}\nverdict: {}", self.url, self.verdict);
+            if let Some(status) = self.status {
+                body += &format!("\nstatus: {status}");
+            }
+            let reason = self.reason();
+            if !reason.is_empty() {
+                body += &format!("\nreason: {reason}");
+            }
+            if let Some(final_url) = &self.final_url {
+                body += &format!("\nfinal URL: {final_url}");
+            }
+            if let Some(found) = self.found_on_line() {
+                body += &format!("\nfound on: {found}");
+            }
+            if let Some(since) = &self.dead_since {
+                body += &format!("\ndead since: {since}");
+            }
+            if let Some(at) = &self.confirmed_at {
+                body += &format!("\nconfirmed dead: {at}");
+            }
+            if let Some(url) = self.archived_url {
+                body += &format!("\narchived copy: {url}");
+            }
+            Failure {
+                kind: self.verdict.to_string(),
+                message: match reason.is_empty() {
+                    true => format!("{code} {}", self.verdict),
+                    false => format!("{code} {}: {reason}", self.verdict),
+                },
+                body,
+            }
+        });
+        Some(Case {
+            classname: self.host,
+            name: &self.url,
+            time: self.latency_ms.map(|ms| f64::from(ms) / 1000.0),
+            failure,
+        })
     }
 
     /// `URL STATUS-OR-ERROR_KIND VERDICT`, then `(DETAIL)` when there is one, then `found on
@@ -129,23 +266,48 @@ impl Row for Record<'_> {
                 write!(out, " and {} more", self.found_count - 1)?;
             }
         }
+        if self.confirmed_at.is_some() {
+            write!(out, " confirmed")?;
+        }
+        if let Some(url) = self.archived_url {
+            write!(out, " archived {url}")?;
+        }
         Ok(())
     }
 }
 
-/// Writes every checked site with one of `verdicts` (and of `host`) to `out`; returns the count.
+/// Writes every checked site with one of `verdicts` (and of `host`; with `confirmed_only`,
+/// confirmed dead) to `out`; returns the count.
 pub async fn write_sites(
     queue: &Queue,
     verdicts: &[Verdict],
+    confirmed_only: bool,
     host: Option<&HostFilter>,
     format: Format,
     out: &mut impl Write,
 ) -> Result<u64, Error> {
-    let mut rows = Rows::start::<Record>(out, format)?;
+    let tally = match format {
+        Format::Junit => {
+            let failing: Vec<Verdict> = verdicts
+                .iter()
+                .copied()
+                .filter(|&v| v != Verdict::Alive)
+                .collect();
+            Some(Tally {
+                tests: queue.checked_count(verdicts, confirmed_only, host).await?,
+                failures: queue.checked_count(&failing, confirmed_only, host).await?,
+            })
+        }
+        _ => None,
+    };
+    let mut rows = Rows::start_tallied::<Record>(out, format, tally)?;
     for &verdict in verdicts {
         let mut after = 0;
         loop {
-            let page = queue.checked_page(verdict, host, after, PAGE).await?;
+            let page = match confirmed_only {
+                true => queue.confirmed_dead_page(host, after, PAGE).await?,
+                false => queue.checked_page(verdict, host, after, PAGE).await?,
+            };
             let found: Vec<i64> = page
                 .iter()
                 .filter(|s| s.found_count > 0)
@@ -189,6 +351,10 @@ mod tests {
             consecutive_failures: 3,
             detail: None,
             found_count: 0,
+            dead_since: Some(1_795_000_000_000),
+            confirmed_at: None,
+            archived_url: None,
+            archived_at: None,
         }
     }
 
@@ -205,7 +371,7 @@ mod tests {
         assert_eq!(
             Record::new(&site, &[]).csv_fields().join("|"),
             "https://a.example/old|dead|404||https://a.example/new,page|2026-11-18T11:06:40.123Z|\
-             1|35|2|2026-11-18T11:06:40Z|3|||0"
+             1|35|2|2026-11-18T11:06:40Z|3|||0|2026-11-18T11:06:40Z|||"
         );
         let never = Checked {
             verdict: Verdict::Unreachable,
@@ -215,12 +381,13 @@ mod tests {
             latency_ms: None,
             redirects: None,
             last_alive_at: None,
+            dead_since: None,
             ..moved()
         };
         let record = Record::new(&never, &[]);
         assert_eq!(
             record.csv_fields().join("|"),
-            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|||0"
+            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|||0||||"
         );
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
@@ -279,5 +446,84 @@ mod tests {
             String::from_utf8(text).unwrap(),
             "https://a.example/old 404 dead found on https://a.example/a and 2 more"
         );
+    }
+
+    /// Confirmed dead, found on two pages, with an archived copy.
+    fn confirmed_and_archived() -> Checked {
+        Checked {
+            found_count: 2,
+            confirmed_at: Some(1_795_259_200_000),
+            archived_url: Some(
+                "http://web.archive.org/web/20130919044612/http://a.example/old".into(),
+            ),
+            archived_at: Some(1_379_565_972_000),
+            ..moved()
+        }
+    }
+
+    #[test]
+    fn confirmation_and_archived_copy_print_in_every_format() {
+        let site = confirmed_and_archived();
+        let pages = ["https://a.example/a|b".to_owned()];
+        let record = Record::new(&site, &pages);
+        let fields = record.csv_fields();
+        assert_eq!(
+            fields[14..].join("|"),
+            "2026-11-18T11:06:40Z|2026-11-21T11:06:40Z|\
+             http://web.archive.org/web/20130919044612/http://a.example/old|2013-09-19T04:46:12Z"
+        );
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["archived_url"], fields[16].as_ref());
+        assert_eq!(json["confirmed_at"], "2026-11-21T11:06:40Z");
+        let mut text = Vec::new();
+        record.write_text(&mut text).unwrap();
+        assert!(String::from_utf8(text).unwrap().ends_with(
+            " confirmed archived http://web.archive.org/web/20130919044612/http://a.example/old"
+        ));
+        let mut markdown = Vec::new();
+        record.write_markdown(&mut markdown).unwrap();
+        assert_eq!(
+            String::from_utf8(markdown).unwrap(),
+            "| https://a.example/old | dead (confirmed) | 404 | HTTP 404 | \
+             https://a.example/a\\|b (and 1 more) | \
+             [2013-09-19](http://web.archive.org/web/20130919044612/http://a.example/old) |"
+        );
+    }
+
+    #[test]
+    fn a_site_that_is_not_alive_is_a_failing_test_case_and_an_alive_one_passes() {
+        let site = confirmed_and_archived();
+        let record = Record::new(&site, &[]);
+        let case = record.junit().unwrap();
+        assert_eq!(
+            (case.classname, case.name),
+            ("a.example", "https://a.example/old")
+        );
+        assert_eq!(case.time, Some(0.035));
+        let failure = case.failure.unwrap();
+        assert_eq!(
+            (failure.kind.as_str(), failure.message.as_str()),
+            ("dead", "404 dead: HTTP 404")
+        );
+        for line in [
+            "verdict: dead",
+            "status: 404",
+            "reason: HTTP 404",
+            "final URL: https://a.example/new,page",
+            "confirmed dead: 2026-11-21T11:06:40Z",
+            "archived copy: http://web.archive.org/web/20130919044612/http://a.example/old",
+        ] {
+            assert!(
+                failure.body.lines().any(|l| l == line),
+                "{line} in {}",
+                failure.body
+            );
+        }
+        let alive = Checked {
+            verdict: Verdict::Alive,
+            status: Some(200),
+            ..moved()
+        };
+        assert!(Record::new(&alive, &[]).junit().unwrap().failure.is_none());
     }
 }

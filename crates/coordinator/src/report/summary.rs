@@ -146,6 +146,38 @@ impl Row for Summary {
         format!("{},workers", COUNTS.join(","))
     }
 
+    fn markdown_table() -> bool {
+        false
+    }
+
+    /// A short list: the verdicts checked, what is left, and where the dead sites are.
+    fn write_markdown(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let checked: i64 = self.verdicts().iter().map(|(_, n)| n).sum();
+        write!(out, "**{checked} sites checked**")?;
+        let left = self.pending + self.claimed;
+        if left > 0 {
+            write!(out, ", {left} still to check")?;
+        }
+        writeln!(out)?;
+        writeln!(out)?;
+        for (v, n) in self.verdicts() {
+            writeln!(out, "- {v}: {n}")?;
+        }
+        if !self.top_dead_hosts.is_empty() {
+            let hosts: Vec<String> = self
+                .top_dead_hosts
+                .iter()
+                .map(|h| format!("{} ({})", super::rows::markdown_cell(&h.host), h.dead))
+                .collect();
+            write!(
+                out,
+                "- hosts with the most dead sites: {}",
+                hosts.join(", ")
+            )?;
+        }
+        Ok(())
+    }
+
     fn csv_fields(&self) -> Vec<Cow<'_, str>> {
         let mut counts = vec![self.pending, self.claimed, self.done];
         counts.extend(self.verdicts().map(|(_, n)| n));
@@ -274,6 +306,16 @@ mod tests {
              w1 on box: 50 checked, 5.0/s, last heard 2s ago\n\
              hosts with the most dead sites:\n         \
              3 a.example\n"
+        );
+    }
+
+    #[test]
+    fn markdown_is_a_short_list() {
+        assert_eq!(
+            written(Format::Markdown),
+            "**10 sites checked**, 3 still to check\n\n\
+             - alive: 6\n- dead: 3\n- blocked: 1\n- unreachable: 0\n- error: 0\n\
+             - hosts with the most dead sites: a.example (3)\n"
         );
     }
 }

@@ -47,12 +47,22 @@ pub struct Checked {
     pub detail: Option<String>,
     /// Pages (or files) the link was found on (`referrers.rs`); 0 for a seeded URL.
     pub found_count: i32,
+    /// Unix milliseconds: when its current streak of dead results began (`confirm.rs`); none
+    /// unless it is dead.
+    pub dead_since: Option<i64>,
+    /// Unix milliseconds: when `--confirm`'s policy confirmed it dead.
+    pub confirmed_at: Option<i64>,
+    /// The closest archived copy found for it (`--archive-lookup`, `archive.rs`).
+    pub archived_url: Option<String>,
+    /// Unix milliseconds: the archived copy's time.
+    pub archived_at: Option<i64>,
 }
 
 /// The columns a [`CheckedRow`] reads.
 pub(crate) const CHECKED_COLUMNS: &str =
     "id, url, host, verdict, http_status, error_kind, final_url, \
-     checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures, detail, found_count";
+     checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures, detail, found_count, \
+     dead_since, confirmed_at, archived_url, archived_at";
 
 #[derive(sqlx::FromRow)]
 pub(crate) struct CheckedRow {
@@ -71,6 +81,10 @@ pub(crate) struct CheckedRow {
     consecutive_failures: i32,
     detail: Option<String>,
     found_count: i32,
+    dead_since: Option<i64>,
+    confirmed_at: Option<i64>,
+    archived_url: Option<String>,
+    archived_at: Option<i64>,
 }
 
 impl TryFrom<CheckedRow> for Checked {
@@ -92,7 +106,19 @@ impl TryFrom<CheckedRow> for Checked {
             consecutive_failures: row.consecutive_failures,
             detail: row.detail,
             found_count: row.found_count,
+            dead_since: row.dead_since,
+            confirmed_at: row.confirmed_at,
+            archived_url: row.archived_url,
+            archived_at: row.archived_at,
         })
+    }
+}
+
+/// The condition that keeps only confirmed dead sites, when asked.
+fn confirmed(only: bool) -> &'static str {
+    match only {
+        true => "AND confirmed_at IS NOT NULL ",
+        false => "",
     }
 }
 
@@ -125,9 +151,31 @@ impl Queue {
         after: i64,
         limit: u32,
     ) -> Result<Vec<Checked>, Error> {
+        self.page_of(verdict, false, host, after, limit).await
+    }
+
+    /// [`Queue::checked_page`] of the dead sites that `--confirm`'s policy confirmed.
+    pub async fn confirmed_dead_page(
+        &self,
+        host: Option<&HostFilter>,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<Checked>, Error> {
+        self.page_of(Verdict::Dead, true, host, after, limit).await
+    }
+
+    async fn page_of(
+        &self,
+        verdict: Verdict,
+        confirmed_only: bool,
+        host: Option<&HostFilter>,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<Checked>, Error> {
         let sql = self.statement(&format!(
-            "SELECT {CHECKED_COLUMNS} FROM sites WHERE verdict = ? AND id > ? {} \
+            "SELECT {CHECKED_COLUMNS} FROM sites WHERE verdict = ? AND id > ? {}{} \
              ORDER BY verdict, id LIMIT ?",
+            confirmed(confirmed_only),
             host_filter::condition(host)
         ));
         let rows: Vec<CheckedRow> = with_pool!(&self.db, pool => {
@@ -137,19 +185,21 @@ impl Queue {
         rows.into_iter().map(Checked::try_from).collect()
     }
 
-    /// Whether any site (of `host`, if given) has one of `verdicts`: one row read at most,
-    /// through the `sites_verdict` index.
+    /// Whether any site (of `host`, if given) has one of `verdicts` (with `confirmed_only`, is
+    /// dead and confirmed): one row read at most, through the `sites_verdict` index.
     pub async fn any_checked(
         &self,
         verdicts: &[Verdict],
+        confirmed_only: bool,
         host: Option<&HostFilter>,
     ) -> Result<bool, Error> {
         if verdicts.is_empty() {
             return Ok(false);
         }
         let sql = self.statement(&format!(
-            "SELECT id FROM sites WHERE verdict IN ({}) {} LIMIT 1",
+            "SELECT id FROM sites WHERE verdict IN ({}) {}{} LIMIT 1",
             placeholders(verdicts.len()),
+            confirmed(confirmed_only),
             host_filter::condition(host)
         ));
         let found: Option<(i64,)> = with_pool!(&self.db, pool => {
@@ -160,6 +210,33 @@ impl Queue {
             host_filter::bind(q, host).fetch_optional(pool).await?
         });
         Ok(found.is_some())
+    }
+
+    /// How many sites (of `host`, if given) have one of `verdicts` (with `confirmed_only`,
+    /// confirmed dead): what a report of them will hold, for formats that say it first.
+    pub async fn checked_count(
+        &self,
+        verdicts: &[Verdict],
+        confirmed_only: bool,
+        host: Option<&HostFilter>,
+    ) -> Result<u64, Error> {
+        if verdicts.is_empty() {
+            return Ok(0);
+        }
+        let sql = self.statement(&format!(
+            "SELECT COUNT(*) FROM sites WHERE verdict IN ({}) {}{}",
+            placeholders(verdicts.len()),
+            confirmed(confirmed_only),
+            host_filter::condition(host)
+        ));
+        let (count,): (i64,) = with_pool!(&self.db, pool => {
+            let mut q = sqlx::query_as(&sql);
+            for verdict in verdicts {
+                q = q.bind(verdict.as_str());
+            }
+            host_filter::bind(q, host).fetch_one(pool).await?
+        });
+        Ok(count.max(0) as u64)
     }
 
     /// Sites per state.

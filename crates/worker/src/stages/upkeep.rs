@@ -112,6 +112,12 @@ pub async fn reap(ctx: &Ctx) {
                 "gave back sites of stalled workers"
             );
         }
+        Ok(Some(r)) if r.confirming > 0 => {
+            tracing::info!(
+                sites = r.confirming,
+                "dead sites due for a confirming check (--confirm)"
+            );
+        }
         Ok(_) => {}
         Err(error) => tracing::warn!(error = %crate::chain(&error), "cannot reap"),
     }
