@@ -17,6 +17,8 @@
 //! - `balance`: work-aware balance (an idle worker is handed a busy partition) and the hosts'
 //!   shared error rate.
 //! - `report_hosts`: `crawler-report --hosts` in every format, against a queue set up by hand.
+//! - `reports`: JUnit and Markdown reports, archived copies of dead links (`--archive-lookup`
+//!   against a stand-in API), dead confirmed over time (`--confirm N:SPAN`).
 //! - `pipelines`: what scripts and CI jobs rely on: `--fail-on` exit codes, `-o FILE`, the
 //!   summary and site columns in every format, `--host HOST:PORT`, each binary's help, environment
 //!   variables, man page and completions.
@@ -57,4 +59,5 @@ mod pipelines;
 mod progress;
 mod queue;
 mod report_hosts;
+mod reports;
 mod soft404;

@@ -14,6 +14,7 @@
 //! - [`recorder`]: servers that record every request, or never answer; [`dns`]: a DNS
 //!   server that counts queries.
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
+//! - [`archive`]: a stand-in for the Wayback Machine's availability API (`--archive-lookup`).
 //! - [`findings`]: findings and outcomes to write back without an HTTP check.
 //! - [`terminal`]: a pseudo-terminal to run a binary in, as a person would.
 //! - [`static_site`]: a static website from a table of paths, counting every request (the
@@ -23,6 +24,7 @@
 //! - [`soft404_real`]: a labelled soft-404 corpus of real server software (nginx, Apache,
 //!   lighttpd, Caddy from Debian), configured as admins configure a "not found".
 
+pub mod archive;
 pub mod backend;
 pub mod bench;
 pub mod bins;
