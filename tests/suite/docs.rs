@@ -359,6 +359,6 @@ fn paths_links_and_anchors_are_read_as_github_shows_them() {
     assert_eq!(repository_path("/docs/x.html"), None);
     assert_eq!(slug(" Retries, and the tail"), "retries-and-the-tail");
     let prose = "see [a](docs/a.md#x) and\n`crates/queue/\nsrc/sql.rs` [b](b.md)";
-    assert_eq!(links(prose), [(1, "docs/a.md#x"), (2, "b.md")]);
+    assert_eq!(links(prose), [(1, "docs/a.md#x"), (3, "b.md")]);
     assert_eq!(code_spans(prose), [(2, "crates/queue/\nsrc/sql.rs")]);
 }
