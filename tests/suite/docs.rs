@@ -58,7 +58,8 @@ impl Page {
         let mut fenced = false;
         let mut lines = Vec::new();
         for (i, line) in self.text.lines().enumerate() {
-            let fence = line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~");
+            let fence =
+                line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~");
             if fence {
                 fenced = !fenced;
             }
@@ -195,7 +196,10 @@ fn broken_link(repo: &Path, page: &Page, target: &str) -> Option<String> {
         repo.join(page.dir()).join(path)
     };
     if !file.exists() {
-        return Some(format!("link to `{target}`: {} does not exist", file.display()));
+        return Some(format!(
+            "link to `{target}`: {} does not exist",
+            file.display()
+        ));
     }
     let anchor = anchor.filter(|_| file.extension().is_some_and(|e| e == "md"))?;
     let name = file.strip_prefix(repo).ok()?.to_str()?.to_owned();
@@ -327,7 +331,10 @@ fn every_flag_in_the_docs_code_blocks_is_one_the_binary_accepts() {
             }
         }
     }
-    assert!(checked > 10, "only {checked} flags found: is the parser broken?");
+    assert!(
+        checked > 10,
+        "only {checked} flags found: is the parser broken?"
+    );
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
 
@@ -353,7 +360,10 @@ fn paths_links_and_anchors_are_read_as_github_shows_them() {
         expand_braces("migrations/{mysql,postgres}/"),
         ["migrations/mysql/", "migrations/postgres/"]
     );
-    assert_eq!(repository_path("tests/suite/faults.rs:12"), Some("tests/suite/faults.rs"));
+    assert_eq!(
+        repository_path("tests/suite/faults.rs:12"),
+        Some("tests/suite/faults.rs")
+    );
     assert_eq!(repository_path("docs/*.md"), Some("docs/"));
     assert_eq!(repository_path("crawler-report --dead"), None);
     assert_eq!(repository_path("/docs/x.html"), None);
