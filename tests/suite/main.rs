@@ -35,6 +35,8 @@
 //!   alive, each host and pattern probed once per fleet.
 //! - `hosts`: decisions at the host's level: a DNS-dead or hung host decided once, one
 //!   throttling path slowing its host but never stopping it, an absurd Retry-After drained.
+//! - `docs`: README.md and docs/*.md stay true: links and paths exist, the README is short,
+//!   and the flags their code blocks give the binaries are ones the binaries accept.
 //! - `progress`: what a worker tells: a bar and colour on a terminal (in a pseudo-terminal),
 //!   plain lines in a pipe, `NO_COLOR`, `--log-format json`, `-q`, verdicts counted once.
 
@@ -42,6 +44,7 @@ mod balance;
 mod browser;
 mod compose;
 mod dashboard;
+mod docs;
 mod e2e;
 mod faults;
 mod fleet;
