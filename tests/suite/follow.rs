@@ -441,7 +441,11 @@ impl TimedSite {
 
     /// Every request so far, in the order they arrived.
     fn seen(&self) -> Vec<(Instant, String)> {
-        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         seen.sort_by_key(|(at, _)| *at);
         seen
     }
@@ -449,8 +453,8 @@ impl TimedSite {
 
 /// Serves `pages` (path → status, content type, body; anything else a 404) on 127.0.0.1.
 async fn spawn_timed_site(pages: HashMap<&'static str, (&'static str, String)>) -> TimedSite {
-    use http_body_util::Full;
     use bytes::Bytes;
+    use http_body_util::Full;
     use hyper::body::Incoming;
     use hyper::{Request, Response};
 
@@ -490,7 +494,8 @@ async fn spawn_timed_site(pages: HashMap<&'static str, (&'static str, String)>) 
     TimedSite { addr, seen }
 }
 
-/// Four pages and an image, and a robots.txt that asks for a second between requests.
+/// Four pages and an image, three files no page links to, and a robots.txt that asks for a
+/// second between requests.
 async fn spawn_delayed_site() -> TimedSite {
     let html = |body: &str| ("text/html", body.to_owned());
     let pages = HashMap::from([
@@ -502,6 +507,9 @@ async fn spawn_delayed_site() -> TimedSite {
         ("/b.html", html("<p>b</p>")),
         ("/c.html", html("<p>c</p>")),
         ("/logo.png", ("image/png", "png".to_owned())),
+        ("/files/1.pdf", ("application/pdf", "pdf".to_owned())),
+        ("/files/2.pdf", ("application/pdf", "pdf".to_owned())),
+        ("/files/3.pdf", ("application/pdf", "pdf".to_owned())),
         (
             "/robots.txt",
             (
@@ -558,7 +566,30 @@ both_backends!(
                     gaps.iter().all(|g| *g >= Duration::from_millis(900)),
                     "requests closer than the Crawl-delay: {gaps:?} ({seen:?})"
                 );
+                links_only_checked_are_paced_by_a_fresh_worker(&site, &db);
             }
         }
     }
 );
+
+/// After the crawl, links on its host that are only checked (a list, no page), by a worker that
+/// has read no page there: it takes the delay from the fleet's robots.txt, not fetched again.
+fn links_only_checked_are_paced_by_a_fresh_worker(site: &TimedSite, db: &TestDb) {
+    let before = site.seen().len();
+    let mut list = tempfile::NamedTempFile::new().unwrap();
+    for n in 1..=3 {
+        writeln!(list, "{}", site.url(&format!("/files/{n}.pdf"))).unwrap();
+    }
+    let seeded = run(command("crawler-seed", db.url.expose()).arg(list.path()));
+    assert!(seeded.status.success(), "{}", stderr(&seeded));
+    let mut worker = spawn_worker(db, "w3", &["--drain"]);
+    assert!(wait(&mut worker, Duration::from_secs(60)).success());
+    let seen = site.seen().split_off(before);
+    assert!(seen.len() >= 3, "{seen:?}");
+    assert!(seen.iter().all(|(_, r)| r.contains("/files/")), "{seen:?}");
+    let gaps: Vec<Duration> = seen.windows(2).map(|p| p[1].0 - p[0].0).collect();
+    assert!(
+        gaps.iter().all(|g| *g >= Duration::from_millis(900)),
+        "links only checked, closer than the Crawl-delay: {gaps:?} ({seen:?})"
+    );
+}

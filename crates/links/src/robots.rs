@@ -211,8 +211,7 @@ Sitemap: http://a.example/sitemap.xml
     #[test]
     fn a_crawl_delay_is_capped_and_an_invalid_one_ignored() {
         let delay = |value: &str| {
-            Robots::parse(&format!("User-agent: *\nCrawl-delay: {value}\n"), "crawler")
-                .crawl_delay
+            Robots::parse(&format!("User-agent: *\nCrawl-delay: {value}\n"), "crawler").crawl_delay
         };
         assert_eq!(delay("0.25"), Some(Duration::from_millis(250)));
         assert_eq!(delay(" 3 # polite"), Some(Duration::from_secs(3)));

@@ -811,7 +811,10 @@ mod tests {
         for _ in 0..5 {
             drop(limits.acquire("other.example").await.unwrap());
         }
-        assert!(other.elapsed() < Duration::from_millis(90), "other hosts go on");
+        assert!(
+            other.elapsed() < Duration::from_millis(90),
+            "other hosts go on"
+        );
         let later = Instant::now() + HOUR;
         assert!(
             !limits.host("slow.example").idle(later),
@@ -823,8 +826,14 @@ mod tests {
     fn a_few_checks_waiting_for_a_host_with_a_crawl_delay_are_a_backlog() {
         let limits = at_ten_per_second();
         limits.crawl_delay("slow.example", Duration::from_secs(10));
-        limits.host("slow.example").waiting.store(3, Ordering::Relaxed);
-        limits.host("fast.example").waiting.store(3, Ordering::Relaxed);
+        limits
+            .host("slow.example")
+            .waiting
+            .store(3, Ordering::Relaxed);
+        limits
+            .host("fast.example")
+            .waiting
+            .store(3, Ordering::Relaxed);
         assert_eq!(limits.backlogged(Duration::from_secs(2)), ["slow.example"]);
     }
 
