@@ -2,11 +2,14 @@
 //! cycles, relative links, `<base>`, a redirect, links out of scope, an excluded path, a page
 //! robots.txt disallows and a gzipped sitemap behind a sitemap index; two workers crawl it
 //! together. Every link is checked once, each page read once, nothing out of scope or excluded
-//! is read, and every broken link is reported with exactly the pages it is on.
+//! is read, and every broken link is reported with exactly the pages it is on. A robots.txt
+//! `Crawl-delay` paces every request to its host, as the host sees them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::convert::Infallible;
 use std::io::Write;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::static_site::{serve_static, spawn_static_site, Answer, StaticSite};
@@ -424,3 +427,169 @@ both_backends!(
         );
     }
 );
+
+/// A site whose every request is recorded with the time it arrived, as `METHOD /path`.
+struct TimedSite {
+    addr: std::net::SocketAddr,
+    seen: Arc<Mutex<Vec<(Instant, String)>>>,
+}
+
+impl TimedSite {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Every request so far, in the order they arrived.
+    fn seen(&self) -> Vec<(Instant, String)> {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        seen.sort_by_key(|(at, _)| *at);
+        seen
+    }
+}
+
+/// Serves `pages` (path → status, content type, body; anything else a 404) on 127.0.0.1.
+async fn spawn_timed_site(pages: HashMap<&'static str, (&'static str, String)>) -> TimedSite {
+    use bytes::Bytes;
+    use http_body_util::Full;
+    use hyper::body::Incoming;
+    use hyper::{Request, Response};
+
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::<Mutex<Vec<(Instant, String)>>>::default();
+    let (log, pages) = (seen.clone(), Arc::new(pages));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (log, pages) = (log.clone(), pages.clone());
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let path = request.uri().path().to_owned();
+                let request = format!("{} {path}", request.method());
+                log.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((Instant::now(), request));
+                let (status, content_type, body) = match pages.get(path.as_str()) {
+                    Some((content_type, body)) => (200, *content_type, body.clone()),
+                    None => (404, "text/plain", "not found".to_owned()),
+                };
+                let response = Response::builder()
+                    .status(status)
+                    .header("content-type", content_type)
+                    .body(Full::new(Bytes::from(body)))
+                    .unwrap();
+                async move { Ok::<_, Infallible>(response) }
+            });
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    TimedSite { addr, seen }
+}
+
+/// Four pages and an image, three files no page links to, and a robots.txt that asks for a
+/// second between requests.
+async fn spawn_delayed_site() -> TimedSite {
+    let html = |body: &str| ("text/html", body.to_owned());
+    let pages = HashMap::from([
+        (
+            "/",
+            html(r#"<a href="a.html">a</a> <a href="b.html">b</a> <a href="c.html">c</a>"#),
+        ),
+        ("/a.html", html(r#"<img src="logo.png">"#)),
+        ("/b.html", html("<p>b</p>")),
+        ("/c.html", html("<p>c</p>")),
+        ("/logo.png", ("image/png", "png".to_owned())),
+        ("/files/1.pdf", ("application/pdf", "pdf".to_owned())),
+        ("/files/2.pdf", ("application/pdf", "pdf".to_owned())),
+        ("/files/3.pdf", ("application/pdf", "pdf".to_owned())),
+        (
+            "/robots.txt",
+            (
+                "text/plain",
+                "User-agent: other\nDisallow: /\n\nUser-agent: *\nCrawl-delay: 1\n".to_owned(),
+            ),
+        ),
+    ]);
+    spawn_timed_site(pages).await
+}
+
+both_backends!(
+    async fn a_crawl_delay_paces_every_request_to_its_host_across_the_fleet(backend: Backend) {
+        for ignore_robots in [false, true] {
+            let site = spawn_delayed_site().await;
+            let db = backend.fresh().await;
+            let mut seed = command("crawler-seed", db.url.expose());
+            seed.args(["--follow", &site.url("/")]);
+            if ignore_robots {
+                seed.arg("--ignore-robots");
+            }
+            let seeded = run(&mut seed);
+            assert!(seeded.status.success(), "{}", stderr(&seeded));
+            // Two workers, each at the FAST settings' 100,000 requests a second per host.
+            let mut workers = [
+                spawn_worker(&db, "w1", &["--drain"]),
+                spawn_worker(&db, "w2", &["--drain"]),
+            ];
+            for worker in &mut workers {
+                assert!(wait(worker, Duration::from_secs(60)).success());
+            }
+
+            let seen = site.seen();
+            let asked: BTreeSet<&str> = seen.iter().map(|(_, r)| r.as_str()).collect();
+            for page in ["GET /", "GET /a.html", "GET /b.html", "GET /c.html"] {
+                assert!(asked.contains(page), "{page} never asked: {seen:?}");
+            }
+            assert!(
+                asked.iter().any(|r| r.ends_with(" /logo.png")),
+                "the image is checked: {seen:?}"
+            );
+            let gaps: Vec<Duration> = seen.windows(2).map(|p| p[1].0 - p[0].0).collect();
+            if ignore_robots {
+                assert!(!asked.contains("GET /robots.txt"), "{seen:?}");
+                assert!(
+                    gaps.iter().any(|g| *g < Duration::from_millis(500)),
+                    "--ignore-robots ignores the delay too: {gaps:?}"
+                );
+            } else {
+                assert_eq!(seen[0].1, "GET /robots.txt", "{seen:?}");
+                // robots.txt, four pages, the image: at least a second between any two.
+                assert!(seen.len() >= 6, "{seen:?}");
+                assert!(
+                    gaps.iter().all(|g| *g >= Duration::from_millis(900)),
+                    "requests closer than the Crawl-delay: {gaps:?} ({seen:?})"
+                );
+                links_only_checked_are_paced_by_a_fresh_worker(&site, &db);
+            }
+        }
+    }
+);
+
+/// After the crawl, links on its host that are only checked (a list, no page), by a worker that
+/// has read no page there: it takes the delay from the fleet's robots.txt, not fetched again.
+fn links_only_checked_are_paced_by_a_fresh_worker(site: &TimedSite, db: &TestDb) {
+    let before = site.seen().len();
+    let mut list = tempfile::NamedTempFile::new().unwrap();
+    for n in 1..=3 {
+        writeln!(list, "{}", site.url(&format!("/files/{n}.pdf"))).unwrap();
+    }
+    let seeded = run(command("crawler-seed", db.url.expose()).arg(list.path()));
+    assert!(seeded.status.success(), "{}", stderr(&seeded));
+    let mut worker = spawn_worker(db, "w3", &["--drain"]);
+    assert!(wait(&mut worker, Duration::from_secs(60)).success());
+    let seen = site.seen().split_off(before);
+    assert!(seen.len() >= 3, "{seen:?}");
+    assert!(seen.iter().all(|(_, r)| r.contains("/files/")), "{seen:?}");
+    let gaps: Vec<Duration> = seen.windows(2).map(|p| p[1].0 - p[0].0).collect();
+    assert!(
+        gaps.iter().all(|g| *g >= Duration::from_millis(900)),
+        "links only checked, closer than the Crawl-delay: {gaps:?} ({seen:?})"
+    );
+}

@@ -4,11 +4,18 @@
 
 use std::time::Duration;
 
+/// The longest `Crawl-delay` obeyed: a larger one is taken as this. A site that asks for a
+/// minute between requests is slowed to one a minute, not stopped (at an hour a page, a
+/// crawl of a few hundred pages would never end).
+pub const MAX_CRAWL_DELAY: Duration = Duration::from_secs(60);
+
 /// The rules of one robots.txt for one user agent.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Robots {
     /// `(allow, pattern)`, in the file's order.
     rules: Vec<(bool, String)>,
+    /// The least time between two requests to the host (`Crawl-delay`, in seconds, decimals
+    /// allowed), at most [`MAX_CRAWL_DELAY`]; `None` without one, or for `0`.
     pub crawl_delay: Option<Duration>,
     pub sitemaps: Vec<String>,
 }
@@ -92,18 +99,31 @@ impl Group {
     fn add(&mut self, key: &str, value: &str) {
         self.seen = true;
         match key {
+            // A value that is not a number of seconds is ignored, as if the line were not
+            // there; of several, the longest.
             "crawl-delay" => {
-                self.crawl_delay = value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|s| s.is_finite() && *s >= 0.0)
-                    .map(|s| Duration::from_secs_f64(s.min(86_400.0)));
+                if let Some(delay) = crawl_delay(value) {
+                    self.crawl_delay = self.crawl_delay.max(Some(delay));
+                }
             }
             // An empty Disallow allows everything: no rule.
             _ if value.is_empty() => {}
             _ => self.rules.push((key == "allow", value.to_owned())),
         }
     }
+}
+
+/// A `Crawl-delay` value: seconds, decimals allowed, up to [`MAX_CRAWL_DELAY`]; `None` for
+/// `0` (no delay) and for what is not a finite number of seconds from 0.
+fn crawl_delay(value: &str) -> Option<Duration> {
+    let seconds = value.parse::<f64>().ok()?;
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return None;
+    }
+    // Capped before it is a `Duration`, which cannot hold 1e30 seconds.
+    Some(Duration::from_secs_f64(
+        seconds.min(MAX_CRAWL_DELAY.as_secs_f64()),
+    ))
 }
 
 /// Whether `pattern` (`*` any run, `$` at its end the end of the path) matches the start of
@@ -169,6 +189,43 @@ Sitemap: http://a.example/sitemap.xml
         assert!(!robots.allows("/mine/y"));
         assert_eq!(robots.crawl_delay, None);
         assert!(Robots::parse("User-agent: *\nDisallow:\n", "crawler").allows("/x"));
+    }
+
+    #[test]
+    fn the_crawl_delay_is_the_crawlers_groups_else_the_star_groups() {
+        let text = "User-agent: *\nCrawl-delay: 5\n\nUser-agent: crawler\nCrawl-delay: 1.5\n";
+        let delay = |agent| Robots::parse(text, agent).crawl_delay;
+        assert_eq!(delay("crawler"), Some(Duration::from_millis(1500)));
+        assert_eq!(delay("other"), Some(Duration::from_secs(5)));
+        // A group naming the crawler without a delay has none, whatever `*` asks.
+        let text = "User-agent: *\nCrawl-delay: 5\n\nUser-agent: crawler\nDisallow: /x\n";
+        assert_eq!(Robots::parse(text, "crawler").crawl_delay, None);
+        // A group of several agents, the crawler among them.
+        let text = "User-agent: a\nUser-agent: CRAWLER\nCrawl-delay: 2\n";
+        assert_eq!(
+            Robots::parse(text, "crawler").crawl_delay,
+            Some(Duration::from_secs(2))
+        );
+    }
+
+    #[test]
+    fn a_crawl_delay_is_capped_and_an_invalid_one_ignored() {
+        let delay = |value: &str| {
+            Robots::parse(&format!("User-agent: *\nCrawl-delay: {value}\n"), "crawler").crawl_delay
+        };
+        assert_eq!(delay("0.25"), Some(Duration::from_millis(250)));
+        assert_eq!(delay(" 3 # polite"), Some(Duration::from_secs(3)));
+        assert_eq!(delay("3600"), Some(MAX_CRAWL_DELAY));
+        assert_eq!(delay("1e30"), Some(MAX_CRAWL_DELAY));
+        for invalid in ["0", "-1", "", "soon", "1s", "NaN", "inf", "1,5"] {
+            assert_eq!(delay(invalid), None, "{invalid:?}");
+        }
+        // An invalid line leaves a valid one as it was; of two, the longer applies.
+        let text = "User-agent: *\nCrawl-delay: 2\nCrawl-delay: x\nCrawl-delay: 1\n";
+        assert_eq!(
+            Robots::parse(text, "crawler").crawl_delay,
+            Some(Duration::from_secs(2))
+        );
     }
 
     #[test]

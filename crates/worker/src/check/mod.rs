@@ -262,6 +262,12 @@ impl Checker {
         self.inner.limits.start_at(host, rate);
     }
 
+    /// Spaces the starts of `host`'s requests at least `delay` apart (robots.txt's
+    /// `Crawl-delay`): a cap under `--host-rate` and the adaptive pace.
+    pub fn crawl_delay(&self, host: &str, delay: Duration) {
+        self.inner.limits.crawl_delay(host, delay);
+    }
+
     /// The fleet decided `host` unreachable (`kind`): one failed probe decides it again.
     pub fn suspect_host(&self, host: &str, kind: ErrorKind) {
         self.inner.health.suspect(host, kind);

@@ -16,6 +16,12 @@
 //! arrive in any order, so a streak must last before it says anything of the host). Otherwise it is about its own URL, which waits for it (`retry.rs`). A host
 //! deferred past the horizon (`--defer-horizon`) is not waited for: its checks end at once with
 //! [`Limits::acquire`]'s `Err`, and the queue makes them due at the time the server allows.
+//!
+//! # The host's own cap: robots.txt's `Crawl-delay`
+//! A host whose robots.txt asks for a `Crawl-delay` gets it as a floor under its spacing
+//! ([`Limits::crawl_delay`]): its requests start at least that far apart, whatever the rate
+//! and the pace would allow (a cap: the slower of the two applies). A host with a floor is
+//! never swept from the map, so it keeps it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -89,6 +95,8 @@ struct Pace {
     /// `Retry-After`, capped at `crawler_queue::MAX_DELAY`).
     deferred_until: Option<Instant>,
     last_used: Instant,
+    /// The least time between two requests' starts: the host's `Crawl-delay` (zero: none).
+    floor: Duration,
     /// Throttled answers in a row, since when, and (up to two) distinct paths among them.
     streak: u32,
     streak_since: Option<Instant>,
@@ -157,6 +165,15 @@ impl Limits {
         let until = Instant::now() + wait;
         let mut pace = host.pace.lock().expect("pace lock poisoned");
         pace.deferred_until = Some(pace.deferred_until.map_or(until, |u| u.max(until)));
+    }
+
+    /// Starts `host`'s requests at least `delay` apart from now on (robots.txt's
+    /// `Crawl-delay`), counting from the last one sent; of two delays, the longer holds.
+    pub(crate) fn crawl_delay(&self, host: &str, delay: Duration) {
+        let host = self.host(host);
+        let mut pace = host.pace.lock().expect("pace lock poisoned");
+        pace.floor = pace.floor.max(delay);
+        pace.next = pace.next.max(pace.last_used + pace.floor);
     }
 
     /// Starts `host` at `rate` requests per second (the fleet's last rate for it), when that is
@@ -335,10 +352,11 @@ impl Host {
     /// How long the checks waiting for this host take to start at its current pace.
     fn backlog(&self, now: Instant) -> Duration {
         let waiting = self.waiting.load(Ordering::Relaxed);
-        if waiting <= self.concurrency {
+        let pace = self.pace.lock().expect("pace lock poisoned");
+        // As many as the host's slots start at once, unless a Crawl-delay spaces them.
+        if waiting <= self.concurrency && pace.floor.is_zero() {
             return Duration::ZERO;
         }
-        let pace = self.pace.lock().expect("pace lock poisoned");
         // A turn: the pace's spacing, or the requests' own time shared by the host's slots,
         // whichever is longer (a slow host is backlogged by a few, a fast one by many).
         let latency = Duration::from_micros(self.latency_us.load(Ordering::Relaxed));
@@ -381,6 +399,7 @@ impl Host {
         now >= pace.next
             && now >= pace.last_used + self.interval
             && pace.share >= 1.0
+            && pace.floor.is_zero()
             && pace.deferred_until.is_none_or(|until| now >= until)
     }
 }
@@ -440,20 +459,22 @@ impl Pace {
             next: now,
             deferred_until: None,
             last_used: now,
+            floor: Duration::ZERO,
             streak: 0,
             streak_since: None,
             streak_paths: Vec::new(),
         }
     }
 
-    /// The time between two requests at the current share; zero at the full rate (the
-    /// governor spaces those).
+    /// The time between two requests at the current share (zero at the full rate: the
+    /// governor spaces those), never less than the host's floor.
     fn spacing(&self, base: Duration) -> Duration {
-        if self.share >= 1.0 {
+        let adaptive = if self.share >= 1.0 {
             Duration::ZERO
         } else {
             base.div_f64(self.share)
-        }
+        };
+        adaptive.max(self.floor)
     }
 
     /// The instant the caller may start; requests are spaced at the current share, and none
@@ -760,6 +781,60 @@ mod tests {
             let gap = pair[1] - pair[0];
             assert!(gap >= Duration::from_millis(90), "started {gap:?} apart");
         }
+    }
+
+    #[tokio::test]
+    async fn a_crawl_delay_spaces_its_hosts_requests_whatever_the_rate() {
+        let limits = unlimited(8, 16);
+        let delay = Duration::from_millis(100);
+        // The robots.txt request, then its delay: the next request counts from it.
+        let robots = limits.acquire("slow.example").await.unwrap();
+        let sent = Instant::now();
+        limits.crawl_delay("slow.example", delay);
+        robots.record(200, None, "/robots.txt");
+        drop(robots);
+        let mut starts = futures::future::join_all((0..3).map(|_| async {
+            let permit = limits.acquire("slow.example").await.unwrap();
+            let started = Instant::now();
+            // An answer raises the pace, never above the floor.
+            permit.record(200, None, "/");
+            started
+        }))
+        .await;
+        starts.sort();
+        assert!(starts[0] - sent >= Duration::from_millis(90));
+        for pair in starts.windows(2) {
+            let gap = pair[1] - pair[0];
+            assert!(gap >= Duration::from_millis(90), "started {gap:?} apart");
+        }
+        let other = Instant::now();
+        for _ in 0..5 {
+            drop(limits.acquire("other.example").await.unwrap());
+        }
+        assert!(
+            other.elapsed() < Duration::from_millis(90),
+            "other hosts go on"
+        );
+        let later = Instant::now() + HOUR;
+        assert!(
+            !limits.host("slow.example").idle(later),
+            "a host with a delay keeps it"
+        );
+    }
+
+    #[test]
+    fn a_few_checks_waiting_for_a_host_with_a_crawl_delay_are_a_backlog() {
+        let limits = at_ten_per_second();
+        limits.crawl_delay("slow.example", Duration::from_secs(10));
+        limits
+            .host("slow.example")
+            .waiting
+            .store(3, Ordering::Relaxed);
+        limits
+            .host("fast.example")
+            .waiting
+            .store(3, Ordering::Relaxed);
+        assert_eq!(limits.backlogged(Duration::from_secs(2)), ["slow.example"]);
     }
 
     #[tokio::test]

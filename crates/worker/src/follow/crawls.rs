@@ -1,5 +1,6 @@
 //! The crawls' rules as this worker knows them: read from the database the first time a page
-//! of an unknown crawl is claimed (a seed may add a crawl while the fleet runs), then kept.
+//! of an unknown crawl is claimed (a seed may add a crawl while the fleet runs), or the first
+//! time a link is checked (to know the hosts whose robots.txt paces it), then kept.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use crawler_links::{Rules, Scope};
 use crawler_queue::filter::Regex;
 use crawler_queue::{Crawl, Error, Queue};
 use tokio::sync::Mutex;
+use url::Url;
 
 /// One crawl's rules, ready to sort links.
 #[derive(Debug)]
@@ -23,7 +25,24 @@ pub struct CrawlRules {
 /// of a new crawl, claimed together, read the table once.
 #[derive(Default)]
 pub struct Crawls {
-    known: Mutex<HashMap<i64, Arc<CrawlRules>>>,
+    known: Mutex<Known>,
+}
+
+#[derive(Default)]
+struct Known {
+    crawls: HashMap<i64, Arc<CrawlRules>>,
+    /// The table was read at least once.
+    read: bool,
+}
+
+impl Known {
+    async fn read(&mut self, queue: &Queue) -> Result<(), Error> {
+        for crawl in queue.crawls().await? {
+            self.crawls.insert(crawl.id, Arc::new(rules_of(crawl)));
+        }
+        self.read = true;
+        Ok(())
+    }
 }
 
 impl Crawls {
@@ -31,13 +50,28 @@ impl Crawls {
     /// checked, not read).
     pub async fn get(&self, queue: &Queue, id: i64) -> Result<Option<Arc<CrawlRules>>, Error> {
         let mut known = self.known.lock().await;
-        if let Some(rules) = known.get(&id) {
+        if let Some(rules) = known.crawls.get(&id) {
             return Ok(Some(rules.clone()));
         }
-        for crawl in queue.crawls().await? {
-            known.insert(crawl.id, Arc::new(rules_of(crawl)));
+        known.read(queue).await?;
+        Ok(known.crawls.get(&id).cloned())
+    }
+
+    /// Whether `url` is in the scope of a crawl that obeys robots.txt: on a host whose
+    /// robots.txt paces every request (its `Crawl-delay`), pages or not. The table is read
+    /// the first time; a crawl added since is known once one of its pages is claimed.
+    pub async fn paced_by_robots(&self, queue: &Queue, url: &Url) -> Result<bool, Error> {
+        let mut known = self.known.lock().await;
+        if !known.read {
+            // Tried once: a failure is not tried again by every check (the database away
+            // would slow them all); a page of an unknown crawl reads the table again.
+            known.read = true;
+            known.read(queue).await?;
         }
-        Ok(known.get(&id).cloned())
+        Ok(known
+            .crawls
+            .values()
+            .any(|c| c.robots && c.rules.scopes.iter().any(|s| s.contains(url))))
     }
 }
 

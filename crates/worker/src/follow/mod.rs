@@ -63,6 +63,7 @@ impl Follow {
     /// Checks `site`; if it is a page of a crawl that may be read, reads it and adds its links.
     pub async fn check(&self, site: &Site) -> Finding {
         let Some(crawl) = self.rules_of(site).await else {
+            self.pace_by_robots(site).await;
             return self.checker.check(&site.url).await;
         };
         if crawl.robots
@@ -92,6 +93,22 @@ impl Follow {
             (sort(&crawl, std::iter::once(final_url), depth), depth)
         };
         self.store(site, &crawl, depth, links, finding).await
+    }
+
+    /// A site that is not a page, on a host a crawl reads obeying robots.txt: the origin's
+    /// robots.txt is loaded first (from the fleet's copy, or fetched once), so that its
+    /// `Crawl-delay` paces this check too, on a worker that has read no page of the host yet.
+    async fn pace_by_robots(&self, site: &Site) {
+        let Ok(url) = Url::parse(&site.url) else {
+            return;
+        };
+        match self.crawls.paced_by_robots(&self.queue, &url).await {
+            Ok(true) => self.robots.pace(&self.queue, &self.checker, &url).await,
+            Ok(false) => {}
+            Err(error) => {
+                tracing::debug!(error = %crate::chain(&error), "cannot read the crawls: checking the link without its robots.txt");
+            }
+        }
     }
 
     /// The rules of `site`'s crawl, if it is a page of one that is still known.

@@ -1,7 +1,8 @@
 //! robots.txt for the pages a crawl reads, per origin (`scheme://host:port`): taken from the
 //! database if any worker fetched it already, else fetched through the checker (the host's
 //! limits apply) and stored for the fleet. Kept in memory, bounded; the checks of one origin
-//! that need it at once wait for one fetch.
+//! that need it at once wait for one fetch. Its `Crawl-delay` is handed to the checker when
+//! it is loaded, and paces every request to the host from then on (`check/ratelimit.rs`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -32,6 +33,23 @@ impl RobotsCache {
         let Ok(url) = Url::parse(url) else {
             return true;
         };
+        let robots = self.robots_of(queue, checker, &url).await;
+        let path = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_owned(),
+        };
+        robots.allows(&path)
+    }
+
+    /// Loads the robots.txt of `url`'s origin, if this worker has not yet, for its
+    /// `Crawl-delay` alone: a link only checked on a host a crawl reads is paced like its pages.
+    pub async fn pace(&self, queue: &Queue, checker: &Checker, url: &Url) {
+        self.robots_of(queue, checker, url).await;
+    }
+
+    /// The robots.txt of `url`'s origin, loaded once; its `Crawl-delay` set on the checker
+    /// then, for the host.
+    async fn robots_of(&self, queue: &Queue, checker: &Checker, url: &Url) -> Arc<Robots> {
         let origin = url.origin().ascii_serialization();
         let cell = {
             let mut origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
@@ -40,14 +58,15 @@ impl RobotsCache {
             }
             origins.entry(origin.clone()).or_default().clone()
         };
-        let robots = cell
-            .get_or_init(|| async { Arc::new(load(queue, checker, &origin).await) })
-            .await;
-        let path = match url.query() {
-            Some(query) => format!("{}?{query}", url.path()),
-            None => url.path().to_owned(),
+        let load = || async {
+            let robots = load(queue, checker, &origin).await;
+            if let (Some(delay), Some(host)) = (robots.crawl_delay, url.host_str()) {
+                tracing::debug!(%origin, ?delay, "robots.txt asks for a crawl delay");
+                checker.crawl_delay(host, delay);
+            }
+            Arc::new(robots)
         };
-        robots.allows(&path)
+        cell.get_or_init(load).await.clone()
     }
 }
 
