@@ -61,4 +61,6 @@ foreach ($site['pages'] as $page) {
         'post_parent' => empty($page['parent']) ? 0 : $pages[$page['parent']],
     ], true));
 }
-flush_rewrite_rules(false);
+// The rules are built on the first request: this process registered the taxonomies before
+// the permalink structure was set, so rules built here would lack /category/ and /tag/.
+delete_option('rewrite_rules');
