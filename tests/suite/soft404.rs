@@ -177,6 +177,7 @@ async fn soft_404s_of_real_servers_are_found_and_real_pages_stay_alive() {
         ],
         &[],
         &[],
+        3,
     )
     .await;
 }
@@ -185,14 +186,22 @@ async fn soft_404s_of_real_servers_are_found_and_real_pages_stay_alive() {
 /// post 404, 200 (the theme's "page not found") or 301 home: as above, and WordPress's guess
 /// for a mistyped slug (a 301 to the post it starts) stays alive. Its known misses may stay
 /// alive (never dead for another reason); a blog takes a few php-fpm workers, so a host gets
-/// four requests at a time.
+/// four requests at a time. Probes: the root's, `.php`'s, and one for each URL redirected
+/// (a pretty permalink ends in `/`, so each is a directory of its own): eight at most.
+///
+/// Not in CI: it takes 130 s on a loaded 2-core machine (a MariaDB server, three installs, 117
+/// pages WordPress renders in 0.1-0.3 s each), and CI would install WordPress for it. Run it
+/// with `cargo test -p crawler-tests --test suite -- --ignored soft_404s_of_wordpress`
+/// (`apt-get install wordpress wordpress-theme-twentytwentythree php-fpm nginx-light`).
 #[tokio::test]
+#[ignore = "slow (about two minutes) and needs Debian's wordpress; see the doc comment"]
 async fn soft_404s_of_wordpress_are_found_and_its_guesses_stay_alive() {
     use crawler_tests::soft404_real::WORDPRESS_KNOWN_MISSES;
     crawl_real(
         &["wordpress-404", "wordpress-200", "wordpress-home"],
         WORDPRESS_KNOWN_MISSES,
         &["--host-concurrency", "4", "--timeout", "30s"],
+        8,
     )
     .await;
 }
@@ -200,7 +209,7 @@ async fn soft_404s_of_wordpress_are_found_and_its_guesses_stay_alive() {
 /// Crawls the real-server configurations `names` with `--soft-404` (and `flags`) and checks
 /// every label;
 /// a soft 404 whose path is in `missed` may be alive instead.
-async fn crawl_real(names: &[&str], missed: &[&str], flags: &[&str]) {
+async fn crawl_real(names: &[&str], missed: &[&str], flags: &[&str], max_probes: u64) {
     use crawler_tests::soft404_real::{RealCorpus, ALL};
     let configs: Vec<_> = ALL
         .iter()
@@ -235,6 +244,6 @@ async fn crawl_real(names: &[&str], missed: &[&str], flags: &[&str]) {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     for (name, requests) in corpus.requests() {
-        assert!(requests.probes <= 3, "{name}: {requests:?}");
+        assert!(requests.probes <= max_probes, "{name}: {requests:?}");
     }
 }

@@ -154,7 +154,11 @@ impl RealCorpus {
         self.spawn_child(cmd);
         let logs = self.dir.path().join("logs");
         let nginx = dir.join("nginx.conf");
-        fs::write(&nginx, nginx_conf(&dir, &root, &logs, config.name, addr, &socket)).unwrap();
+        fs::write(
+            &nginx,
+            nginx_conf(&dir, &root, &logs, config.name, addr, &socket),
+        )
+        .unwrap();
         let mut cmd = Command::new(Server::Nginx.binary());
         cmd.arg("-c")
             .arg(&nginx)
@@ -271,9 +275,7 @@ fn site_json() -> serde_json::Value {
     };
     let mut sale = post("Spring sale", "spring-sale-2024", "2024-05-05 10:00:00");
     sale["renamed_to"] = "spring-sale".into();
-    let page = |title: &str, parent: &str| {
-        serde_json::json!({"title": title, "parent": parent, "text": text(title)})
-    };
+    let page = |title: &str, parent: &str| serde_json::json!({"title": title, "parent": parent, "text": text(title)});
     serde_json::json!({
         "categories": ["News", "Empty category"],
         "posts": [
