@@ -46,8 +46,14 @@ fn normalized(url: &str) -> String {
 /// failure shows where the queue stood and what the worker last said: that is how a PostgreSQL
 /// claim that took more than its `LIMIT` showed here (`sql::PICK`), as 13 sites left claimed.
 fn crawl(db: &TestDb, id: &str) {
+    crawl_with(db, id, &[]);
+}
+
+/// [`crawl`], with `extra` flags after the others (later flags win).
+fn crawl_with(db: &TestDb, id: &str, extra: &[&str]) {
     let log = tempfile::NamedTempFile::new().unwrap();
     let mut worker = worker_command(db, id, &["--drain", "--soft-404"])
+        .args(extra)
         .env("RUST_LOG", "info,crawler_worker=debug,crawler_queue=debug")
         .stderr(log.reopen().unwrap())
         .spawn()
@@ -161,14 +167,51 @@ both_backends!(
 /// document included), hard 404s dead by their status, at most three probes per host.
 #[tokio::test]
 async fn soft_404s_of_real_servers_are_found_and_real_pages_stay_alive() {
+    crawl_real(
+        &[
+            "nginx-spa",
+            "nginx-200",
+            "nginx-login",
+            "nginx-honest",
+            "caddy-home",
+        ],
+        &[],
+        &[],
+        3,
+    )
+    .await;
+}
+
+/// Debian's WordPress on a private MariaDB (`soft404_real/wordpress.rs`), answering a missing
+/// post 404, 200 (the theme's "page not found") or 301 home: as above, and WordPress's guess
+/// for a mistyped slug (a 301 to the post it starts) stays alive. Its known misses may stay
+/// alive (never dead for another reason); a blog takes a few php-fpm workers, so a host gets
+/// four requests at a time. Probes: the root's, `.php`'s, and one for each of the five URLs
+/// redirected (a pretty permalink ends in `/`, so each is a directory of its own), each asked
+/// twice where missing pages answer 200: thirteen at most.
+///
+/// Not in CI: it takes 130 s on a loaded 2-core machine (a MariaDB server, three installs, 117
+/// pages WordPress renders in 0.1-0.3 s each), and CI would install WordPress for it. Run it
+/// with `cargo test -p crawler-tests --test suite -- --ignored soft_404s_of_wordpress`
+/// (`apt-get install wordpress wordpress-theme-twentytwentythree php-fpm nginx-light`).
+#[tokio::test]
+#[ignore = "slow (about two minutes) and needs Debian's wordpress; see the doc comment"]
+async fn soft_404s_of_wordpress_are_found_and_its_guesses_stay_alive() {
+    use crawler_tests::soft404_real::WORDPRESS_KNOWN_MISSES;
+    crawl_real(
+        &["wordpress-404", "wordpress-200", "wordpress-home"],
+        WORDPRESS_KNOWN_MISSES,
+        &["--host-concurrency", "4", "--timeout", "30s"],
+        13,
+    )
+    .await;
+}
+
+/// Crawls the real-server configurations `names` with `--soft-404` (and `flags`) and checks
+/// every label;
+/// a soft 404 whose path is in `missed` may be alive instead.
+async fn crawl_real(names: &[&str], missed: &[&str], flags: &[&str], max_probes: u64) {
     use crawler_tests::soft404_real::{RealCorpus, ALL};
-    let names = [
-        "nginx-spa",
-        "nginx-200",
-        "nginx-login",
-        "nginx-honest",
-        "caddy-home",
-    ];
     let configs: Vec<_> = ALL
         .iter()
         .filter(|c| names.contains(&c.name))
@@ -179,23 +222,29 @@ async fn soft_404s_of_real_servers_are_found_and_real_pages_stay_alive() {
     let list = tempfile::NamedTempFile::new().unwrap();
     corpus.write_list(list.path());
     seed(&db, list.path());
-    crawl(&db, "w1");
+    crawl_with(&db, "w1", flags);
 
     let sites = report(&db, &["--all"]);
+    let mut wrong = Vec::new();
     for (url, label, name) in &corpus.urls {
         let (verdict, status, kind, detail) = &sites[&normalized(url)];
-        let seen = format!("{url} ({name}): {verdict} {status:?} {kind:?} {detail:?}");
-        match label {
-            Label::Real => assert_eq!(verdict, "alive", "{seen}"),
-            Label::Soft404 => assert_eq!(kind.as_deref(), Some("soft_404"), "{seen}"),
-            Label::Hard404 => assert_eq!(
-                (verdict.as_str(), *status, kind.as_deref()),
-                ("dead", Some(404), None),
-                "{seen}"
-            ),
+        let seen = format!("{label:?} {url} ({name}): {verdict} {status:?} {kind:?} {detail:?}");
+        let right = match label {
+            Label::Real => verdict == "alive",
+            Label::Soft404 => {
+                kind.as_deref() == Some("soft_404")
+                    || (verdict == "alive" && missed.iter().any(|m| url.ends_with(m)))
+            }
+            Label::Hard404 => {
+                (verdict.as_str(), *status, kind.as_deref()) == ("dead", Some(404), None)
+            }
+        };
+        if !right {
+            wrong.push(seen);
         }
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     for (name, requests) in corpus.requests() {
-        assert!(requests.probes <= 3, "{name}: {requests:?}");
+        assert!(requests.probes <= max_probes, "{name}: {requests:?}");
     }
 }

@@ -2,9 +2,12 @@
 //! serving one static documentation site, each configured as admins configure a "not found"
 //! (an SPA fallback, a 200 "not found" page, a redirect home or to a login page, or an honest
 //! 404), and Debian's MediaWiki (nginx, php-fpm, SQLite) with short URLs, answering a missing
-//! article 200 (`$wgSend404Code = false`) or 404. Labels come from the configuration: a URL
-//! whose file (or article) exists is real; one that does not is a soft 404, or a hard 404
-//! where the configuration answers 404. Every server listens on
+//! article 200 (`$wgSend404Code = false`) or 404, and Debian's WordPress (nginx, php-fpm, a
+//! private MariaDB server; see `wordpress.rs`), answering a missing post 404, 200 or with a
+//! redirect home. Labels come from the configuration: a URL whose file (or article, or post)
+//! exists is real; one that does not is a soft 404, or a hard 404 where the configuration
+//! answers 404 (WordPress's own exceptions are labelled in `wordpress.rs`). Every server
+//! listens on
 //! its own loopback address (127.0.3.N, one port for all) and logs each request, which is how
 //! requests and probes are counted.
 
@@ -15,7 +18,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::mariadb::MariaDb;
 use crate::soft404_pages::{words, Label};
+
+mod wordpress;
+pub use wordpress::KNOWN_MISSES as WORDPRESS_KNOWN_MISSES;
 
 /// The server software behind a configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +33,8 @@ pub enum Server {
     Caddy,
     /// MediaWiki behind nginx and php-fpm.
     MediaWiki,
+    /// WordPress behind nginx and php-fpm, on MariaDB.
+    WordPress,
 }
 
 impl Server {
@@ -37,6 +46,7 @@ impl Server {
             Server::Lighttpd => "/usr/sbin/lighttpd",
             Server::Caddy => "/usr/bin/caddy",
             Server::MediaWiki => "/usr/share/mediawiki/index.php",
+            Server::WordPress => wordpress::INSTALLED,
         }
     }
 }
@@ -77,7 +87,7 @@ const fn config(name: &'static str, server: Server, missing: Missing) -> Config 
 }
 
 /// Every configuration of the corpus.
-pub const ALL: [Config; 15] = [
+pub const ALL: [Config; 18] = [
     config("nginx-honest", Server::Nginx, Missing::Honest),
     config("nginx-spa", Server::Nginx, Missing::Spa),
     config("nginx-200", Server::Nginx, Missing::NotFound200),
@@ -93,6 +103,9 @@ pub const ALL: [Config; 15] = [
     config("caddy-login", Server::Caddy, Missing::Login),
     config("mediawiki-200", Server::MediaWiki, Missing::Wiki200),
     config("mediawiki-404", Server::MediaWiki, Missing::Wiki404),
+    config("wordpress-404", Server::WordPress, Missing::Honest),
+    config("wordpress-200", Server::WordPress, Missing::NotFound200),
+    config("wordpress-home", Server::WordPress, Missing::Home),
 ];
 
 /// A wiki's articles (their text is made up).
@@ -195,6 +208,8 @@ pub struct RealCorpus {
     /// The configurations, each with its address.
     pub hosts: Vec<(Config, String)>,
     children: Vec<Child>,
+    /// WordPress's database server, started with the first blog.
+    mariadb: Option<MariaDb>,
     dir: tempfile::TempDir,
 }
 
@@ -207,7 +222,8 @@ pub struct Requests {
 }
 
 /// The configurations whose server binary is missing here (`apt-get install nginx-light
-/// apache2 lighttpd caddy`).
+/// apache2 lighttpd caddy mediawiki wordpress wordpress-theme-twentytwentythree php-fpm
+/// php-sqlite3`).
 pub fn missing_binaries(configs: &[Config]) -> Vec<&'static str> {
     let mut missing: Vec<&str> = configs
         .iter()
@@ -246,6 +262,7 @@ impl RealCorpus {
             urls: Vec::new(),
             hosts,
             children: Vec::new(),
+            mariadb: None,
             dir,
         };
         for server in [
@@ -254,28 +271,18 @@ impl RealCorpus {
             Server::Lighttpd,
             Server::Caddy,
             Server::MediaWiki,
+            Server::WordPress,
         ] {
             corpus.start(server);
         }
         for (config, addr) in &corpus.hosts {
             wait_until_listening(addr);
-            if config.server == Server::MediaWiki {
-                wait_until_answering(addr, "/wiki/Main_Page");
+            match config.server {
+                Server::MediaWiki => wait_until_answering(addr, "/wiki/Main_Page"),
+                Server::WordPress => wait_until_answering(addr, wordpress::READY_PATH),
+                _ => {}
             }
-            let (real, missing) = match config.server {
-                Server::MediaWiki => (WIKI_REAL, WIKI_MISSING),
-                _ => (REAL_LISTED, MISSING_LISTED),
-            };
-            for path in real {
-                corpus
-                    .urls
-                    .push((format!("http://{addr}{path}"), Label::Real, config.name));
-            }
-            let label = match config.missing {
-                Missing::Honest | Missing::Wiki404 => Label::Hard404,
-                _ => Label::Soft404,
-            };
-            for path in missing {
+            for (path, label) in listed(config) {
                 corpus
                     .urls
                     .push((format!("http://{addr}{path}"), label, config.name));
@@ -366,6 +373,11 @@ impl RealCorpus {
             Server::MediaWiki => {
                 for (config, addr) in &hosts {
                     self.start_wiki(config, addr);
+                }
+            }
+            Server::WordPress => {
+                for (config, addr) in &hosts {
+                    self.start_wordpress(config, addr);
                 }
             }
         }
@@ -501,6 +513,21 @@ impl Drop for RealCorpus {
             let _ = child.wait();
         }
     }
+}
+
+/// A configuration's URLs, each with its label.
+fn listed(config: &Config) -> Vec<(&'static str, Label)> {
+    let (real, missing) = match config.server {
+        Server::WordPress => return wordpress::listed(config.missing),
+        Server::MediaWiki => (WIKI_REAL, WIKI_MISSING),
+        _ => (REAL_LISTED, MISSING_LISTED),
+    };
+    let label = match config.missing {
+        Missing::Honest | Missing::Wiki404 => Label::Hard404,
+        _ => Label::Soft404,
+    };
+    let real = real.iter().map(|p| (*p, Label::Real));
+    real.chain(missing.iter().map(|p| (*p, label))).collect()
 }
 
 fn is_root() -> bool {
@@ -836,7 +863,8 @@ const FLAGS: &[&str] = &[
     "--concurrency",
     "64",
     "--timeout",
-    "10s",
+    // WordPress renders a page in 0.1-0.3 s on an idle core, with two php-fpm workers a blog.
+    "30s",
     "--attempts",
     "1",
 ];

@@ -1,10 +1,12 @@
 //! Soft 404s on real server software: dead precision, soft-404 recall (in all and per
 //! configuration) and the probes and extra requests per host of `--soft-404`, on
 //! `crawler_tests::soft404_real` (Debian's nginx, Apache, lighttpd and Caddy, configured as
-//! admins configure a "not found"; labels from the configuration). Asserts nothing.
+//! admins configure a "not found", and MediaWiki and WordPress; labels from the
+//! configuration). Asserts nothing.
 //!
 //! Run: `cargo bench -p crawler-tests --bench soft404_real` (needs `apt-get install
-//! nginx-light apache2 lighttpd caddy`).
+//! nginx-light apache2 lighttpd caddy mediawiki php-fpm php-sqlite3 wordpress
+//! wordpress-theme-twentytwentythree`, and `mariadbd` for WordPress's database).
 //!
 //! One crawl without `--soft-404`, one with, each a fresh SQLite queue drained by one worker
 //! with politeness limits raised; requests are counted in the servers' own access logs.
