@@ -90,7 +90,7 @@ fn report(db: &TestDb, args: &[&str]) -> Output {
 }
 
 /// `crawler-report` with `args`, which must exit `code`; returns its stdout.
-fn report_exits(db: &TestDb, args: &[&str], code: i32) -> String {
+pub(crate) fn report_exits(db: &TestDb, args: &[&str], code: i32) -> String {
     let out = report(db, args);
     assert_eq!(
         out.status.code(),

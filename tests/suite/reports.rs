@@ -13,20 +13,9 @@ use crawler_tests::site::{spawn_site, Page};
 use crawler_tests::{both_backends, TestDb};
 
 use crate::e2e::{seed, spawn_worker, wait};
+use crate::pipelines::report_exits;
 
 const LEASE: Duration = Duration::from_secs(600);
-
-/// `crawler-report` with `args`, which must exit `code`; returns its stdout.
-fn report_exits(db: &TestDb, args: &[&str], code: i32) -> String {
-    let out = run(command("crawler-report", db.url.expose()).args(args));
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "crawler-report {args:?}: {}",
-        stderr(&out)
-    );
-    stdout(&out)
-}
 
 /// The NDJSON report of `args`, by URL.
 fn ndjson(db: &TestDb, args: &[&str]) -> HashMap<String, serde_json::Value> {
