@@ -678,7 +678,25 @@ fn php_fpm() -> PathBuf {
 /// nginx in front of a wiki: short URLs `/wiki/Title`, anything else to `index.php` as well
 /// (as MediaWiki's manual configures it).
 fn wiki_nginx_conf(dir: &Path, logs: &Path, name: &str, addr: &str, socket: &Path) -> String {
-    let (dir, logs, socket) = (dir.display(), logs.display(), socket.display());
+    let (logs_shown, socket) = (logs.display(), socket.display());
+    let server = format!(
+        "server {{ listen {addr}; root /usr/share/mediawiki; access_log {logs_shown}/{name}.log plain;\n\
+           location / {{ try_files $uri $uri/ @rewrite; }}\n\
+           location /wiki/ {{ rewrite ^/wiki/(.*)$ /index.php?title=$1&$args last; }}\n\
+           location @rewrite {{ rewrite ^/(.*)$ /index.php?title=$1&$args last; }}\n\
+           location ~ \\.php$ {{ include /etc/nginx/fastcgi_params;\n\
+             fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n\
+             fastcgi_pass unix:{socket}; }}\n\
+         }}\n"
+    );
+    nginx_main(dir, logs, &server)
+}
+
+/// nginx's main configuration around `servers`: in the foreground, its pid, temporary files
+/// and error log under `dir` and `logs`, an access log format of request and status; as
+/// `nobody` when run as root.
+pub(crate) fn nginx_main(dir: &Path, logs: &Path, servers: &str) -> String {
+    let (dir, logs) = (dir.display(), logs.display());
     let user = if is_root() {
         "user nobody nogroup;"
     } else {
@@ -694,14 +712,7 @@ fn wiki_nginx_conf(dir: &Path, logs: &Path, name: &str, addr: &str, socket: &Pat
          client_body_temp_path {dir}/nginx-body; proxy_temp_path {dir}/nginx-proxy;\n\
          fastcgi_temp_path {dir}/nginx-fastcgi; uwsgi_temp_path {dir}/nginx-uwsgi;\n\
          scgi_temp_path {dir}/nginx-scgi;\n\
-         server {{ listen {addr}; root /usr/share/mediawiki; access_log {logs}/{name}.log plain;\n\
-           location / {{ try_files $uri $uri/ @rewrite; }}\n\
-           location /wiki/ {{ rewrite ^/wiki/(.*)$ /index.php?title=$1&$args last; }}\n\
-           location @rewrite {{ rewrite ^/(.*)$ /index.php?title=$1&$args last; }}\n\
-           location ~ \\.php$ {{ include /etc/nginx/fastcgi_params;\n\
-             fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n\
-             fastcgi_pass unix:{socket}; }}\n\
-         }}\n}}\n"
+         {servers}}}\n"
     )
 }
 
@@ -715,12 +726,7 @@ fn chmod_tree(path: &Path) {
 }
 
 fn nginx_conf(root: &Path, site: &Path, logs: &Path, hosts: &[(Config, String)]) -> String {
-    let (root, site, logs) = (root.display(), site.display(), logs.display());
-    let user = if is_root() {
-        "user nobody nogroup;"
-    } else {
-        ""
-    };
+    let (site, logs_shown) = (site.display(), logs.display());
     let servers: String = hosts
         .iter()
         .map(|(config, addr)| {
@@ -737,23 +743,12 @@ fn nginx_conf(root: &Path, site: &Path, logs: &Path, hosts: &[(Config, String)])
             };
             format!(
                 "server {{ listen {addr}; root {site}; \
-                 access_log {logs}/{}.log plain; {missing} }}\n",
+                 access_log {logs_shown}/{}.log plain; {missing} }}\n",
                 config.name
             )
         })
         .collect();
-    format!(
-        "daemon off; worker_processes 1; pid {root}/nginx.pid; {user}\n\
-         error_log {logs}/nginx-error.log;\n\
-         events {{ worker_connections 512; }}\n\
-         http {{\n\
-         include /etc/nginx/mime.types;\n\
-         log_format plain '$request $status';\n\
-         client_body_temp_path {root}/nginx-body; proxy_temp_path {root}/nginx-proxy;\n\
-         fastcgi_temp_path {root}/nginx-fastcgi; uwsgi_temp_path {root}/nginx-uwsgi;\n\
-         scgi_temp_path {root}/nginx-scgi;\n\
-         {servers}}}\n"
-    )
+    nginx_main(root, logs, &servers)
 }
 
 fn apache_conf(root: &Path, site: &Path, logs: &Path, hosts: &[(Config, String)]) -> String {

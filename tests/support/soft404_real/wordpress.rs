@@ -316,34 +316,16 @@ fn nginx_conf(
     addr: &str,
     socket: &Path,
 ) -> String {
-    let (dir, root, logs, socket) = (
-        dir.display(),
-        root.display(),
-        logs.display(),
-        socket.display(),
-    );
-    let user = if is_root() {
-        "user nobody nogroup;"
-    } else {
-        ""
-    };
-    format!(
-        "daemon off; worker_processes 1; pid {dir}/nginx.pid; {user}\n\
-         error_log {logs}/nginx-error.log;\n\
-         events {{ worker_connections 512; }}\n\
-         http {{\n\
-         include /etc/nginx/mime.types;\n\
-         log_format plain '$request $status';\n\
-         client_body_temp_path {dir}/nginx-body; proxy_temp_path {dir}/nginx-proxy;\n\
-         fastcgi_temp_path {dir}/nginx-fastcgi; uwsgi_temp_path {dir}/nginx-uwsgi;\n\
-         scgi_temp_path {dir}/nginx-scgi;\n\
-         server {{ listen {addr}; root {root}; index index.php;\n\
-           access_log {logs}/{name}.log plain;\n\
+    let (root, logs_shown, socket) = (root.display(), logs.display(), socket.display());
+    let server = format!(
+        "server {{ listen {addr}; root {root}; index index.php;\n\
+           access_log {logs_shown}/{name}.log plain;\n\
            location / {{ try_files $uri $uri/ /index.php?$args; }}\n\
            location ~ \\.php$ {{ try_files $uri =404; include /etc/nginx/fastcgi_params;\n\
              fastcgi_param HTTP_HOST $host:$server_port;\n\
              fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n\
              fastcgi_pass unix:{socket}; }}\n\
-         }}\n}}\n"
-    )
+         }}\n"
+    );
+    super::nginx_main(dir, logs, &server)
 }
