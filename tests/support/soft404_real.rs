@@ -219,7 +219,17 @@ pub struct Requests {
     pub all: u64,
     /// Requests for a crawler's probe (a last segment of 20 lower-case letters and digits).
     pub probes: u64,
+    /// Bytes of response bodies the server sent (none for a HEAD): what a GET in place of a
+    /// HEAD costs. A checker reads a body up to a limit and drops the connection past it, so
+    /// a server may send more than was read ([`Requests::read`]).
+    pub bytes: u64,
+    /// [`Requests::bytes`] with each response counted up to [`READ_LIMIT`] at most: what the
+    /// checker read, at most, with `--soft-404`.
+    pub read: u64,
 }
+
+/// The most of one body the checker reads with `--soft-404` (the worker's `BODY_KEPT`).
+pub const READ_LIMIT: u64 = 64 * 1024;
 
 /// The configurations whose server binary is missing here (`apt-get install nginx-light
 /// apache2 lighttpd caddy mediawiki wordpress wordpress-theme-twentytwentythree php-fpm
@@ -306,11 +316,35 @@ impl RealCorpus {
             .map(|(config, _)| {
                 let text = fs::read_to_string(self.log(config.name)).unwrap_or_default();
                 let mut requests = Requests::default();
-                for path in text.lines().filter_map(logged_path) {
+                for line in text.lines() {
+                    let Some(path) = logged_path(line) else {
+                        continue;
+                    };
+                    let bytes = logged_bytes(line);
                     requests.all += 1;
                     requests.probes += u64::from(is_probe(&path));
+                    requests.bytes += bytes;
+                    requests.read += bytes.min(READ_LIMIT);
                 }
                 (config.name, requests)
+            })
+            .collect()
+    }
+
+    /// The probes each configuration's server has logged so far (their paths, in order), by
+    /// name: which patterns a host got probed in.
+    pub fn probes(&self) -> HashMap<&'static str, Vec<String>> {
+        std::thread::sleep(Duration::from_secs(5));
+        self.hosts
+            .iter()
+            .map(|(config, _)| {
+                let text = fs::read_to_string(self.log(config.name)).unwrap_or_default();
+                let probes = text
+                    .lines()
+                    .filter_map(logged_path)
+                    .filter(|path| is_probe(path))
+                    .collect();
+                (config.name, probes)
             })
             .collect()
     }
@@ -588,6 +622,20 @@ fn logged_path(line: &str) -> Option<String> {
     line.split_whitespace().nth(1).map(str::to_owned)
 }
 
+/// The body bytes a log line says were sent: the `size` of a Caddy JSON line, else the last
+/// word (nginx's `$body_bytes_sent`, Apache's `%B`, lighttpd's `%b`, which may be `-`).
+fn logged_bytes(line: &str) -> u64 {
+    if let Some(at) = line.find("\"size\":") {
+        let rest = &line[at + 7..];
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        return rest[..end].parse().unwrap_or(0);
+    }
+    let last = line.split_whitespace().last().unwrap_or_default();
+    last.parse().unwrap_or(0)
+}
+
 fn is_probe(path: &str) -> bool {
     let path = path.split('?').next().unwrap_or_default();
     let last = path.rsplit('/').next().unwrap_or_default();
@@ -693,8 +741,8 @@ fn wiki_nginx_conf(dir: &Path, logs: &Path, name: &str, addr: &str, socket: &Pat
 }
 
 /// nginx's main configuration around `servers`: in the foreground, its pid, temporary files
-/// and error log under `dir` and `logs`, an access log format of request and status; as
-/// `nobody` when run as root.
+/// and error log under `dir` and `logs`, an access log format of request, status and body
+/// bytes sent; as `nobody` when run as root.
 pub(crate) fn nginx_main(dir: &Path, logs: &Path, servers: &str) -> String {
     let (dir, logs) = (dir.display(), logs.display());
     let user = if is_root() {
@@ -708,7 +756,7 @@ pub(crate) fn nginx_main(dir: &Path, logs: &Path, servers: &str) -> String {
          events {{ worker_connections 512; }}\n\
          http {{\n\
          include /etc/nginx/mime.types;\n\
-         log_format plain '$request $status';\n\
+         log_format plain '$request $status $body_bytes_sent';\n\
          client_body_temp_path {dir}/nginx-body; proxy_temp_path {dir}/nginx-proxy;\n\
          fastcgi_temp_path {dir}/nginx-fastcgi; uwsgi_temp_path {dir}/nginx-uwsgi;\n\
          scgi_temp_path {dir}/nginx-scgi;\n\
@@ -772,7 +820,7 @@ fn apache_conf(root: &Path, site: &Path, logs: &Path, hosts: &[(Config, String)]
     let mut conf = format!(
         "ServerRoot /etc/apache2\nPidFile {root}/apache.pid\nErrorLog {logs}/apache-error.log\n\
          Mutex file:{root} default\n{modules}TypesConfig /etc/mime.types\n{user}\
-         ServerName localhost\nLogFormat \"%r %>s\" plain\nDirectoryIndex index.html\n\
+         ServerName localhost\nLogFormat \"%r %>s %B\" plain\nDirectoryIndex index.html\n\
          <Directory {site}>\n  Require all granted\n  AllowOverride None\n</Directory>\n"
     );
     for (config, addr) in hosts {
@@ -818,7 +866,7 @@ fn lighttpd_conf(root: &Path, site: &Path, logs: &Path, config: &Config, addr: &
          server.errorlog = \"{logs}/{name}-error.log\"\nindex-file.names = (\"index.html\")\n\
          mimetype.assign = (\".html\" => \"text/html\", \".js\" => \"text/javascript\", \
          \".css\" => \"text/css\")\n\
-         accesslog.filename = \"{logs}/{name}.log\"\naccesslog.format = \"%r %s\"\n{missing}\n"
+         accesslog.filename = \"{logs}/{name}.log\"\naccesslog.format = \"%r %s %b\"\n{missing}\n"
     )
 }
 

@@ -2,6 +2,8 @@
 //! [`Kind`] that says how it answers a path it does not have, and a list of its URLs, each
 //! labelled real, soft 404 or hard 404. The server counts, per host, every request and the
 //! probes (a last segment of 20 letters and digits, as the crawler makes them) per pattern.
+//! And a blog whose links redirect into many directories ([`spawn_guessing_blog`]), which
+//! only the per-host cap on directory probes keeps from costing a probe each.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -101,7 +103,77 @@ impl Corpus {
     }
 }
 
-async fn serve(listener: TcpListener, host: Arc<Host>) {
+/// A blog on one host whose list holds `n` links its server redirects to a post, each in a
+/// directory of its own (`/guess-N/post` 301 to `/posts/post-N/`, as WordPress guesses a
+/// mistyped slug), and `n` missing posts (`/gone-N/`); a missing path answers 200 "page not
+/// found". Each redirected link looks missing (it was sent elsewhere) and the root's probe
+/// does not explain it (the probe was not moved), so without a cap each costs its
+/// directory's probe, asked twice (the host answers with a page). The guesses are real, the
+/// missing posts soft 404s that the root's probe finds.
+pub async fn spawn_guessing_blog(n: usize) -> Corpus {
+    let listener = bind_hosts(1).await.remove(0);
+    let port = listener.local_addr().unwrap().port();
+    let counts = Arc::new(Counts::default());
+    let kind = Kind::Template("en");
+    let urls = (0..n)
+        .flat_map(|i| {
+            [
+                (format!("/guess-{i}/post"), Label::Real),
+                (format!("/gone-{i}/"), Label::Soft404),
+            ]
+        })
+        .map(|(path, label)| (format!("http://{}:{port}{path}", host(0)), label, kind))
+        .collect();
+    let blog = Arc::new(Blog {
+        counts: counts.clone(),
+        ids: AtomicU64::new(1),
+    });
+    tokio::spawn(serve(listener, blog));
+    Corpus {
+        port,
+        urls,
+        hosts: 1,
+        counts,
+    }
+}
+
+/// The blog of [`spawn_guessing_blog`].
+struct Blog {
+    counts: Arc<Counts>,
+    ids: AtomicU64,
+}
+
+impl Respond for Blog {
+    fn respond(&self, request: &Request<Incoming>) -> Response<Full<Bytes>> {
+        let path = request.uri().path();
+        self.counts.count(0, path);
+        let post = |n: &str| {
+            let text = format!("<h1>Post {n}</h1><p>{}</p>", words(&format!("post{n}"), 80));
+            reply(200, None, layout(0, &format!("Post {n}"), &text))
+        };
+        let guess = path
+            .strip_prefix("/guess-")
+            .and_then(|rest| rest.strip_suffix("/post"));
+        let posted = path
+            .strip_prefix("/posts/post-")
+            .and_then(|rest| rest.strip_suffix('/'));
+        match (guess, posted) {
+            (Some(n), _) => reply(301, Some(format!("/posts/post-{n}/")), String::new()),
+            (_, Some(n)) => post(n),
+            _ => {
+                let id = self.ids.fetch_add(7919, Ordering::Relaxed);
+                reply(200, None, not_found(0, "en", path, id))
+            }
+        }
+    }
+}
+
+/// A test server's answer to a request.
+trait Respond: Send + Sync + 'static {
+    fn respond(&self, request: &Request<Incoming>) -> Response<Full<Bytes>>;
+}
+
+async fn serve(listener: TcpListener, host: Arc<impl Respond>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -119,10 +191,10 @@ async fn serve(listener: TcpListener, host: Arc<Host>) {
     }
 }
 
-impl Host {
+impl Respond for Host {
     fn respond(&self, request: &Request<Incoming>) -> Response<Full<Bytes>> {
         let path = request.uri().path();
-        self.count(path);
+        self.counts.count(self.index, path);
         let html = |status: u16, body: String| reply(status, None, self.noise(body));
         let redirect = |to: String| reply(302, Some(to), String::new());
         match (self.pages.kind, path) {
@@ -149,7 +221,9 @@ impl Host {
             (Kind::HomeForAll, _) => html(200, real_page(self.index, "/")),
         }
     }
+}
 
+impl Host {
     /// On a `Noisy` host, `html` with a list of words that changes with every request.
     fn noise(&self, html: String) -> String {
         if self.pages.kind != Kind::Noisy {
@@ -168,10 +242,13 @@ impl Host {
         let id = self.ids.fetch_add(7919, Ordering::Relaxed);
         not_found(self.index, lang, path, id)
     }
+}
 
-    fn count(&self, path: &str) {
-        let ip: IpAddr = host(self.index).parse().unwrap();
-        *self.counts.requests.lock().unwrap().entry(ip).or_default() += 1;
+impl Counts {
+    /// Counts a request of host `index` for `path`, and the probe it is, if it is one.
+    fn count(&self, index: usize, path: &str) {
+        let ip: IpAddr = host(index).parse().unwrap();
+        *self.requests.lock().unwrap().entry(ip).or_default() += 1;
         let (dir, last) = path.rsplit_once('/').unwrap_or(("", path));
         let (stem, ext) = last.split_once('.').unwrap_or((last, ""));
         let is_probe = stem.len() == 20
@@ -181,7 +258,6 @@ impl Host {
         if is_probe {
             let pattern = format!("{dir}/*.{ext}");
             *self
-                .counts
                 .probes
                 .lock()
                 .unwrap()

@@ -1,7 +1,9 @@
 //! Soft-404 probes shared by the fleet: the answer a host gave to a path that cannot exist,
 //! by host and path pattern, so that whoever holds the host next reuses it (within a TTL)
-//! rather than asking again. And a site's last check ([`LastCheck`]), so that a soft 404
-//! turns a site that was alive dead only once a later check confirms it.
+//! rather than asking again, and counts the patterns the host was probed in against the
+//! worker's per-host cap ([`Queue::probed_patterns`]). And a site's last check
+//! ([`LastCheck`]), so that a soft 404 turns a site that was alive dead only once a later
+//! check confirms it.
 
 use crate::db::with_pool;
 use crate::error::Error;
@@ -62,6 +64,27 @@ impl Queue {
         Ok(with_pool!(&self.db, pool => {
             retry("load a soft-404 probe", || {
                 sqlx::query_as(&sql).bind(host).bind(pattern).bind(ttl_ms).fetch_optional(pool)
+            })
+            .await?
+        }))
+    }
+
+    /// The patterns `host` was probed in less than `ttl_ms` ago (database clock), the root's
+    /// included: what the fleet spent of the host's cap on directory probes. The primary key
+    /// `(host, pattern)` serves it.
+    pub async fn probed_patterns(&self, host: &str, ttl_ms: i64) -> Result<Vec<String>, Error> {
+        // MySQL's `pattern` compares as bytes (utf8mb4_bin), and sqlx reads such a column as
+        // VARBINARY: converted back to text to be read as a string.
+        let pattern = match self.db.dialect() {
+            crate::db::Dialect::MySql => "CONVERT(pattern USING utf8mb4)",
+            _ => "pattern",
+        };
+        let sql = self.statement(&format!(
+            "SELECT {pattern} FROM soft404_probes WHERE host = ? AND probed_at > {{now}} - ?"
+        ));
+        Ok(with_pool!(&self.db, pool => {
+            retry("list a host's soft-404 probes", || {
+                sqlx::query_scalar(&sql).bind(host).bind(ttl_ms).fetch_all(pool)
             })
             .await?
         }))

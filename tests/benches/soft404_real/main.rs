@@ -9,7 +9,9 @@
 //! wordpress-theme-twentytwentythree`, and `mariadbd` for WordPress's database).
 //!
 //! One crawl without `--soft-404`, one with, each a fresh SQLite queue drained by one worker
-//! with politeness limits raised; requests are counted in the servers' own access logs.
+//! with politeness limits raised; requests, probes and body bytes sent are counted in the
+//! servers' own access logs (bytes also with each body counted up to the 64 KiB the checker
+//! reads with `--soft-404`).
 
 use std::collections::HashMap;
 
@@ -39,8 +41,46 @@ fn main() {
     let before = corpus.requests();
     let sites = runtime.block_on(crawl(&list, true));
     let on = difference(&corpus.requests(), &before);
+    let probed = probed(&corpus, &before);
     score(&corpus, &sites);
-    cost(&corpus, &off, &on);
+    cost(&corpus, &off, &on, &probed);
+    bytes(&corpus, &off, &on);
+}
+
+/// The patterns each host was probed in during the second crawl (the probes' paths with the
+/// token as `*`), by configuration, each with how many times.
+fn probed(
+    corpus: &RealCorpus,
+    before: &HashMap<&'static str, Requests>,
+) -> HashMap<&'static str, String> {
+    corpus
+        .probes()
+        .into_iter()
+        .map(|(name, paths)| {
+            let skip = before.get(name).map_or(0, |r| r.probes as usize);
+            let mut patterns: Vec<(String, usize)> = Vec::new();
+            for path in &paths[skip.min(paths.len())..] {
+                let pattern = pattern(path);
+                match patterns.iter_mut().find(|(p, _)| *p == pattern) {
+                    Some((_, n)) => *n += 1,
+                    None => patterns.push((pattern, 1)),
+                }
+            }
+            let shown: Vec<String> = patterns.iter().map(|(p, n)| format!("{p} x{n}")).collect();
+            (name, shown.join(", "))
+        })
+        .collect()
+}
+
+/// `path` with its probe token (the last segment's stem) as `*`.
+fn pattern(path: &str) -> String {
+    let (dir, last) = path.rsplit_once('/').unwrap_or(("", path));
+    let ext = last.split_once('.').map_or("", |(_, ext)| ext);
+    if ext.is_empty() {
+        format!("{dir}/*")
+    } else {
+        format!("{dir}/*.{ext}")
+    }
 }
 
 fn difference(
@@ -54,6 +94,8 @@ fn difference(
             let r = Requests {
                 all: a.all - b.all,
                 probes: a.probes - b.probes,
+                bytes: a.bytes - b.bytes,
+                read: a.read - b.read,
             };
             (*name, r)
         })
@@ -135,23 +177,30 @@ fn score(corpus: &RealCorpus, sites: &[Checked]) {
     }
 }
 
-/// Prints probe requests and extra requests per host.
+/// Prints probe requests, extra requests and the patterns probed per host.
 fn cost(
     corpus: &RealCorpus,
     off: &HashMap<&'static str, Requests>,
     on: &HashMap<&'static str, Requests>,
+    probed: &HashMap<&'static str, String>,
 ) {
     let mut probes = Vec::new();
     let mut extra = Vec::new();
     println!(
-        "{:<16} {:>8} {:>8} {:>7}",
-        "configuration", "without", "with", "probes"
+        "{:<16} {:>5} {:>8} {:>8} {:>7} {:>7}  probed",
+        "configuration", "URLs", "without", "with", "extra", "probes"
     );
     for (config, _) in &corpus.hosts {
         let (a, b) = (off[config.name], on[config.name]);
+        let urls = corpus.urls.iter().filter(|u| u.2 == config.name).count();
+        let percent = 100.0 * (b.all as f64 - a.all as f64) / a.all as f64;
         println!(
-            "{:<16} {:>8} {:>8} {:>7}",
-            config.name, a.all, b.all, b.probes
+            "{:<16} {urls:>5} {:>8} {:>8} {percent:>+6.1}% {:>7}  {}",
+            config.name,
+            a.all,
+            b.all,
+            b.probes,
+            probed.get(config.name).map_or("", String::as_str)
         );
         probes.push(b.probes as i64);
         extra.push(b.all as i64 - a.all as i64);
@@ -165,6 +214,44 @@ fn cost(
         probes.iter().max().unwrap_or(&0),
         median(&extra),
         100.0 * (total(on) - total(off)) / total(off)
+    );
+}
+
+/// Prints the body bytes the servers sent per host and per URL listed, without and with
+/// `--soft-404` (a HEAD is sent no body; a GET is, which the checker reads up to 4 KiB
+/// without the flag, 64 KiB with it), and with the flag counting each body up to 64 KiB.
+fn bytes(
+    corpus: &RealCorpus,
+    off: &HashMap<&'static str, Requests>,
+    on: &HashMap<&'static str, Requests>,
+) {
+    println!(
+        "{:<16} {:>14} {:>14} {:>14}   (body KiB sent per URL)",
+        "configuration", "without", "with", "with, read"
+    );
+    let per_url = |b: u64, urls: usize| b as f64 / 1024.0 / urls as f64;
+    let (mut without, mut with, mut read) = (0, 0, 0);
+    for (config, _) in &corpus.hosts {
+        let (a, b) = (off[config.name], on[config.name]);
+        let urls = corpus.urls.iter().filter(|u| u.2 == config.name).count();
+        println!(
+            "{:<16} {:>14.1} {:>14.1} {:>14.1}",
+            config.name,
+            per_url(a.bytes, urls),
+            per_url(b.bytes, urls),
+            per_url(b.read, urls)
+        );
+        (without, with, read) = (without + a.bytes, with + b.bytes, read + b.read);
+    }
+    let urls = corpus.urls.len();
+    println!(
+        "body bytes sent per URL: {:.1} KiB without --soft-404, {:.1} KiB with ({:.1} KiB \
+         counting each body up to 64 KiB); in all {:.0} KiB and {:.0} KiB",
+        per_url(without, urls),
+        per_url(with, urls),
+        per_url(read, urls),
+        without as f64 / 1024.0,
+        with as f64 / 1024.0
     );
 }
 

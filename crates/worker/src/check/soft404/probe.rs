@@ -1,8 +1,10 @@
 //! Probes: what a host answers for a path that cannot exist, one per host and path pattern,
 //! made once per worker (checks of the pattern wait for the one in flight) and once per fleet
-//! (stored in the database, reused for [`TTL`] by whoever holds the host next).
+//! (stored in the database, reused for [`TTL`] by whoever holds the host next). Besides the
+//! root's, a host is probed in [`DIRECTORY_PROBES`] patterns at most, counted in the worker
+//! and in the fleet's store.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -26,6 +28,15 @@ const CACHE_CAP: usize = 10_000;
 const LEVELS: usize = 2;
 /// Longest pattern stored (the database key's share).
 const MAX_PATTERN: usize = 512;
+/// Patterns besides the root's (a directory, an extension) that one host is probed in at
+/// most, within [`TTL`]. A directory's probe is asked only for a page that looks missing and
+/// that the root's probe did not explain; a host with many such pages in many directories (a
+/// blog whose mistyped slugs redirect to posts: each slug a directory of its own) would
+/// otherwise pay one or two probe requests for each. Past the cap, a page of a pattern not
+/// yet probed is judged by the root's probe alone, which has already found it alive: the cap
+/// costs recall, never precision. Two leaves room for a wiki and its scripts (`/wiki/*`,
+/// `/w/*.php`) under a host that answers otherwise, at four probe requests at most.
+pub const DIRECTORY_PROBES: usize = 2;
 
 /// What a host answered for a path that cannot exist.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +48,15 @@ pub struct Probe {
 }
 
 impl Probe {
+    /// What stands for a pattern past its host's cap ([`DIRECTORY_PROBES`]): never asked,
+    /// so, like a probe that got no answer, it judges nothing. Kept in the worker only.
+    pub fn unprobed() -> Probe {
+        Probe {
+            path: String::new(),
+            answer: None,
+        }
+    }
+
     /// Whether a page is worth comparing with this probe: only when the host answered the
     /// impossible path 2xx or 3xx. A real 404 says the host is honest, and costs nothing more.
     pub fn compares(&self) -> bool {
@@ -57,13 +77,33 @@ pub struct Pattern {
     pub ext: String,
 }
 
+impl Pattern {
+    /// Whether this is a host's own pattern, at its root with no extension (`/*`), of which
+    /// the probe is always asked; the others count against [`DIRECTORY_PROBES`].
+    pub fn is_host(&self) -> bool {
+        is_host_pattern(&self.key)
+    }
+}
+
+/// Whether the pattern `key` (`scheme://authority/dir/*.ext`) is a host's own, `…/*`.
+fn is_host_pattern(key: &str) -> bool {
+    key.split_once("://")
+        .and_then(|(_, rest)| rest.split_once('/'))
+        .is_some_and(|(_, path)| path == "*")
+}
+
 /// The pattern of `url`; `None` for the root and its default documents (never a soft 404)
-/// or a pattern too long to store.
+/// or a pattern too long to store. A path ending in `/` is a directory, probed in its parent
+/// as Bar-Yossef et al. probe (`/blog/hello/` as `/blog/TOKEN`, `/hello/` as the host's
+/// root): a blog's pretty permalinks end in `/`, and a redirected one (a mistyped slug) would
+/// otherwise be a directory of its own, each costing a probe.
 pub fn pattern_of(url: &Url) -> Option<Pattern> {
     let path = url.path();
     if is_root(path) {
         return None;
     }
+    let directory = path.strip_suffix('/');
+    let path = directory.unwrap_or(path);
     let (dir, last) = path.rsplit_once('/').unwrap_or(("", path));
     let dirs: Vec<&str> = dir.split('/').filter(|s| !s.is_empty()).collect();
     let mut dir = dirs[..dirs.len().min(LEVELS)].join("/");
@@ -74,7 +114,8 @@ pub fn pattern_of(url: &Url) -> Option<Pattern> {
     };
     let ext = match last.rsplit_once('.') {
         Some((stem, ext))
-            if !stem.is_empty()
+            if directory.is_none()
+                && !stem.is_empty()
                 && (1..=5).contains(&ext.len())
                 && ext.bytes().all(|b| b.is_ascii_alphanumeric()) =>
         {
@@ -115,6 +156,12 @@ pub trait ProbeStore: Send + Sync {
     fn load<'a>(&'a self, host: &'a str, pattern: &'a str) -> BoxFuture<'a, Option<ProbeRow>>;
     /// Stores a probe; an error loses only the sharing.
     fn save<'a>(&'a self, host: &'a str, pattern: &'a str, row: ProbeRow) -> BoxFuture<'a, ()>;
+    /// The patterns `host` was probed in within [`TTL`] by the fleet; errors read as none
+    /// (then the cap holds for this worker's probes only).
+    fn patterns<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Vec<String>> {
+        let _ = host;
+        Box::pin(async { Vec::new() })
+    }
     /// What the queue holds of the last check of the site seeded as `url`; errors read as
     /// none (then a soft 404 is not held back for confirmation).
     fn last_check<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<LastCheck>> {
@@ -147,6 +194,19 @@ impl ProbeStore for crawler_queue::Queue {
         })
     }
 
+    fn patterns<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            let ttl = TTL.as_millis() as i64;
+            self.probed_patterns(host, ttl)
+                .await
+                .inspect_err(|e| {
+                    let error = crawler_queue::error_chain(e);
+                    tracing::debug!(%error, host, "cannot list a host's soft-404 probes")
+                })
+                .unwrap_or_default()
+        })
+    }
+
     fn last_check<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<LastCheck>> {
         Box::pin(async move {
             self.last_check(url)
@@ -167,6 +227,10 @@ pub struct Probes {
     /// One cell per pattern: the first check of a pattern probes, the others wait for it. A
     /// std mutex: held only to find or insert a cell, never across an await.
     cells: Mutex<HashMap<String, Arc<OnceCell<Arc<Probe>>>>>,
+    /// The directory patterns each host was admitted to be probed in by this worker, against
+    /// [`DIRECTORY_PROBES`]: a pattern counts from when its probe is decided, so checks of
+    /// one host's directories at once cannot all pass the cap. A std mutex, as `cells`.
+    directories: Mutex<HashMap<String, HashSet<String>>>,
     store: OnceLock<Arc<dyn ProbeStore>>,
 }
 
@@ -181,7 +245,9 @@ impl Probes {
     }
 
     /// The probe of `pattern` on `host`: cached, else stored, else made by `make` (which says
-    /// how long the host is busy when it could not be asked; nothing is cached then).
+    /// how long the host is busy when it could not be asked; nothing is cached then). A
+    /// pattern other than the host's own is made only within the host's cap, else it is
+    /// [`Probe::unprobed`] (see [`Probes::admit`]).
     pub async fn get<F>(
         &self,
         host: &str,
@@ -201,6 +267,10 @@ impl Probes {
                 } {
                     return Ok::<_, Duration>(Arc::new(from_row(row)));
                 }
+                if !pattern.is_host() && !self.admit(host, &pattern.key).await {
+                    tracing::debug!(host, pattern = pattern.key, "soft-404 probes capped");
+                    return Ok(Arc::new(Probe::unprobed()));
+                }
                 let probe = make.await?;
                 if let Some(store) = store {
                     store.save(host, &pattern.key, to_row(&probe)).await;
@@ -209,6 +279,39 @@ impl Probes {
             })
             .await?;
         Ok(probe.clone())
+    }
+
+    /// Whether `host` may be probed in the directory pattern `key`: yes if the pattern was
+    /// admitted before (its probe found the host busy), or if fewer than [`DIRECTORY_PROBES`]
+    /// directory patterns of the host were admitted by this worker or stored by the fleet
+    /// within [`TTL`] (the union, so this worker's probes stored meanwhile count once). A
+    /// host is held by one worker at a time (its partition's lease), so what the fleet spent
+    /// before is in the store; only probes in flight at a handover can pass the cap.
+    async fn admit(&self, host: &str, key: &str) -> bool {
+        let stored = match self.store.get() {
+            Some(store) => store.patterns(host).await,
+            None => Vec::new(),
+        };
+        let mut directories = self.directories.lock().unwrap_or_else(|e| e.into_inner());
+        if directories.len() >= CACHE_CAP && !directories.contains_key(host) {
+            // Forgotten hosts count again from what the fleet stored.
+            directories.clear();
+        }
+        let admitted = directories.entry(host.to_owned()).or_default();
+        if admitted.contains(key) || stored.iter().any(|k| k == key) {
+            return true;
+        }
+        let spent: HashSet<&str> = admitted
+            .iter()
+            .map(String::as_str)
+            .chain(stored.iter().map(String::as_str))
+            .filter(|k| !is_host_pattern(k))
+            .collect();
+        if spent.len() >= DIRECTORY_PROBES {
+            return false;
+        }
+        admitted.insert(key.to_owned());
+        true
     }
 
     fn cell(&self, key: &str) -> Arc<OnceCell<Arc<Probe>>> {
@@ -281,6 +384,19 @@ mod tests {
         assert_eq!(pattern("http://a.example/index.html"), None);
         assert_eq!(pattern("http://a.example/Default.aspx"), None);
         assert!(pattern("http://a.example/docs/index.html").is_some());
+        // A directory is probed in its parent, without an extension.
+        assert_eq!(
+            pattern("http://a.example/hello/").unwrap().key,
+            "http://a.example/*"
+        );
+        assert_eq!(
+            pattern("http://a.example/a/b/c/").unwrap().key,
+            "http://a.example/a/b/*"
+        );
+        assert_eq!(
+            pattern("http://a.example/blog/v1.2/").unwrap().key,
+            "http://a.example/blog/*"
+        );
         let host = host_pattern(&Url::parse("http://a.example/a/b/c.php?x").unwrap());
         assert_eq!(host.unwrap().key, "http://a.example/*");
     }
@@ -363,5 +479,90 @@ mod tests {
         };
         let again = probes.get("a.example", &pattern, async { Ok(probe.clone()) });
         assert_eq!(*again.await.unwrap(), probe);
+    }
+
+    /// A fleet's store that holds nothing but the patterns other workers probed.
+    struct Fleet(Vec<String>);
+
+    impl ProbeStore for Fleet {
+        fn load<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Option<ProbeRow>> {
+            Box::pin(async { None })
+        }
+        fn save<'a>(&'a self, _: &'a str, _: &'a str, _: ProbeRow) -> BoxFuture<'a, ()> {
+            Box::pin(async {})
+        }
+        fn patterns<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Vec<String>> {
+            Box::pin(async { self.0.clone() })
+        }
+    }
+
+    /// Asks `probes` for the probe of each of `urls`; how many were made.
+    async fn ask(probes: &Probes, urls: &[String]) -> usize {
+        let mut made = 0;
+        for url in urls {
+            let url = Url::parse(url).unwrap();
+            let pattern = pattern_of(&url).unwrap();
+            let probe = probes.get(url.host_str().unwrap(), &pattern, async {
+                made += 1;
+                Ok(Probe {
+                    path: probe_path(&pattern),
+                    answer: None,
+                })
+            });
+            probe.await.unwrap();
+        }
+        made
+    }
+
+    #[tokio::test]
+    async fn a_host_is_probed_in_its_root_and_at_most_the_cap_of_other_patterns() {
+        let probes = Probes::default();
+        let slugs: Vec<String> = (0..10)
+            .map(|i| format!("http://blog.example/slug-{i}/post"))
+            .collect();
+        let root = "http://blog.example/missing".to_owned();
+        let made = ask(&probes, &[vec![root], slugs.clone()].concat()).await;
+        assert_eq!(made, 1 + DIRECTORY_PROBES);
+        // Past the cap, a pattern judges nothing, and is not asked again.
+        let capped = pattern_of(&Url::parse(&slugs[9]).unwrap()).unwrap();
+        // Were it made, the host would be busy.
+        let probe = probes.get("blog.example", &capped, async { Err(Duration::MAX) });
+        assert_eq!(probe.await.as_deref(), Ok(&Probe::unprobed()));
+        // The patterns admitted are the first ones, another host has a cap of its own, and a
+        // host's root is always asked.
+        assert_eq!(ask(&probes, &slugs[..DIRECTORY_PROBES]).await, 0);
+        let other: Vec<String> = slugs.iter().map(|u| u.replace("blog", "wiki")).collect();
+        assert_eq!(ask(&probes, &other).await, DIRECTORY_PROBES);
+        let port = "http://blog.example:8080/missing".to_owned();
+        assert_eq!(ask(&probes, &[port]).await, 1, "another port's root");
+    }
+
+    #[tokio::test]
+    async fn the_cap_counts_the_patterns_the_fleet_probed() {
+        let probes = Probes::default();
+        let mut fleet = vec!["http://blog.example/*".to_owned()];
+        fleet.extend((1..DIRECTORY_PROBES).map(|i| format!("http://blog.example/old-{i}/*")));
+        probes.share_in(Arc::new(Fleet(fleet)));
+        let slugs: Vec<String> = (0..5)
+            .map(|i| format!("http://blog.example/slug-{i}/post"))
+            .collect();
+        // One left of the cap; the root's stored pattern is not counted.
+        assert_eq!(ask(&probes, &slugs).await, 1);
+    }
+
+    #[tokio::test]
+    async fn a_capped_pattern_admitted_while_its_host_was_busy_is_asked_again() {
+        let probes = Probes::default();
+        let url = Url::parse("http://blog.example/slug/post").unwrap();
+        let pattern = pattern_of(&url).unwrap();
+        let busy = probes.get("blog.example", &pattern, async {
+            Err(Duration::from_secs(1))
+        });
+        assert!(busy.await.is_err());
+        let others: Vec<String> = (0..5)
+            .map(|i| format!("http://blog.example/other-{i}/post"))
+            .collect();
+        assert_eq!(ask(&probes, &others).await, DIRECTORY_PROBES - 1);
+        assert_eq!(ask(&probes, &[url.to_string()]).await, 1);
     }
 }
