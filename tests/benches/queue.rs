@@ -48,7 +48,7 @@ async fn row_work(queue: &Queue, rounds: u32) -> (Duration, Duration, Duration) 
     // The claim's own filter and order, read only (the list is of numbers this bench made).
     let select = queue.db().statement(&format!(
         "SELECT id FROM sites WHERE state = {{pending}} AND next_check_at <= ? AND part IN ({list}) \
-         ORDER BY next_check_at, id LIMIT {BATCH}"
+         ORDER BY next_check_at, part, id LIMIT {BATCH}"
     ));
     let (mut claim, mut read, mut complete) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     for _ in 0..rounds {

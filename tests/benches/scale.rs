@@ -8,7 +8,8 @@
 //!
 //! - **cpu**: `SCALE_WORKERS` (default `4,16`) concurrent workers drain `SCALE_CPU_SITES`
 //!   (default 50,000) due sites exactly as `crawler-worker` does, with an instant checker: each
-//!   holds its share of the host partitions, claims batches of 500 (`claim_held`), extends
+//!   holds its share of the host partitions, claims batches of 500 in them
+//!   (`claim_in_parts`, with the list its keeper read), extends
 //!   the batch's lease once, and writes results back `SCALE_WRITES` at a time (default
 //!   `500,5`: a worker writes back every 100 ms or 500 results, so a worker doing 50 sites/s
 //!   writes 5 at a time). The database's CPU time is the private `mariadbd`'s utime + stime
@@ -21,6 +22,12 @@
 //!   SQL (`support/scale.rs`), `SCALE_DUE` per mille of them due (default 10), reads the table
 //!   and index sizes, then times `SCALE_CLAIMS` (default 300) claims of 100 and their
 //!   write-backs by `SCALE_CLAIMERS` (default 4) concurrent claimers.
+//!
+//! With `SCALE_STATEMENTS=1` the cpu part also prints each run's costliest statements (calls,
+//! wall time inside the server, rows examined — on PostgreSQL, shared buffers touched — and
+//! rows), from MariaDB's performance schema or PostgreSQL's `pg_stat_statements`, which the
+//! servers then keep (`scale::statement_costs_on`); they cost CPU themselves, so compare the
+//! per-site CPU of runs without them.
 //!
 //! The private MariaDB server gets [`SERVER_FLAGS`] unless `CRAWLER_TEST_MARIADB_FLAGS` is set
 //! (the 100M run sets an 8 GB buffer pool that way); the private PostgreSQL server gets
@@ -41,7 +48,9 @@ use std::time::{Duration, Instant};
 use crawler_queue::{Queue, PARTS};
 use crawler_tests::bench::machine_cpu;
 use crawler_tests::findings::{alive, outcomes_of};
-use crawler_tests::scale::{fill, own_cpu, sizes, DbCpu};
+use crawler_tests::scale::{
+    fill, own_cpu, reset_statement_costs, sizes, statement_costs, statement_costs_on, DbCpu,
+};
 use crawler_tests::{mariadb, postgres, Backend};
 
 const LEASE: Duration = Duration::from_secs(120);
@@ -116,9 +125,15 @@ async fn work(queue: Queue, worker: usize, workers: usize, write: usize) -> u64 
     let (owner, token) = (format!("scale{worker}"), worker as i64 + 1);
     let share = u32::from(PARTS).div_ceil(workers as u32);
     queue.take_parts(&owner, token, share, LEASE).await.unwrap();
+    // The worker's keeper reads what it holds each round; its claims name those partitions.
+    let held = queue.keep_parts(token, LEASE).await.unwrap();
+    let parts: Vec<i16> = held.iter().map(|p| p.id).collect();
     let mut done = 0;
     loop {
-        let batch = queue.claim_held(token, &owner, BATCH, LEASE).await.unwrap();
+        let batch = queue
+            .claim_in_parts(token, &parts, &owner, BATCH, LEASE)
+            .await
+            .unwrap();
         if batch.sites.is_empty() {
             return done;
         }
@@ -140,6 +155,9 @@ async fn cpu(backend: Backend) {
             let db = backend.fresh().await;
             let queue = db.queue().await;
             fill(&queue, sites, 1000, |_| {}).await;
+            if costs_wanted() {
+                reset_statement_costs(&queue).await;
+            }
             let before = Clocks::read(clock);
             let tasks: Vec<_> = (0..workers)
                 .map(|w| tokio::spawn(work(queue.clone(), w, workers, write)))
@@ -162,7 +180,38 @@ async fn cpu(backend: Backend) {
                 own_s * 1e6 / done as f64,
                 rest / wall,
             );
+            if costs_wanted() {
+                print_statement_costs(&queue, done).await;
+            }
         }
+    }
+}
+
+/// Whether `SCALE_STATEMENTS` asks for the costliest statements of each run.
+fn costs_wanted() -> bool {
+    std::env::var_os("SCALE_STATEMENTS").is_some_and(|v| v != "0")
+}
+
+/// The costliest statements of the run that completed `sites`, per site.
+async fn print_statement_costs(queue: &Queue, sites: u64) {
+    println!(
+        "  {:>9} {:>9} {:>9} {:>9}  statement",
+        "calls", "us/site", "examined", "rows"
+    );
+    for (text, figures) in statement_costs(queue).await {
+        let n: Vec<f64> = figures.split(' ').filter_map(|f| f.parse().ok()).collect();
+        let [calls, micros, examined, rows] = n[..] else {
+            println!("  {figures}  {text}");
+            continue;
+        };
+        let per_site = |x: f64| x / sites as f64;
+        println!(
+            "  {calls:>9} {:>9.1} {:>9.2} {:>9.2}  {}",
+            per_site(micros),
+            per_site(examined),
+            per_site(rows),
+            text.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
     }
 }
 
@@ -264,11 +313,21 @@ async fn size(backend: Backend) {
 
 #[tokio::main]
 async fn main() {
+    let (mariadb_costs, postgres_costs) = match costs_wanted() {
+        true => statement_costs_on(),
+        false => ("", ""),
+    };
     if std::env::var_os(mariadb::EXTRA_FLAGS_VAR).is_none() {
-        std::env::set_var(mariadb::EXTRA_FLAGS_VAR, SERVER_FLAGS);
+        std::env::set_var(
+            mariadb::EXTRA_FLAGS_VAR,
+            format!("{SERVER_FLAGS} {mariadb_costs}"),
+        );
     }
     if std::env::var_os(postgres::EXTRA_SETTINGS_VAR).is_none() {
-        std::env::set_var(postgres::EXTRA_SETTINGS_VAR, POSTGRES_SETTINGS);
+        std::env::set_var(
+            postgres::EXTRA_SETTINGS_VAR,
+            format!("{POSTGRES_SETTINGS} {postgres_costs}"),
+        );
     }
     let args: Vec<String> = std::env::args()
         .skip(1)

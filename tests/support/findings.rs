@@ -34,6 +34,7 @@ pub fn claimed_site(id: i64, host: &str) -> Site {
         consecutive_failures: 0,
         crawl: None,
         depth: None,
+        last_verdict: None,
         parts_token: None,
     }
 }

@@ -64,6 +64,11 @@ pub struct Dialect {
     analyze: &'static str,
     /// Rows of (what, bytes): the table's data, then each index.
     sizes: &'static str,
+    /// Forget the statement costs gathered so far (the server keeps them only when
+    /// [`statement_costs_on`] asked it to).
+    costs_reset: &'static [&'static str],
+    /// Rows of (statement, "calls wall-µs rows-examined rows"), the costliest first.
+    costs: Option<&'static str>,
 }
 
 impl Dialect {
@@ -121,6 +126,16 @@ fn mysql() -> Dialect {
                 UNION ALL SELECT CONCAT('index ', CONVERT(index_name USING utf8mb4)), CAST(stat_value * @@innodb_page_size AS SIGNED) \
                 FROM mysql.innodb_index_stats WHERE database_name = DATABASE() \
                 AND table_name = 'sites' AND stat_name = 'size' AND index_name <> 'PRIMARY'",
+        // sqlx prepares every statement: MariaDB counts executions of prepared statements in
+        // `prepared_statements_instances` (one row per connection and statement), not by digest.
+        costs_reset: &["TRUNCATE performance_schema.prepared_statements_instances"],
+        costs: Some(
+            "SELECT LEFT(SQL_TEXT, 160), CONCAT(SUM(COUNT_EXECUTE), ' ', \
+             SUM(SUM_TIMER_EXECUTE) DIV 1000000, ' ', SUM(SUM_ROWS_EXAMINED), ' ', \
+             SUM(SUM_ROWS_AFFECTED + SUM_ROWS_SENT)) \
+             FROM performance_schema.prepared_statements_instances \
+             GROUP BY SQL_TEXT ORDER BY SUM(SUM_TIMER_EXECUTE) DESC LIMIT 12",
+        ),
     }
 }
 
@@ -160,6 +175,8 @@ fn sqlite() -> Dialect {
                 FROM dbstat WHERE name = 'sites' \
                 OR name IN (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sites') \
                 GROUP BY name ORDER BY name <> 'sites', name",
+        costs_reset: &[],
+        costs: None,
     }
 }
 
@@ -207,7 +224,51 @@ fn postgres() -> Dialect {
                 UNION ALL SELECT * FROM (SELECT 'index ' || c.relname, pg_relation_size(c.oid) \
                 FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid \
                 WHERE x.indrelid = 'sites'::regclass ORDER BY c.relname) AS i",
+        costs_reset: &[
+            "CREATE EXTENSION IF NOT EXISTS pg_stat_statements",
+            "SELECT pg_stat_statements_reset()",
+        ],
+        // No rows examined here: its place holds the shared buffers the statement touched.
+        costs: Some(
+            "SELECT LEFT(query, 160), calls || ' ' || round(total_exec_time * 1000) || ' ' || \
+             (shared_blks_hit + shared_blks_read) || ' ' || rows \
+             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12",
+        ),
     }
+}
+
+/// The server settings that make it keep per-statement costs for [`statement_costs`]:
+/// MariaDB's performance schema, PostgreSQL's `pg_stat_statements`. They cost CPU themselves,
+/// so the benchmark asks for them only when told to (`SCALE_STATEMENTS`).
+pub fn statement_costs_on() -> (&'static str, &'static str) {
+    (
+        "--performance-schema=ON --performance-schema-instrument=statement/%=ON \
+         --performance-schema-consumer-events-statements-current=ON",
+        "shared_preload_libraries=pg_stat_statements pg_stat_statements.track=all",
+    )
+}
+
+/// Forgets the per-statement costs the server has gathered (see [`statement_costs_on`]).
+pub async fn reset_statement_costs(queue: &Queue) {
+    let mut session = Session::of(queue.db()).await;
+    for statement in Dialect::of(queue.db()).costs_reset {
+        session.exec(statement, &[]).await;
+    }
+}
+
+/// The costliest statements since [`reset_statement_costs`]: (statement, "calls wall-µs
+/// examined rows"); empty where the backend keeps no such figures (SQLite).
+pub async fn statement_costs(queue: &Queue) -> Vec<(String, String)> {
+    let Some(sql) = Dialect::of(queue.db()).costs else {
+        return Vec::new();
+    };
+    let mut session = Session::of(queue.db()).await;
+    session
+        .pairs(sql)
+        .await
+        .into_iter()
+        .map(|(text, figures)| (text, figures.unwrap_or_default()))
+        .collect()
 }
 
 /// How a fill went.

@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
-use crawler_queue::bounds::DEAD_AFTER;
 use crawler_queue::filter::{Regex, UrlFilter};
 use crawler_queue::{DatabaseUrl, DEFAULT_DATABASE_URL};
+
+use crate::bounds::DEAD_AFTER;
 
 /// The `--database-url` option, flattened into every binary's arguments. The URL may hold a
 /// password: neither its value from the environment nor its default is shown in `--help`,

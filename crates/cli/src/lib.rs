@@ -6,12 +6,15 @@
 //! - [`args`]: the options more than one binary takes, defined once: [`DatabaseArgs`]
 //!   (`--database-url`, whose password never prints), [`FilterArgs`] (`--include`,
 //!   `--exclude`) and [`ReapArgs`] (`--dead-after`, shared by the workers and `crawler-reap`).
+//! - [`bounds`]: the ranges option values must lie in (durations, ids), checked by clap while
+//!   it parses.
 //! - [`logging`]: `-q`, `-v`, `--log-format`, colour and progress bars.
 //! - [`generate`]: every binary's man page and shell completions (`--generate KIND`).
 //! - [`process`]: exit codes, printing results and errors, the shutdown signal, a process's
 //!   default id, and a runtime with a connected queue.
 
 pub mod args;
+pub mod bounds;
 pub mod generate;
 pub mod logging;
 pub mod process;

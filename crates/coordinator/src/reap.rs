@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crawler_queue::bounds::DurationRange;
+use crawler_cli::bounds::DurationRange;
 use crawler_queue::{Queue, Reaped};
 
 use crate::Error;

@@ -12,7 +12,11 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use crate::config::MAX_DELAY;
+/// The longest any delay computed from a server's answer may be: a `Retry-After` (in seconds or
+/// as an HTTP date) and the retry backoff are capped at this, with saturating arithmetic, so no
+/// answer can push a time past what the database stores. Thirty days: past that, a site is
+/// simply checked again by the next round.
+pub const MAX_DELAY: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// A delay of `base` after the first failure, doubling after each one after, up to `cap`;
 /// then, if asked, scaled by a random factor, so that clients failing together do not come

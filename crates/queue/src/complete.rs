@@ -23,10 +23,11 @@ use std::collections::BTreeMap;
 use crate::backoff::Backoff;
 use crate::config::MAX_DELAY;
 use crate::db::with_pool;
+use crate::db::Dialect;
 use crate::error::Error;
 use crate::queue::{millis, Queue, Site};
 use crate::retry::{is_transient, retry};
-use crate::sql::{case_by_id, padded, placeholders};
+use crate::sql::{case_by_id, owned_ids, padded};
 use crate::verdict::{ErrorKind, Finding, Verdict, VerdictCounts};
 
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
@@ -103,15 +104,12 @@ struct Fence {
 
 impl Fence {
     /// The `WHERE` of a fenced write of `rows` rows by id.
-    fn filter(&self, rows: usize) -> String {
+    fn filter(&self, dialect: Dialect, rows: usize) -> String {
         let parts = match self.parts {
             Some(_) => " AND part IN (SELECT id FROM parts WHERE token = ?)",
             None => "",
         };
-        format!(
-            "claim_token = ? AND state = {{claimed}} AND id IN ({}){parts}",
-            placeholders(rows)
-        )
+        format!("{}{parts}", owned_ids(dialect, "{claimed}", rows))
     }
 
     /// Binds what [`Fence::filter`] asks for.
@@ -290,7 +288,7 @@ impl Queue {
              confirm_check_at = CASE WHEN {case} = 1 AND confirmed_at IS NULL THEN {{now}} + ? ELSE NULL END \
              WHERE {}",
             self.sql().sites_by_id,
-            fence.filter(rows.len())
+            fence.filter(self.db.dialect(), rows.len())
         ));
         // Binds one `CASE id WHEN ? THEN ?` list: the value of `$value` for each outcome `$o`.
         macro_rules! column {
@@ -333,8 +331,19 @@ impl Queue {
             .await?
             .rows_affected()
         });
-        self.record_verdict_changes(fence.token, rows.iter().map(|r| r.outcome.site.id))
-            .await;
+        // Only the sites whose verdict changed since their claim can have a change to record:
+        // a recheck that finds what it found before (most of them) costs the history nothing.
+        let changed: Vec<i64> = rows
+            .iter()
+            .filter(|r| {
+                r.outcome.site.last_verdict.as_deref() != Some(r.outcome.finding.verdict.as_str())
+            })
+            .map(|r| r.outcome.site.id)
+            .collect();
+        if !changed.is_empty() {
+            self.record_verdict_changes(fence.token, &padded(&changed))
+                .await;
+        }
         if let Some(policy) = confirm {
             let dead: Vec<i64> = rows
                 .iter()
@@ -360,8 +369,8 @@ impl Queue {
             return verdicts.collect();
         }
         let sql = self.statement(&format!(
-            "SELECT verdict FROM sites WHERE claim_token = ? AND state = {{done}} AND id IN ({})",
-            placeholders(rows.len())
+            "SELECT verdict FROM sites WHERE {}",
+            owned_ids(self.db.dialect(), "{done}", rows.len())
         ));
         let stored: Result<Vec<String>, sqlx::Error> = with_pool!(&self.db, pool => {
             retry("read back the verdicts stored", || {
@@ -393,7 +402,7 @@ impl Queue {
             "UPDATE {} SET state = {{pending}}, owner = NULL, expires_at = NULL, \
              tries = {case}, next_check_at = {{now}} + {case} WHERE {}",
             self.sql().sites_by_id,
-            fence.filter(rows.len())
+            fence.filter(self.db.dialect(), rows.len())
         ));
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
@@ -424,7 +433,7 @@ impl Queue {
              attempts = ?, consecutive_failures = consecutive_failures + 1, \
              dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL WHERE {}",
             self.sql().sites_by_id,
-            fence.filter(1)
+            fence.filter(self.db.dialect(), 1)
         ));
         let site = &outcome.site;
         let written = with_pool!(&self.db, pool => {

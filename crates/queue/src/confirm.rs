@@ -22,7 +22,7 @@ use std::time::Duration;
 use crate::db::with_pool;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::placeholders;
+use crate::sql::owned_ids;
 use crate::verdict::Verdict;
 
 /// The most results a policy may ask for: more would recheck a dead link for ever.
@@ -97,22 +97,22 @@ impl Queue {
             return Ok(0);
         }
         let sql = self.statement(&format!(
-            "UPDATE sites SET confirmed_at = {{now}}, confirm_check_at = NULL \
-             WHERE claim_token = ? AND state = {{done}} AND verdict = ? AND confirmed_at IS NULL \
-             AND dead_streak >= ? AND {{now}} - dead_since >= ? AND id IN ({})",
-            placeholders(ids.len())
+            "UPDATE {} SET confirmed_at = {{now}}, confirm_check_at = NULL \
+             WHERE {} AND verdict = ? AND confirmed_at IS NULL \
+             AND dead_streak >= ? AND {{now}} - dead_since >= ?",
+            self.sql().sites_by_id,
+            owned_ids(self.db.dialect(), "{done}", ids.len())
         ));
         let confirmed = with_pool!(&self.db, pool => {
             retry("confirm dead sites", || {
-                let mut q = sqlx::query(&sql)
-                    .bind(token)
-                    .bind(Verdict::Dead.as_str())
-                    .bind(i64::from(policy.results))
-                    .bind(millis(policy.span));
+                let mut q = sqlx::query(&sql).bind(token);
                 for id in ids {
                     q = q.bind(id);
                 }
-                q.execute(pool)
+                q.bind(Verdict::Dead.as_str())
+                    .bind(i64::from(policy.results))
+                    .bind(millis(policy.span))
+                    .execute(pool)
             })
             .await?
             .rows_affected()

@@ -1,9 +1,66 @@
-//! Checking a database URL before connecting: a URL that cannot work is a usage error naming
-//! the problem (not a refused connection, nor a wait for a migration lock that never comes), and
-//! the message never quotes the URL, which may hold a password.
+//! A database URL: [`DatabaseUrl`] never prints its password, and is checked before connecting:
+//! a URL that cannot work is a usage error naming the problem (not a refused connection, nor a
+//! wait for a migration lock that never comes), and the message never quotes the URL, which may
+//! hold a password.
 
-use crate::config::DatabaseUrl;
-use crate::db::Dialect;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::dialect::Dialect;
+
+/// The default database: a SQLite file in the working directory, so that a newcomer gets a full
+/// crawl with no server.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://crawler.db";
+
+/// A database URL. It may hold a password, so it never prints: `Debug` and `Display` show
+/// [`DatabaseUrl::redacted`], and only [`DatabaseUrl::expose`] gives the real text.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DatabaseUrl(String);
+
+impl DatabaseUrl {
+    pub fn new(url: impl Into<String>) -> Self {
+        DatabaseUrl(url.into())
+    }
+
+    /// The URL with its password, for connecting only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The URL without password or query, fit for logs and errors:
+    /// `mysql://crawler@db.example:3306/crawler`.
+    pub fn redacted(&self) -> String {
+        match url::Url::parse(&self.0) {
+            Ok(mut url) if url.has_host() => {
+                let _ = url.set_password(None);
+                url.set_query(None);
+                url.to_string()
+            }
+            // sqlite://file.db has no host: show the path, which is no secret.
+            Ok(url) if url.scheme() == "sqlite" => self.0.split('?').next().unwrap_or("").into(),
+            _ => "<unparsable database url>".into(),
+        }
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DatabaseUrl({})", self.redacted())
+    }
+}
+
+impl fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl FromStr for DatabaseUrl {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(DatabaseUrl(s.to_owned()))
+    }
+}
 
 /// The forms a database URL takes, for messages.
 const FORMS: &str = "mysql://USER:PASSWORD@HOST:PORT/DATABASE, \
@@ -191,5 +248,24 @@ mod tests {
             let message = check(url).unwrap_err().to_string();
             assert!(!message.contains("s3cret"), "{message}");
         }
+    }
+
+    #[test]
+    fn redacted_url_has_no_password() {
+        let url = DatabaseUrl::new("mysql://crawler:s3cret@db.example:3306/crawler?ssl-mode=off");
+        assert_eq!(url.redacted(), "mysql://crawler@db.example:3306/crawler");
+        assert!(!format!("{url:?} {url}").contains("s3cret"));
+        let url =
+            DatabaseUrl::new("postgresql://crawler:s3cret@db.example/crawler?password=s3cret");
+        assert_eq!(url.redacted(), "postgresql://crawler@db.example/crawler");
+        assert!(!format!("{url:?} {url}").contains("s3cret"));
+    }
+
+    #[test]
+    fn sqlite_url_shows_its_path() {
+        assert_eq!(
+            DatabaseUrl::new("sqlite://crawler.db").redacted(),
+            "sqlite://crawler.db"
+        );
     }
 }

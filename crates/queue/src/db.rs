@@ -12,7 +12,8 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection, Executor};
 
-use crate::config::DatabaseUrl;
+use crate::database_url::DatabaseUrl;
+pub use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::retry::retry;
 
@@ -22,14 +23,6 @@ pub enum Db {
     MySql(MySqlPool),
     Postgres(PgPool),
     Sqlite(SqlitePool),
-}
-
-/// Which SQL dialect a [`Db`] speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
-    MySql,
-    Postgres,
-    Sqlite,
 }
 
 /// Runs `$body` with `$pool` bound to the concrete pool of `$db`: the body is compiled once per

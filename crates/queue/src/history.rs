@@ -4,7 +4,10 @@
 //!
 //! A final write-back records the changes of the rows it wrote, right after its fenced
 //! `UPDATE`: the rows its claim token completed whose verdict differs from the site's latest
-//! change. Comparing with the history rather than with the verdict the `UPDATE` overwrote makes
+//! change. It asks only about the sites whose new verdict differs from the one they had when
+//! claimed (`Site::last_verdict`), so a recheck that finds the same verdict costs the history
+//! nothing; the price is that a change whose recording failed (a database error after the
+//! retries, logged) is recorded only at the site's next change, not at its next check. Comparing with the history rather than with the verdict the `UPDATE` overwrote makes
 //! the statement idempotent: a retry, or a second write-back of the same rows, finds the
 //! change already recorded. Pruning drops changes older than a given age, but never a site's
 //! latest one, which later checks compare with.
@@ -15,7 +18,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::placeholders;
+use crate::sql::owned_ids;
 
 /// Rows one pruning statement deletes at most: a large prune never holds one long transaction.
 const PRUNE_CHUNK: i64 = 10_000;
@@ -35,24 +38,23 @@ const LATEST: &str = "(SELECT v.verdict FROM verdict_changes AS v WHERE v.site_i
                       ORDER BY v.id DESC LIMIT 1)";
 
 impl Queue {
-    /// Records the verdict changes among `ids`, the rows claim `token` has just completed. Best
-    /// effort: the write-back has stored the verdicts already, and a change not recorded now is
-    /// recorded by the site's next check, so a failure is logged, never returned.
-    pub(crate) async fn record_verdict_changes(&self, token: i64, ids: impl Iterator<Item = i64>) {
-        let ids: Vec<i64> = ids.collect();
+    /// Records the verdict changes among `ids`, the rows claim `token` has just completed (those
+    /// whose verdict changed since their claim). Best effort: the write-back has stored the
+    /// verdicts already, so a failure is logged, never returned; the history then misses that
+    /// change until the site's verdict changes again.
+    pub(crate) async fn record_verdict_changes(&self, token: i64, ids: &[i64]) {
         // Through the primary key: the token alone would have MariaDB scan `sites_token`.
         let sql = self.statement(&format!(
             "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
              SELECT id, checked_at, verdict, http_status, error_kind FROM {} \
-             WHERE claim_token = ? AND state = {{done}} AND id IN ({}) \
-             AND COALESCE({LATEST}, '') <> verdict",
+             WHERE {} AND COALESCE({LATEST}, '') <> verdict",
             self.sql().sites_by_id,
-            placeholders(ids.len())
+            owned_ids(self.db.dialect(), "{done}", ids.len())
         ));
         let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
             retry("record verdict changes", || {
                 let mut q = sqlx::query(&sql).bind(token);
-                for id in &ids {
+                for id in ids {
                     q = q.bind(id);
                 }
                 q.execute(pool)
@@ -61,7 +63,7 @@ impl Queue {
             .map(drop)
         });
         if let Err(error) = recorded {
-            tracing::warn!(%error, "cannot record verdict changes; the next check will");
+            tracing::warn!(%error, "cannot record verdict changes; the history misses them");
         }
     }
 
@@ -83,7 +85,7 @@ impl Queue {
                 .map(drop)
         });
         if let Err(error) = recorded {
-            tracing::warn!(%error, "cannot record verdict changes; the next check will");
+            tracing::warn!(%error, "cannot record verdict changes; the history misses them");
         }
     }
 

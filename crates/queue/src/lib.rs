@@ -6,9 +6,10 @@
 //! for a retry, or by `release`/`reap`), and `recheck` makes old verdicts due again.
 //!
 //! # Layout
-//! - [`bounds`]: the ranges option values must lie in (durations, ids), checked while parsing.
-//! - [`config`]: the database URL (never printed with its password) and queue settings.
-//! - [`database_url`]: checking a database URL before connecting.
+//! - [`config`]: the queue's settings.
+//! - [`database_url`]: the database URL, never printed with its password, and checked before
+//!   connecting.
+//! - [`dialect`]: which SQL a database speaks; [`state`]: a site's place in the queue, as stored.
 //! - [`db`]: connecting, migrations, one pool type over the three backends; whether a SQLite file
 //!   that is not there is created (seed, worker) or refused (report, reap).
 //! - `sql`: every statement that differs between the dialects, and `sql::statement`, which
@@ -40,13 +41,13 @@
 pub mod archive;
 pub mod backoff;
 pub mod balance;
-pub mod bounds;
 pub mod complete;
 pub mod config;
 pub mod confirm;
 pub mod control;
 pub mod database_url;
 pub mod db;
+pub mod dialect;
 mod error;
 pub mod filter;
 pub mod follow;
@@ -63,25 +64,29 @@ pub mod seed;
 mod singleton;
 pub mod soft404;
 mod sql;
+pub mod state;
 pub mod verdict;
 mod workers;
 
 pub use archive::{Archived, ToArchive};
+pub use backoff::MAX_DELAY;
 pub use balance::DuePart;
 pub use complete::{Completed, Outcome};
-pub use config::{ClaimMethod, DatabaseUrl, QueueConfig, DEFAULT_DATABASE_URL, MAX_DELAY};
+pub use config::{ClaimMethod, QueueConfig};
 pub use confirm::Confirm;
 pub use control::FleetState;
-pub use database_url::BadDatabaseUrl;
-pub use db::{Db, Dialect, Missing};
+pub use database_url::{BadDatabaseUrl, DatabaseUrl, DEFAULT_DATABASE_URL};
+pub use db::{Db, Missing};
+pub use dialect::Dialect;
 pub use error::{error_chain, Error};
 pub use follow::{Added, Crawl, Frontier, Links, NewCrawl, Page};
 pub use history::VerdictChange;
 pub use hosts::{HostChecks, HostPace, HostState, Throttled, Unreachable};
 pub use parts::{part_of, HeldPart, PARTS};
-pub use queue::{Batch, Queue, Site, State};
+pub use queue::{Batch, Queue, Site};
 pub use reap::Reaped;
 pub use report::{Backoff, Checked, HostFilter, HostRow, StateCounts, WorkerRow};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
+pub use state::State;
 pub use verdict::{ErrorKind, Finding, Verdict, VerdictCounts};

@@ -111,8 +111,11 @@ impl Queue {
         lease: Duration,
     ) -> Result<u64, Error> {
         let to_heirs = &self.sql().hand_to_heirs;
+        // Only those with no heir: one whose last site ended between the two statements is
+        // the heir's at the next round, never free for a third worker.
         let free = self.statement(&format!(
-            "UPDATE parts SET {FREE_PART} WHERE token = ? AND draining = 1 AND NOT EXISTS {IN_FLIGHT}"
+            "UPDATE parts SET {FREE_PART} \
+             WHERE token = ? AND draining = 1 AND heir_token IS NULL AND NOT EXISTS {IN_FLIGHT}"
         ));
         Ok(with_pool!(&self.db, pool => {
             let handed = retry("hand partitions to their heirs", || {

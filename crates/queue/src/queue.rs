@@ -1,63 +1,34 @@
 //! The lease queue: claim a batch, keep it, give it back.
 //!
-//! A claim is **update-then-select**: one autocommit `UPDATE … LIMIT n` stamps a fresh random
-//! claim token, the owner and a lease expiry on due pending rows, then one `SELECT` by that token
-//! reads the batch. Choosing and marking are one statement, so no two claimers get the same
-//! site; selecting by token (not by owner) reads exactly this claim even when the owner holds
-//! older batches. Every later write names the token: a worker that lost its lease changes nothing.
+//! A claim is **update-then-select**: one autocommit `UPDATE` stamps a fresh random claim
+//! token, the owner and a lease expiry on due pending rows, then one `SELECT` by that token
+//! reads the batch. The `UPDATE` decides which rows a claim gets (it stamps only rows still
+//! pending and due), so no two claimers get the same site; selecting by token (not by owner)
+//! reads exactly this claim even when the owner holds older batches. Every later write names
+//! the token: a worker that lost its lease changes nothing.
 //!
-//! PostgreSQL has no `UPDATE … LIMIT`: there the claim is one `WITH picked AS MATERIALIZED
-//! (SELECT … FOR UPDATE SKIP LOCKED) UPDATE … WHERE id IN (SELECT id FROM picked) RETURNING
-//! …`, which picks, marks and reads the batch at once, and concurrent claimers skip each other's
-//! rows instead of waiting (`claim_returns` and `PICK` in `sql.rs`; the one branch is in
-//! `claim_rows`).
+//! Which rows the `UPDATE` may stamp is picked per dialect (`Statements` in `sql.rs`): on
+//! MySQL by a plain read of the `sites_due` index before it (`Statements::mark`: the
+//! `UPDATE` stamps those of the ids still due), on SQLite by a subquery in it, and on
+//! PostgreSQL, which has no `UPDATE … LIMIT`, by a `WITH picked AS MATERIALIZED (SELECT … FOR
+//! UPDATE SKIP LOCKED) UPDATE … WHERE id IN (SELECT id FROM picked)`, in which concurrent
+//! claimers skip each other's rows instead of waiting (`PICK` in `sql.rs`). A claim in held
+//! partitions reads its batch in a later statement everywhere, which keeps only the sites of
+//! partitions still held (`Queue::read_batch`); PostgreSQL's claim outside partitions
+//! returns its batch (`claim_returns`).
 
 use std::time::Duration;
 
 use rand::Rng;
 
 use sqlx::mysql::MySqlPool;
-use sqlx::FromRow;
+use sqlx::{FromRow, Row};
 
 use crate::config::{ClaimMethod, QueueConfig};
 use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::retry::retry;
-use crate::sql::{padded, placeholders, Statements};
-
-/// A site's place in the queue, as stored in `sites.state`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(i8)]
-pub enum State {
-    /// Waiting for `next_check_at`, then claimable.
-    Pending = 0,
-    /// Held by a worker until `expires_at`.
-    Claimed = 1,
-    /// Has its current verdict.
-    Done = 2,
-}
-
-impl State {
-    /// Every state, with the name SQL text uses for it (`{pending}`, …; see `sql::statement`).
-    pub const ALL: [(State, &'static str); 3] = [
-        (State::Pending, "pending"),
-        (State::Claimed, "claimed"),
-        (State::Done, "done"),
-    ];
-
-    /// The number stored in `sites.state`.
-    pub const fn as_sql(self) -> i16 {
-        self as i16
-    }
-
-    /// The state stored as `n`, if any.
-    pub fn from_sql(n: i64) -> Option<State> {
-        State::ALL
-            .iter()
-            .map(|&(state, _)| state)
-            .find(|state| i64::from(state.as_sql()) == n)
-    }
-}
+use crate::sql::{owned_ids, padded, placeholders, Statements, CLAIM_ORDER};
 
 /// One claimed site, with what the queue needs to write its result back.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -78,6 +49,10 @@ pub struct Site {
     pub crawl: Option<i64>,
     /// Its distance in links from a start page of its crawl.
     pub depth: Option<i32>,
+    /// Its verdict when it was claimed (`None` before its first): a write-back records a
+    /// verdict change in the history only for the sites whose verdict changed (`history.rs`).
+    #[sqlx(rename = "verdict")]
+    pub last_verdict: Option<String>,
     /// The parts token the site was claimed under ([`Queue::claim_held`]): its write-back is
     /// fenced by the partition too, so a worker that lost the host writes nothing for it.
     #[sqlx(skip)]
@@ -93,9 +68,69 @@ pub struct Batch {
 
 /// The partitions a claim may take sites from: those `token` holds, listed.
 #[derive(Clone, Copy)]
-struct Held<'a> {
+struct HeldParts<'a> {
     token: i64,
     parts: &'a [i16],
+}
+
+/// A 0/1 column computed in SQL, which MySQL and SQLite send as a 64-bit integer and
+/// PostgreSQL as a 32-bit one.
+fn flag<R: Row>(row: &R, column: &str) -> Result<bool, sqlx::Error>
+where
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    i64: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    i32: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let n = match row.try_get::<i64, _>(column) {
+        Ok(n) => n,
+        Err(_) => row.try_get::<i32, _>(column)?.into(),
+    };
+    Ok(n != 0)
+}
+
+/// Ids per statement of an extension at most (a power of two: `sql::padded`).
+const EXTEND_CHUNK: usize = 1024;
+
+/// What a claim stamps on the rows it takes, bound in this order.
+struct Stamp<'a> {
+    owner: &'a str,
+    token: i64,
+    lease: i64,
+}
+
+/// Which rows a claim picks: due ones in these partitions (none: any), `n` at most.
+struct Pick<'a> {
+    parts: &'a [i16],
+    n: i64,
+}
+
+/// A claim's query: `Stamp` and `Pick` bind their parameters to it, in the order the dialect's
+/// statement asks (`Statements::claim_picks_first`).
+type ClaimQuery<'q, DB> = sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>;
+
+impl Stamp<'_> {
+    fn bind<'q, DB: sqlx::Database>(&self, q: ClaimQuery<'q, DB>) -> ClaimQuery<'q, DB>
+    where
+        i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+        String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    {
+        q.bind(self.owner.to_owned())
+            .bind(self.token)
+            .bind(self.lease)
+    }
+}
+
+impl Pick<'_> {
+    fn bind<'q, DB: sqlx::Database>(&self, mut q: ClaimQuery<'q, DB>) -> ClaimQuery<'q, DB>
+    where
+        i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+        i16: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    {
+        for &part in self.parts {
+            q = q.bind(part);
+        }
+        q.bind(self.n)
+    }
 }
 
 /// The queue over one database. Cheap to clone: clones share the connection pool.
@@ -144,20 +179,6 @@ impl Queue {
         n: u32,
         lease: Duration,
     ) -> Result<Batch, Error> {
-        self.claim_held_except(parts_token, &[], owner, n, lease)
-            .await
-    }
-
-    /// Like [`Queue::claim_held`], leaving out the partitions `except` (those of hosts the
-    /// worker has enough of already, waiting for their turn: claim by host readiness).
-    pub async fn claim_held_except(
-        &self,
-        parts_token: i64,
-        except: &[i16],
-        owner: &str,
-        n: u32,
-        lease: Duration,
-    ) -> Result<Batch, Error> {
         let sql =
             self.statement("SELECT id FROM parts WHERE token = ? AND draining = 0 ORDER BY id");
         let parts: Vec<i16> = with_pool!(&self.db, pool => {
@@ -166,7 +187,26 @@ impl Queue {
             })
             .await?
         });
-        let parts: Vec<i16> = parts.into_iter().filter(|p| !except.contains(p)).collect();
+        self.claim_in_parts(parts_token, &parts, owner, n, lease)
+            .await
+    }
+
+    /// Like [`Queue::claim_held`], in the partitions `parts` that the caller knows it holds
+    /// under `parts_token` (a worker's keeper reads them every round, `keep_parts`), so that
+    /// a claim is two statements, not three. A partition of the list lost meanwhile costs
+    /// nothing: the read of the batch keeps only sites of partitions the token still holds,
+    /// and gives the others back at once. The worker leaves out the partitions of hosts it
+    /// has enough of already (claim by host readiness).
+    pub async fn claim_in_parts(
+        &self,
+        parts_token: i64,
+        parts: &[i16],
+        owner: &str,
+        n: u32,
+        lease: Duration,
+    ) -> Result<Batch, Error> {
+        let mut parts = parts.to_vec();
+        parts.sort_unstable();
         let token = rand::rng().random_range(1..i64::MAX);
         if parts.is_empty() {
             return Ok(Batch {
@@ -174,7 +214,7 @@ impl Queue {
                 sites: Vec::new(),
             });
         }
-        let held = Held {
+        let held = HeldParts {
             token: parts_token,
             parts: &padded(&parts),
         };
@@ -188,7 +228,7 @@ impl Queue {
     /// Claims and reads a batch, timed for the `crawler_claim_seconds` histogram.
     async fn claim_in(
         &self,
-        held: Option<Held<'_>>,
+        held: Option<HeldParts<'_>>,
         owner: &str,
         n: u32,
         lease: Duration,
@@ -201,7 +241,7 @@ impl Queue {
 
     async fn claim_rows(
         &self,
-        held: Option<Held<'_>>,
+        held: Option<HeldParts<'_>>,
         owner: &str,
         n: u32,
         lease: Duration,
@@ -221,26 +261,27 @@ impl Queue {
             ),
             None => sql.claim.clone(),
         };
+        let stamp = Stamp {
+            owner,
+            token,
+            lease: millis(lease),
+        };
+        let pick = Pick {
+            parts: held.map_or(&[][..], |h| h.parts),
+            n: i64::from(n),
+        };
+        if let (Some(mark), Db::MySql(pool)) = (&sql.mark, &self.db) {
+            return self
+                .pick_then_mark(pool, &claim, mark, stamp, pick, held)
+                .await;
+        }
         with_pool!(&self.db, pool => {
-            let claim = || {
-                let mut q = sqlx::query(&claim)
-                    .bind(owner)
-                    .bind(token)
-                    .bind(millis(lease));
-                for part in held.iter().flat_map(|h| h.parts) {
-                    q = q.bind(part);
-                }
-                q = q.bind(i64::from(n));
-                match held {
-                    Some(held) if sql.claim_returns => q.bind(held.token),
-                    _ => q,
-                }
-            };
+            let claim = || pick.bind(stamp.bind(sqlx::query(&claim)));
             // A retried UPDATE whose first try did land claims more rows under the same token; the
             // SELECT below then reads them all, so nothing is left orphaned until its lease
-            // expires. PostgreSQL's claim returns its rows (only those of held partitions), so
-            // it reads them back only when it was retried.
-            let claimed = if sql.claim_returns {
+            // expires. PostgreSQL's claim outside partitions returns its rows, so it reads them
+            // back only when it was retried.
+            if sql.claim_returns && held.is_none() {
                 let mut tries = 0;
                 let rows = retry("claim", || {
                     tries += 1;
@@ -251,28 +292,91 @@ impl Queue {
                     let sites = rows.iter().map(Site::from_row).collect::<Result<_, _>>()?;
                     return Ok(Batch { token, sites });
                 }
-                0
             } else {
-                retry("claim", || claim().execute(pool)).await?.rows_affected()
-            };
-            let sites = retry("read batch", || {
-                match held {
-                    Some(held) => sqlx::query_as::<_, Site>(&sql.select_held_batch)
-                        .bind(token)
-                        .bind(held.token),
-                    None => sqlx::query_as::<_, Site>(&sql.select_batch).bind(token),
-                }
-                .fetch_all(pool)
+                retry("claim", || claim().execute(pool)).await?;
+            }
+        });
+        self.read_batch(token, held).await
+    }
+
+    /// MySQL's claim (`Statements::mark`): picks the ids of due sites from the index, then
+    /// stamps the claim on those still pending and due, and reads the batch. The stamp is the
+    /// one `UPDATE` that decides, as in the other dialects' claim: a site another claimer took
+    /// meanwhile is no longer pending, so no two claims get the same site.
+    async fn pick_then_mark(
+        &self,
+        pool: &MySqlPool,
+        pick_sql: &str,
+        mark: &str,
+        stamp: Stamp<'_>,
+        pick: Pick<'_>,
+        held: Option<HeldParts<'_>>,
+    ) -> Result<Batch, Error> {
+        let picked: Vec<i64> = retry("pick due sites", || {
+            let mut q = sqlx::query_scalar(pick_sql);
+            for &part in pick.parts {
+                q = q.bind(part);
+            }
+            q.bind(pick.n).fetch_all(pool)
+        })
+        .await?;
+        if picked.is_empty() {
+            return Ok(Batch {
+                token: stamp.token,
+                sites: Vec::new(),
+            });
+        }
+        let ids = padded(&picked);
+        let mark = self.statement(&mark.replace("{ids}", &placeholders(ids.len())));
+        retry("claim", || {
+            let mut q = stamp.bind(sqlx::query(&mark));
+            for id in &ids {
+                q = q.bind(id);
+            }
+            q.execute(pool)
+        })
+        .await?;
+        self.read_batch(stamp.token, held).await
+    }
+
+    /// Reads the batch claim `token` stamped: in held partitions, only the sites of partitions
+    /// still held; the others (a partition lost, or asked for, since the caller read its list)
+    /// are given back at once, by id, so that no site is both kept and given back.
+    async fn read_batch(&self, token: i64, held: Option<HeldParts<'_>>) -> Result<Batch, Error> {
+        let sql = self.sql();
+        let Some(held) = held else {
+            let sites = with_pool!(&self.db, pool => {
+                retry("read batch", || {
+                    sqlx::query_as::<_, Site>(&sql.select_batch).bind(token).fetch_all(pool)
+                })
+                .await?
+            });
+            return Ok(Batch { token, sites });
+        };
+        let rows: Vec<(Site, bool)> = with_pool!(&self.db, pool => {
+            let rows = retry("read batch", || {
+                sqlx::query(&sql.select_held_batch)
+                    .bind(held.token)
+                    .bind(token)
+                    .fetch_all(pool)
             })
             .await?;
-            if let Some(held) = held.filter(|_| (sites.len() as u64) < claimed) {
-                retry("give back sites of lost partitions", || {
-                    sqlx::query(&sql.unclaim_lost).bind(token).bind(held.token).execute(pool)
-                })
-                .await?;
+            rows.iter()
+                .map(|row| Ok((Site::from_row(row)?, flag(row, "held")?)))
+                .collect::<Result<_, sqlx::Error>>()?
+        });
+        let mut sites = Vec::with_capacity(rows.len());
+        let mut lost = Vec::new();
+        for (site, held) in rows {
+            match held {
+                true => sites.push(site),
+                false => lost.push(site.id),
             }
-            Ok(Batch { token, sites })
-        })
+        }
+        if !lost.is_empty() {
+            self.release(token, &lost, Duration::ZERO).await?;
+        }
+        Ok(Batch { token, sites })
     }
 
     /// The alternative claim (`ClaimMethod::SkipLocked`): choose and lock due rows, skipping
@@ -280,7 +384,7 @@ impl Queue {
     async fn claim_skip_locked(
         &self,
         pool: &MySqlPool,
-        held: Option<Held<'_>>,
+        held: Option<HeldParts<'_>>,
         owner: &str,
         n: u32,
         lease: Duration,
@@ -291,9 +395,9 @@ impl Queue {
             None => String::new(),
         };
         let choose = self.statement(&format!(
-            "SELECT id, ? AS claim_token, url, host, part, tries, consecutive_failures, crawl, depth \
+            "SELECT id, ? AS claim_token, url, host, part, tries, consecutive_failures, crawl, depth, verdict \
              FROM sites FORCE INDEX (sites_due) WHERE state = {{pending}} AND next_check_at <= {{now}} \
-             {in_parts} ORDER BY next_check_at, id LIMIT ? FOR UPDATE SKIP LOCKED"
+             {in_parts} ORDER BY {CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED"
         ));
         let sites = retry("claim", || async {
             let mut tx = pool.begin().await?;
@@ -322,6 +426,11 @@ impl Queue {
             Ok(sites)
         })
         .await?;
+        // The partitions were read before the sites were chosen: the read of the batch keeps
+        // only those still held, as after the other claims.
+        if held.is_some() && !sites.is_empty() {
+            return self.read_batch(token, held).await;
+        }
         Ok(Batch { token, sites })
     }
 
@@ -335,13 +444,28 @@ impl Queue {
         lease: Duration,
     ) -> Result<Vec<i64>, Error> {
         let sql = self.sql();
-        let kept = with_pool!(&self.db, pool => {
-            retry("extend", || {
-                sqlx::query(&sql.extend).bind(millis(lease)).bind(token).execute(pool)
-            })
-            .await?
-            .rows_affected()
-        });
+        // By id, through the primary key: by token, PostgreSQL was seen reading every claimed
+        // row of the fleet (see `sql::owned_ids`).
+        let mut kept = 0;
+        for chunk in ids.chunks(EXTEND_CHUNK) {
+            let chunk = padded(chunk);
+            let extend = self.statement(&format!(
+                "UPDATE {} SET expires_at = {{now}} + ? WHERE {}",
+                sql.sites_by_id,
+                owned_ids(self.db.dialect(), "{claimed}", chunk.len())
+            ));
+            kept += with_pool!(&self.db, pool => {
+                retry("extend", || {
+                    let mut q = sqlx::query(&extend).bind(millis(lease)).bind(token);
+                    for id in &chunk {
+                        q = q.bind(id);
+                    }
+                    q.execute(pool)
+                })
+                .await?
+                .rows_affected()
+            });
+        }
         if kept as usize >= ids.len() {
             return Ok(Vec::new());
         }
@@ -363,9 +487,9 @@ impl Queue {
             let sql = self.statement(&format!(
                 "UPDATE {} SET state = {{pending}}, owner = NULL, claim_token = NULL, \
                  expires_at = NULL, next_check_at = {{now}} + ? \
-                 WHERE claim_token = ? AND state = {{claimed}} AND id IN ({})",
+                 WHERE {}",
                 self.sql().sites_by_id,
-                placeholders(chunk.len())
+                owned_ids(self.db.dialect(), "{claimed}", chunk.len())
             ));
             released += with_pool!(&self.db, pool => {
                 retry("release", || {

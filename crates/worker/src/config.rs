@@ -3,12 +3,14 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crawler_cli::bounds::{parse_id, DurationRange, INTERVAL};
+use crawler_cli::duration_default;
 use crawler_cli::{DatabaseArgs, FilterArgs, LogArgs, ReapArgs};
-use crawler_queue::bounds::{parse_id, DurationRange, INTERVAL};
+use crawler_queue::config::{DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_DELAY};
 use crawler_queue::{ClaimMethod, Confirm, QueueConfig};
 use reqwest::header::{HeaderName, HeaderValue};
 
-use crate::check::{user_agent, BasicAuth, CheckConfig, StatusSet};
+use crate::check::{defaults, user_agent, BasicAuth, CheckConfig, StatusSet};
 use crate::options::{
     by_host, parse_accept_host, parse_basic_auth, parse_ca_cert, parse_contact, parse_header,
     parse_user_agent, quiet, read_cookie_jar, CaBundle,
@@ -40,7 +42,7 @@ pub struct Args {
 
     /// Requests on the wire at once, over all hosts; a check waiting for its host (its
     /// concurrency, rate or backoff) holds none, so this bounds sockets, not politeness.
-    #[arg(long, env = "CRAWLER_CONCURRENCY", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, env = "CRAWLER_CONCURRENCY", default_value_t = defaults::CONCURRENCY, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub concurrency: u32,
 
     /// Sites per claim. The next batch is claimed while this one is checked.
@@ -61,7 +63,7 @@ pub struct Args {
     /// How to claim on MySQL/MariaDB: update-then-select (one UPDATE … LIMIT, then a SELECT by
     /// claim token), or skip-locked (SELECT … FOR UPDATE SKIP LOCKED, then UPDATE, in one
     /// transaction). SQLite always uses update-then-select.
-    #[arg(long, env = "CRAWLER_CLAIM", value_enum, default_value_t = Claim::UpdateThenSelect)]
+    #[arg(long, env = "CRAWLER_CLAIM", value_enum, default_value_t = ClaimMethod::default().into())]
     pub claim: Claim,
 
     /// Exit 0 once every site in the queue has a verdict, instead of waiting for more.
@@ -83,38 +85,38 @@ pub struct Args {
 
     /// Checks of a site ending in a transient failure (timeout, reset, 408, 429, 5xx) before
     /// that failure is its verdict; each check already retries in-process (--retries).
-    #[arg(long, env = "CRAWLER_ATTEMPTS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, env = "CRAWLER_ATTEMPTS", default_value_t = DEFAULT_MAX_ATTEMPTS, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub attempts: u32,
 
     /// Wait before checking again a site whose check failed transiently (after its in-process
     /// retries); doubles each time. Between 100ms and 30d.
-    #[arg(long, env = "CRAWLER_RETRY_DELAY", default_value = "5s", value_parser = RETRY_DELAY.parser())]
+    #[arg(long, env = "CRAWLER_RETRY_DELAY", default_value = duration_default!(DEFAULT_RETRY_DELAY), value_parser = RETRY_DELAY.parser())]
     pub retry_delay: Duration,
 
     /// Time allowed for one HTTP attempt, redirects included. Between 1ms and 30d.
-    #[arg(long, env = "CRAWLER_TIMEOUT", default_value = "20s", value_parser = TIMEOUT.parser())]
+    #[arg(long, env = "CRAWLER_TIMEOUT", default_value = duration_default!(defaults::TIMEOUT), value_parser = TIMEOUT.parser())]
     pub timeout: Duration,
 
     /// Time allowed to connect (DNS, TCP, TLS). Between 1ms and 30d.
-    #[arg(long, env = "CRAWLER_CONNECT_TIMEOUT", default_value = "10s", value_parser = TIMEOUT.parser())]
+    #[arg(long, env = "CRAWLER_CONNECT_TIMEOUT", default_value = duration_default!(defaults::CONNECT_TIMEOUT), value_parser = TIMEOUT.parser())]
     pub connect_timeout: Duration,
 
     /// In-process retries after a reset, 408, 429 or 5xx (a timeout once at most; never after
     /// DNS failures or refusals, which are decided for the host), with exponential backoff and
     /// jitter.
-    #[arg(long, env = "CRAWLER_RETRIES", default_value_t = 2)]
+    #[arg(long, env = "CRAWLER_RETRIES", default_value_t = defaults::RETRIES)]
     pub retries: u32,
 
     /// Redirect hops followed before the verdict is error/redirects.
-    #[arg(long, env = "CRAWLER_MAX_REDIRECTS", default_value_t = 10)]
+    #[arg(long, env = "CRAWLER_MAX_REDIRECTS", default_value_t = defaults::MAX_REDIRECTS)]
     pub max_redirects: u32,
 
     /// Requests in flight to one host at most.
-    #[arg(long, env = "CRAWLER_HOST_CONCURRENCY", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, env = "CRAWLER_HOST_CONCURRENCY", default_value_t = defaults::HOST_CONCURRENCY, value_parser = clap::value_parser!(u32).range(1..))]
     pub host_concurrency: u32,
 
     /// Requests per second to one host at most; slowed further while a host answers 429/503.
-    #[arg(long, env = "CRAWLER_HOST_RATE", default_value_t = 20.0)]
+    #[arg(long, env = "CRAWLER_HOST_RATE", default_value_t = defaults::HOST_RATE)]
     pub host_rate: f64,
 
     /// Per-host limits in place of --host-concurrency and --host-rate, for your own servers:
@@ -124,7 +126,7 @@ pub struct Args {
 
     /// Longest Retry-After waited for in-process; a longer one gives the site back to the
     /// queue, due after that time. At most 30d.
-    #[arg(long, env = "CRAWLER_MAX_RETRY_AFTER", default_value = "30s", value_parser = WAIT.parser())]
+    #[arg(long, env = "CRAWLER_MAX_RETRY_AFTER", default_value = duration_default!(defaults::RETRY_AFTER_CAP), value_parser = WAIT.parser())]
     pub max_retry_after: Duration,
 
     /// A site, or a whole host, the server defers further than this (a long Retry-After, or
@@ -132,7 +134,7 @@ pub struct Args {
     /// the server until …" for the host's other sites), with the time the server allows kept
     /// as its next check, instead of staying pending; so --drain ends. Every delay from a
     /// server is capped at 30 days. 1s to 30d.
-    #[arg(long, env = "CRAWLER_DEFER_HORIZON", default_value = "1m", value_parser = LEASE.parser())]
+    #[arg(long, env = "CRAWLER_DEFER_HORIZON", default_value = duration_default!(defaults::DEFER_HORIZON), value_parser = LEASE.parser())]
     pub defer_horizon: Duration,
 
     /// Resolve names with this DNS server (IP or IP:PORT, port 53 by default; A and AAAA over
@@ -183,7 +185,7 @@ pub struct Args {
         long,
         env = "CRAWLER_ACCEPT",
         value_name = "CODES",
-        default_value = "200..=299"
+        default_value_t = StatusSet::success()
     )]
     pub accept: StatusSet,
 
@@ -258,6 +260,15 @@ pub enum Claim {
     /// `SELECT … FOR UPDATE SKIP LOCKED`, then `UPDATE … WHERE id IN (…)`, in one
     /// transaction: concurrent claimers skip each other's rows instead of waiting.
     SkipLocked,
+}
+
+impl From<ClaimMethod> for Claim {
+    fn from(method: ClaimMethod) -> Self {
+        match method {
+            ClaimMethod::UpdateThenSelect => Claim::UpdateThenSelect,
+            ClaimMethod::SkipLocked => Claim::SkipLocked,
+        }
+    }
 }
 
 impl From<Claim> for ClaimMethod {

@@ -14,7 +14,7 @@ use crate::archive::{self, Archiver};
 use crate::check::Checker;
 use crate::config::WorkerConfig;
 use crate::stages::claimer::{claim_loop, Ended};
-use crate::stages::held::Held;
+use crate::stages::held::HeldSites;
 use crate::stages::host_health::HostHealth;
 use crate::stages::parts::Parts;
 use crate::stages::paused::Paused;
@@ -59,7 +59,7 @@ pub async fn run(
         config,
         checker,
         follow,
-        held: Arc::new(Held::default()),
+        held: Arc::new(HeldSites::default()),
         parts: Arc::new(Parts::default()),
         hosts: Arc::new(HostHealth::default()),
         stats: Arc::new(Stats::default()),

@@ -5,12 +5,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use crawler_cli::bounds::{parse_id, INTERVAL};
 use crawler_cli::{self as cli, parse_args, DatabaseArgs, LogArgs, ReapArgs};
 use crawler_coordinator::control::set_paused;
 use crawler_coordinator::reap::{
     describe, reap_every, reap_once, ReapConfig, PRUNE_HISTORY_AFTER, RECHECK_AFTER,
 };
-use crawler_queue::bounds::{parse_id, INTERVAL};
 use crawler_queue::Missing;
 
 /// Gives back the sites of expired leases and dead workers, so that others check them. One

@@ -31,7 +31,7 @@ impl Queue {
         let sql = self.statement(&format!(
             "SELECT {CHECKED_COLUMNS} FROM {sites} \
              WHERE state = {{done}} AND verdict = 'dead' AND url {like} ? ESCAPE '{ESCAPE}' \
-             ORDER BY state DESC, next_check_at DESC, id DESC LIMIT ?"
+             ORDER BY state DESC, next_check_at DESC, part DESC, id DESC LIMIT ?"
         ));
         let pattern = format!("%{}%", escape_like(text));
         let rows: Vec<CheckedRow> = with_pool!(&self.db, pool => {

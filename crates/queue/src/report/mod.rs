@@ -18,8 +18,9 @@ pub use hosts::HostRow;
 
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::queue::{Queue, State};
+use crate::queue::Queue;
 use crate::sql::placeholders;
+use crate::state::State;
 use crate::verdict::{ErrorKind, Verdict};
 
 /// One checked site, as the report prints it.

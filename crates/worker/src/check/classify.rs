@@ -62,6 +62,13 @@ pub(crate) fn is_transient_status(status: u16) -> bool {
     matches!(status, 408 | 429 | 500..=599)
 }
 
+/// A server asking its clients to slow down: 429 Too Many Requests, or 503 Service
+/// Unavailable, which overloaded servers and rate limiters send alike. Such an answer halves
+/// the host's pace (`ratelimit.rs`) and is told to the fleet (`stages/host_health.rs`).
+pub(crate) fn is_throttling(status: u16) -> bool {
+    matches!(status, 429 | 503)
+}
+
 /// Finds the cause of a failed request in reqwest's error chain.
 pub(crate) fn failure_of(err: &reqwest::Error) -> Failure {
     if err.is_timeout() {

@@ -57,6 +57,7 @@ pub use self::accept::StatusSet;
 pub use self::address::is_public;
 use self::address::{any_address, AddressPolicy};
 pub use self::auth::BasicAuth;
+pub(crate) use self::classify::is_throttling;
 pub use self::cookies::CookieJar;
 pub use self::cut::unless_cut;
 use self::health::Health;
@@ -125,22 +126,47 @@ pub struct CheckConfig {
     pub soft_404: bool,
 }
 
+/// The defaults of [`CheckConfig`], which the worker's options (`crawler-worker --help`) show
+/// and take too.
+pub mod defaults {
+    use std::time::Duration;
+
+    /// `--timeout`: one HTTP attempt, redirects included.
+    pub const TIMEOUT: Duration = Duration::from_secs(20);
+    /// `--connect-timeout`: DNS, TCP and TLS.
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// `--retries`: in-process retries after a transient failure.
+    pub const RETRIES: u32 = 2;
+    /// `--max-redirects`: hops followed.
+    pub const MAX_REDIRECTS: u32 = 10;
+    /// `--host-concurrency`: requests in flight to one host.
+    pub const HOST_CONCURRENCY: u32 = 8;
+    /// `--host-rate`: requests started per second to one host.
+    pub const HOST_RATE: f64 = 20.0;
+    /// `--concurrency`: requests on the wire over all hosts.
+    pub const CONCURRENCY: u32 = 512;
+    /// `--max-retry-after`: the longest `Retry-After` waited for in-process.
+    pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
+    /// `--defer-horizon`: the queue's, one option for both.
+    pub use crawler_queue::config::DEFAULT_DEFER_HORIZON as DEFER_HORIZON;
+}
+
 impl Default for CheckConfig {
     fn default() -> Self {
         Self {
-            timeout: Duration::from_secs(20),
-            connect_timeout: Duration::from_secs(10),
-            retries: 2,
-            max_redirects: 10,
-            host_concurrency: 8,
-            host_rate: 20.0,
-            concurrency: 512,
+            timeout: defaults::TIMEOUT,
+            connect_timeout: defaults::CONNECT_TIMEOUT,
+            retries: defaults::RETRIES,
+            max_redirects: defaults::MAX_REDIRECTS,
+            host_concurrency: defaults::HOST_CONCURRENCY as usize,
+            host_rate: defaults::HOST_RATE,
+            concurrency: defaults::CONCURRENCY as usize,
             host_limits: HashMap::new(),
             user_agent: user_agent(None),
             insecure: false,
             public_only: false,
-            retry_after_cap: Duration::from_secs(30),
-            defer_horizon: Duration::from_secs(60),
+            retry_after_cap: defaults::RETRY_AFTER_CAP,
+            defer_horizon: defaults::DEFER_HORIZON,
             dns_server: None,
             headers: HeaderMap::new(),
             basic_auth: HashMap::new(),

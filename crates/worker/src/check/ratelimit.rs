@@ -32,6 +32,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::sync::{watch, Semaphore};
 
+use super::classify::is_throttling;
 use super::HostLimit;
 
 /// The adaptive rate never goes below this share of the configured one: a path that always
@@ -439,7 +440,7 @@ impl Permit<'_> {
     pub(crate) fn record(&self, status: u16, retry_after: Option<Duration>, path: &str) {
         let mut pace = self.host.pace.lock().expect("pace lock poisoned");
         let now = Instant::now();
-        if matches!(status, 429 | 503) {
+        if is_throttling(status) {
             let base = self.host.base();
             pace.throttled(now, path, base);
             if let Some(asked) = retry_after.filter(|_| pace.host_wide(now)) {

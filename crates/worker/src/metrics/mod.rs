@@ -38,7 +38,9 @@ pub const PARTITIONS_HELD: &str = "crawler_partitions_held";
 /// Gauge: hosts of the partitions held whose shared backoff has not passed.
 pub const HOSTS_IN_BACKOFF: &str = "crawler_hosts_in_backoff";
 
-/// How often the gauges are sampled; the hosts in backoff (a query) every tenth time.
+/// How often the gauges of what the worker holds are sampled (and the histograms drained):
+/// reading them takes two short locks, and a second is well under any scrape interval, so every
+/// scrape sees a fresh value. (The hosts in backoff are set by the partition keeper.)
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 
 /// Gives every metric its help text (the queue's too), and shows each verdict at zero from

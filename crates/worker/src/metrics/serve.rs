@@ -28,6 +28,11 @@ const LATENCY_BUCKETS: &[f64] = &[
 /// A client that sends no request within this long is dropped: a scraper is quick.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The wait before accepting again after a failed accept (out of file descriptors, most
+/// likely): long enough to leave the checks the descriptors they free, short enough that a
+/// scrape soon gets through again.
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+
 /// The text format's content type, as Prometheus asks for it.
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -88,7 +93,7 @@ async fn accept(listener: TcpListener, handle: PrometheusHandle) {
             // Out of file descriptors, most likely: the checks come first; try again later.
             Err(error) => {
                 tracing::debug!(%error, "cannot accept a metrics connection");
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                tokio::time::sleep(ACCEPT_RETRY).await;
             }
         }
     }

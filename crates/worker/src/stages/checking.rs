@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crawler_queue::Queue;
 
-use super::held::Held;
+use super::held::HeldSites;
 use super::parts::Parts;
 use crate::check::unless_cut;
 
@@ -28,7 +28,7 @@ pub struct Checking {
     pub follow: crate::follow::Follow,
     /// To give back a site cut off before its first request.
     pub queue: Queue,
-    pub held: Arc<Held>,
+    pub held: Arc<HeldSites>,
     /// Which partitions are still held: a check of a lost one is cut off.
     pub parts: Arc<Parts>,
     pub concurrency: usize,

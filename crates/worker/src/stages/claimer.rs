@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crawler_queue::Queue;
 
-use super::held::Held;
+use super::held::HeldSites;
 use super::parts::Parts;
 use super::paused::Paused;
 use crate::check::Checker;
@@ -21,7 +21,7 @@ pub struct Claimer {
     pub queue: Queue,
     /// Asked which hosts have enough waiting (claim by host readiness).
     pub checker: Checker,
-    pub held: Arc<Held>,
+    pub held: Arc<HeldSites>,
     pub parts: Arc<Parts>,
     pub paused: Arc<Paused>,
     /// This worker's id, stamped on its claims.
@@ -71,10 +71,10 @@ pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: Cancellat
         // A claim cut short by the stop may have stamped rows it never read: they wait for
         // their lease to expire, a delay at shutdown only, where a database that hangs must
         // not hold the worker.
-        let except = backlogged(&ctx);
+        let parts = claimable(&ctx);
         let claimed = tokio::select! {
             _ = stop.cancelled() => return Ended::Stopped,
-            claimed = ctx.queue.claim_held_except(ctx.parts.token, &except, &ctx.owner, n, ctx.lease) => claimed,
+            claimed = ctx.queue.claim_in_parts(ctx.parts.token, &parts, &ctx.owner, n, ctx.lease) => claimed,
         };
         if let Ok(batch) = &claimed {
             ctx.parts.claimed(batch.sites.len());
@@ -136,16 +136,17 @@ pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: Cancellat
     }
 }
 
-/// The partitions of hosts that have enough waiting already.
-fn backlogged(ctx: &Claimer) -> Vec<i16> {
-    let mut parts: Vec<i16> = ctx
+/// The partitions to claim in: those held (as the keeper last read them) but the partitions
+/// of hosts that have enough waiting already.
+fn claimable(ctx: &Claimer) -> Vec<i16> {
+    let backlogged: std::collections::HashSet<i16> = ctx
         .checker
         .backlogged_hosts(BACKLOG)
         .iter()
         .map(|host| crawler_queue::parts::part_of(host))
         .collect();
-    parts.sort_unstable();
-    parts.dedup();
+    let mut parts = ctx.parts.active();
+    parts.retain(|part| !backlogged.contains(part));
     parts
 }
 

@@ -9,10 +9,10 @@ use std::sync::Mutex;
 
 use crawler_queue::Batch;
 
-/// A std mutex: every critical section is a few hash-map operations, never held across an
-/// await.
+/// The sites this worker claimed and has not yet written back, by claim. A std mutex: every
+/// critical section is a few hash-map operations, never held across an await.
 #[derive(Debug, Default)]
-pub struct Held(Mutex<Sites>);
+pub struct HeldSites(Mutex<Sites>);
 
 #[derive(Debug, Default)]
 struct Sites {
@@ -35,13 +35,13 @@ impl Sites {
     }
 }
 
-impl Held {
+impl HeldSites {
     pub fn add(&self, batch: &Batch) {
         let ids = batch.sites.iter().map(|s| s.id).collect();
         self.0.lock().unwrap().by_token.insert(batch.token, ids);
     }
 
-    /// Marks sites whose result is about to be written, until [`Held::remove`].
+    /// Marks sites whose result is about to be written, until [`HeldSites::remove`].
     pub fn writing(&self, sites: impl IntoIterator<Item = (i64, i64)>) {
         self.0.lock().unwrap().writing.extend(sites);
     }
@@ -104,7 +104,7 @@ mod tests {
 
     #[test]
     fn a_claim_is_forgotten_when_its_last_site_is_written() {
-        let held = Held::default();
+        let held = HeldSites::default();
         held.add(&Batch {
             token: 7,
             sites: vec![site(1), site(2)],
@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn a_site_written_or_being_written_is_not_lost() {
-        let held = Held::default();
+        let held = HeldSites::default();
         held.add(&Batch {
             token: 7,
             sites: vec![site(1), site(2), site(3), site(4)],

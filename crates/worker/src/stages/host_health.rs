@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crawler_queue::{ErrorKind, Finding, HostChecks, HostPace, Outcome, Queue, Throttled};
 
-use crate::check::Checker;
+use crate::check::{is_throttling, Checker};
 
 /// How often the hosts' paces (throttled rates, deferrals) are shared with the fleet.
 const PACES_EVERY: Duration = Duration::from_secs(2);
@@ -127,8 +127,8 @@ impl HostHealth {
         let mut checks: HashMap<&str, HostChecks> = HashMap::new();
         for o in written.iter().filter(|o| !o.finding.deferred) {
             let host = o.site.host.as_str();
-            if let Some(status @ (429 | 503)) = o.finding.status.filter(|_| o.finding.attempts > 0)
-            {
+            let asked = o.finding.attempts > 0;
+            if let Some(status) = o.finding.status.filter(|&s| asked && is_throttling(s)) {
                 if !throttled.iter().any(|t| t.host == host) {
                     throttled.push(Throttled {
                         host: host.to_owned(),

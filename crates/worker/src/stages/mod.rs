@@ -46,7 +46,7 @@ use crate::check::Checker;
 use crate::config::WorkerConfig;
 use crate::stats::Stats;
 
-use self::held::Held;
+use self::held::HeldSites;
 use self::host_health::HostHealth;
 use self::parts::Parts;
 use self::paused::Paused;
@@ -71,7 +71,7 @@ pub struct Ctx {
     pub queue: Queue,
     pub config: WorkerConfig,
     pub checker: Checker,
-    pub held: Arc<Held>,
+    pub held: Arc<HeldSites>,
     /// The host partitions held: sites are claimed, and hosts asked, only in these.
     pub parts: Arc<Parts>,
     /// What this worker learns of its hosts, shared with the fleet after each write-back.

@@ -39,7 +39,7 @@ use super::Ctx;
 pub struct Parts {
     /// This worker's parts token: fresh per run, stamped on every partition it takes.
     pub token: i64,
-    held: Mutex<HashMap<i16, Held>>,
+    held: Mutex<HashMap<i16, Holding>>,
     /// The claimer's last claim found nothing due in the partitions held.
     idle: AtomicBool,
     /// What the fleet said of each host when last read (see [`Parts::first_news_of`]).
@@ -49,8 +49,9 @@ pub struct Parts {
 /// Hosts whose fleet state is remembered at most; past it the memory starts again.
 const NEWS_MAX: usize = 100_000;
 
-/// One partition held.
-struct Held {
+/// This worker's hold on one partition: how to stop its work, and whether it is being handed
+/// over.
+struct Holding {
     /// Cancelled when the partition is lost, or starts being handed over.
     stop: CancellationToken,
     /// Being handed over: when it goes, it was given back, not lost.
@@ -96,14 +97,14 @@ impl Parts {
     /// how many of them were lost (gone without being handed over).
     fn update(&self, now_held: &[HeldPart]) -> usize {
         let mut held = self.held.lock().expect("parts lock poisoned");
-        let mut kept: HashMap<i16, Held> = HashMap::with_capacity(now_held.len());
+        let mut kept: HashMap<i16, Holding> = HashMap::with_capacity(now_held.len());
         for part in now_held {
             let stop = held.remove(&part.id).map(|h| h.stop).unwrap_or_default();
             let draining = part.draining;
             if draining {
                 stop.cancel();
             }
-            kept.insert(part.id, Held { stop, draining });
+            kept.insert(part.id, Holding { stop, draining });
         }
         let mut lost = 0;
         for (_, gone) in held.drain() {
@@ -120,7 +121,7 @@ impl Parts {
     pub fn adopt(&self, parts: impl IntoIterator<Item = i16>) {
         let mut held = self.held.lock().expect("parts lock poisoned");
         for id in parts {
-            held.entry(id).or_insert_with(|| Held {
+            held.entry(id).or_insert_with(|| Holding {
                 stop: CancellationToken::new(),
                 draining: false,
             });
@@ -138,7 +139,7 @@ impl Parts {
     }
 
     /// The partitions held and not being handed over.
-    fn active(&self) -> Vec<i16> {
+    pub fn active(&self) -> Vec<i16> {
         let held = self.held.lock().expect("parts lock poisoned");
         held.iter()
             .filter(|(_, h)| !h.draining)

@@ -123,18 +123,30 @@ pub async fn reap(ctx: &Ctx) {
     }
 }
 
-/// Shows progress until `stop`, from this worker's counts every 250 ms. On a terminal the bar's
-/// total also needs the sites due in the queue: counting them scans the table, so only for a
-/// person watching, every 5 s, and a count the database is slow to give never holds up `stop`.
+/// How often the progress bar redraws from this worker's counts: often enough to look live,
+/// and what it reads is in memory (counters, the host maps), never the database.
+const PROGRESS_TICK: Duration = Duration::from_millis(250);
+/// How often the bar's total is counted again from the queue: counting the sites due scans
+/// the table, so rarely, and only for a person watching a terminal.
+const COUNT_DUE_EVERY: Duration = Duration::from_secs(5);
+/// How often a progress line is logged where no bar is drawn (a pipe, a log file): as long as
+/// the window its rate is measured over (`RATE_WINDOW` in `progress.rs`), so each line's rate
+/// covers the time since the line before.
+const LOG_PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// Shows progress until `stop`, from this worker's counts every [`PROGRESS_TICK`]. On a
+/// terminal the bar's total also needs the sites due in the queue, counted every
+/// [`COUNT_DUE_EVERY`]; a count the database is slow to give never holds up `stop`.
 pub async fn progress(ctx: Arc<Ctx>, stop: CancellationToken) {
-    let mut progress = Progress::new(Duration::from_secs(10));
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let count_due_every_ticks = (COUNT_DUE_EVERY.as_millis() / PROGRESS_TICK.as_millis()) as u64;
+    let mut progress = Progress::new(LOG_PROGRESS_EVERY);
+    let mut tick = tokio::time::interval(PROGRESS_TICK);
     for ticks in 0u64.. {
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        if progress.on_terminal() && ticks % 20 == 0 {
+        if progress.on_terminal() && ticks % count_due_every_ticks == 0 {
             let checked = ctx.stats.checked();
             let counts = tokio::select! {
                 _ = stop.cancelled() => return,

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use crawler_queue::Queue;
 
-use super::held::Held;
+use super::held::HeldSites;
 use super::host_health::HostHealth;
 use crate::check::Checker;
 use crate::stats::Stats;
@@ -23,7 +23,7 @@ pub struct Writer {
     pub queue: Queue,
     /// Asked for its host decisions, which the writer shares with the fleet.
     pub checker: Checker,
-    pub held: Arc<Held>,
+    pub held: Arc<HeldSites>,
     pub stats: Arc<Stats>,
     pub hosts: Arc<HostHealth>,
     /// Fences the host decisions by the partitions held.

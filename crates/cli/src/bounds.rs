@@ -93,6 +93,25 @@ impl fmt::Display for Short {
     }
 }
 
+/// A duration as an option's `default_value`, from the constant that a `Default` implementation
+/// uses too, so the default is written once:
+/// `default_value = crawler_cli::duration_default!(DEFAULT_RETRY_DELAY)`. `--help` shows it as
+/// humantime writes it (`20s`, `1m`), which the option's parser reads back. The text is made
+/// once per use of the macro, so give it a constant.
+#[macro_export]
+macro_rules! duration_default {
+    ($duration:expr) => {{
+        static TEXT: ::std::sync::OnceLock<::std::string::String> = ::std::sync::OnceLock::new();
+        TEXT.get_or_init(|| $crate::bounds::duration_text($duration))
+            .as_str()
+    }};
+}
+
+/// `duration` as [`duration_default!`] shows it.
+pub fn duration_text(duration: Duration) -> String {
+    humantime::format_duration(duration).to_string()
+}
+
 /// Parses a worker's or reaper's id: 1 to [`MAX_ID_CHARS`] characters, none of them control
 /// characters (an id is printed in logs and reports, one a line).
 pub fn parse_id(text: &str) -> Result<String, String> {
@@ -153,6 +172,21 @@ mod tests {
             assert_eq!(Short(duration).to_string(), text);
             assert_eq!(humantime::parse_duration(text), Ok(duration));
         }
+    }
+
+    #[test]
+    fn a_default_shows_in_its_largest_unit_and_parses_back() {
+        for (duration, text) in [
+            (Duration::from_secs(5), "5s"),
+            (Duration::from_secs(60), "1m"),
+            (Duration::from_secs(120), "2m"),
+            (Duration::from_millis(1500), "1s 500ms"),
+        ] {
+            assert_eq!(duration_text(duration), text);
+            assert_eq!(humantime::parse_duration(text), Ok(duration));
+        }
+        const LEASE: Duration = Duration::from_secs(120);
+        assert_eq!(duration_default!(LEASE), "2m");
     }
 
     #[test]
