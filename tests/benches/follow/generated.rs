@@ -16,6 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use crawler_tests::bins::{command, run, stderr};
+use crawler_tests::Backend;
 
 const HOSTS: usize = 16;
 const WORKERS: usize = 4;
@@ -33,8 +34,16 @@ pub fn bench(pages: usize) {
         other: AtomicUsize::new(0),
     });
     let addrs = runtime.block_on(serve(pages, counts.clone()));
-    let tmp = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", tmp.path().join("big.db").display());
+    let backend = match std::env::var("FOLLOW_BENCH_BACKEND").as_deref() {
+        Ok("mariadb") => Backend::MariaDb,
+        Ok("postgres") => Backend::Postgres,
+        Ok("sqlite") | Err(_) => Backend::Sqlite,
+        Ok(other) => panic!("FOLLOW_BENCH_BACKEND={other}: sqlite, mariadb or postgres"),
+    };
+    // A private server for MariaDB and PostgreSQL, started by the test support; it lives as
+    // long as `db`.
+    let db = runtime.block_on(backend.fresh());
+    let url = db.url.expose().to_owned();
     let starts: Vec<String> = addrs
         .iter()
         .enumerate()
@@ -92,7 +101,7 @@ pub fn bench(pages: usize) {
     let never = per_page.iter().filter(|&&n| n == 0).count();
     let twice = per_page.iter().filter(|&&n| n > 1).count();
     println!(
-        "generated site: {pages} pages on {HOSTS} hosts, {WORKERS} workers: {:.1} s ({:.0} pages/s), \
+        "generated site ({backend:?}): {pages} pages on {HOSTS} hosts, {WORKERS} workers: {:.1} s ({:.0} pages/s), \
          pages never read {never}, read more than once {twice}, other requests {}",
         time.as_secs_f64(),
         pages as f64 / time.as_secs_f64(),

@@ -14,7 +14,8 @@
 //! - `FOLLOW_BENCH_LINKCHECKER=0`: skip linkchecker;
 //! - `FOLLOW_BENCH_PAGES=1000000`: then crawl a generated site of that many pages with 4
 //!   workers (`generated.rs`): every page read once, each worker's memory as it goes;
-//!   `FOLLOW_BENCH_DOCS=none` skips the docs.
+//!   `FOLLOW_BENCH_DOCS=none` skips the docs; `FOLLOW_BENCH_BACKEND=sqlite` (default),
+//!   `mariadb` or `postgres` (a private server the test support starts).
 
 mod generated;
 
