@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crawler_queue::{
-    part_of, ClaimMethod, Db, Finding, NewSite, Outcome, Queue, QueueConfig, Site, Verdict,
+    part_of, ClaimMethod, Db, Finding, NewSite, Next, Outcome, Queue, QueueConfig, Site, Verdict,
 };
 use crawler_tests::{both_backends, Backend};
 
@@ -30,9 +30,11 @@ fn finding(verdict: Verdict, transient: bool) -> Finding {
         redirects: 0,
         latency: Duration::from_millis(12),
         attempts: 1,
-        transient,
-        retry_after: None,
-        deferred: false,
+        next: if transient {
+            Next::Transient { not_before: None }
+        } else {
+            Next::Final
+        },
         detail: None,
     }
 }
@@ -527,7 +529,9 @@ both_backends!(
         let (_db, queue) = seeded(backend, 1, config).await;
         let batch = queue.claim("w", 1, LONG).await.unwrap();
         let mut outcome = outcomes(&batch.sites, Verdict::Blocked, true);
-        outcome[0].finding.retry_after = Some(Duration::from_millis(1200));
+        outcome[0].finding.next = Next::Transient {
+            not_before: Some(Duration::from_millis(1200)),
+        };
         assert_eq!(queue.complete(&outcome).await.unwrap().retrying, 1);
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(queue.claim("w", 1, LONG).await.unwrap().sites.is_empty());

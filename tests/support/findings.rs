@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crawler_queue::{Finding, Outcome, Site, Verdict};
+use crawler_queue::{Finding, Next, Outcome, Site, Verdict};
 
 /// A 200: alive, final, no redirect.
 pub fn alive() -> Finding {
@@ -15,9 +15,7 @@ pub fn alive() -> Finding {
         redirects: 0,
         latency: Duration::from_millis(20),
         attempts: 1,
-        transient: false,
-        retry_after: None,
-        deferred: false,
+        next: Next::Final,
         detail: None,
     }
 }

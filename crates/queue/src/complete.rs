@@ -28,7 +28,7 @@ use crate::error::Error;
 use crate::queue::{millis, Queue, Site};
 use crate::retry::{is_transient, retry};
 use crate::sql::{case_by_id, owned_ids, padded};
-use crate::verdict::{ErrorKind, Finding, Verdict, VerdictCounts};
+use crate::verdict::{ErrorKind, Finding, Next, Verdict, VerdictCounts};
 
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
 /// 32,766 and MySQL's 65,535), and the CASE lists stay short enough to evaluate cheaply.
@@ -79,15 +79,17 @@ impl std::ops::AddAssign for Completed {
 
 /// What becomes of a site after its result: the verdict now, or back to pending.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Next {
+enum Decision {
     /// The result is the verdict; the site is due again no sooner than this many milliseconds
     /// from now (zero, or what the server asked for).
     Final { not_before: i64 },
-    /// Back to pending, due again in this many milliseconds.
+    /// Back to pending after a try, due again in this many milliseconds.
     Retry { after: i64 },
+    /// Back to pending unchecked (not a try), due again in this many milliseconds.
+    Unchecked { after: i64 },
 }
 
-/// An outcome and how it is written: `delay` is the `Next`'s milliseconds.
+/// An outcome and how it is written: `delay` is the `Decision`'s milliseconds.
 #[derive(Clone, Copy)]
 struct Row<'a> {
     outcome: &'a Outcome,
@@ -161,11 +163,11 @@ impl Queue {
         type Key = (i64, Option<i64>, u8);
         let mut by_token: BTreeMap<Key, (Write, Vec<Row>)> = BTreeMap::new();
         for outcome in outcomes {
-            let (write, delay) = match self.next(outcome) {
-                Next::Final { not_before: 0 } => (Write::Final, 0),
-                Next::Final { not_before } => (Write::Deferred, not_before),
-                Next::Retry { after } if outcome.finding.deferred => (Write::Unchecked, after),
-                Next::Retry { after } => (Write::Retry, after),
+            let (write, delay) = match self.decide(outcome) {
+                Decision::Final { not_before: 0 } => (Write::Final, 0),
+                Decision::Final { not_before } => (Write::Deferred, not_before),
+                Decision::Retry { after } => (Write::Retry, after),
+                Decision::Unchecked { after } => (Write::Unchecked, after),
             };
             let site = &outcome.site;
             by_token
@@ -186,19 +188,19 @@ impl Queue {
 
     /// What becomes of the site after `outcome`. Every delay is capped at [`MAX_DELAY`]; one
     /// past the defer horizon makes the result the verdict now, due again after that delay.
-    fn next(&self, outcome: &Outcome) -> Next {
-        let finding = &outcome.finding;
-        let asked = finding.retry_after.unwrap_or_default().min(MAX_DELAY);
-        if finding.deferred {
-            return Next::Retry {
-                after: millis(asked),
-            };
-        }
+    fn decide(&self, outcome: &Outcome) -> Decision {
+        let asked = match outcome.finding.next {
+            Next::Final => return Decision::Final { not_before: 0 },
+            Next::Deferred { until } => {
+                return Decision::Unchecked {
+                    after: millis(until.min(MAX_DELAY)),
+                }
+            }
+            Next::Transient { not_before } => not_before.unwrap_or_default().min(MAX_DELAY),
+        };
         let attempts = outcome.site.tries.max(0) as u32 + 1;
-        if !(finding.transient || finding.retry_after.is_some())
-            || attempts >= self.config.max_attempts
-        {
-            return Next::Final {
+        if attempts >= self.config.max_attempts {
+            return Decision::Final {
                 not_before: millis(asked),
             };
         }
@@ -207,11 +209,11 @@ impl Queue {
             .with_jitter(80, 120);
         let delay = backoff.delay(attempts).max(asked).min(MAX_DELAY);
         if delay > self.config.defer_horizon {
-            Next::Final {
+            Decision::Final {
                 not_before: millis(delay),
             }
         } else {
-            Next::Retry {
+            Decision::Retry {
                 after: millis(delay),
             }
         }
@@ -409,7 +411,7 @@ impl Queue {
                 let mut q = sqlx::query(&sql);
                 for row in &rows {
                     // A deferred site was not checked: not a try.
-                    let tried = i32::from(!row.outcome.finding.deferred);
+                    let tried = i32::from(!row.outcome.finding.next.is_deferred());
                     q = q.bind(row.outcome.site.id).bind(row.outcome.site.tries + tried);
                 }
                 for row in &rows {

@@ -89,4 +89,4 @@ pub use report::{Backoff, Checked, HostFilter, HostRow, StateCounts, WorkerRow};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
 pub use state::State;
-pub use verdict::{ErrorKind, Finding, Verdict, VerdictCounts};
+pub use verdict::{ErrorKind, Finding, Next, Verdict, VerdictCounts};

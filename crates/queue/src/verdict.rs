@@ -199,28 +199,52 @@ pub struct Finding {
     pub latency: Duration,
     /// HTTP attempts made by the checker (1 + in-process retries).
     pub attempts: u32,
-    /// The failure may pass (timeout, reset, 408, 429, 5xx): the queue checks the site again
-    /// later, until its attempt limit, rather than taking this verdict as final.
-    pub transient: bool,
-    /// The server asked to be asked again no sooner than this (a `Retry-After` beyond the
-    /// checker's in-process cap): the queue makes the site due again after it.
-    pub retry_after: Option<Duration>,
-    /// Not checked at all: its host could not be asked within the worker's patience (busy, or
-    /// in backoff). The queue makes the site due again after `retry_after`, and this does not
-    /// count as an attempt.
-    pub deferred: bool,
+    /// What the queue does with the site next: take the verdict, check again later, or make
+    /// it due again unchecked.
+    pub next: Next,
     /// Why the verdict is what it is, when the status alone does not say (a soft 404: what it
     /// matched); stored and reported.
     pub detail: Option<String>,
+}
+
+/// What follows a [`Finding`]: whether its verdict stands, and when the site is due again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// The verdict stands: the queue stores it and the site is done.
+    Final,
+    /// The failure may pass (timeout, reset, 408, 429, 5xx): the queue checks the site again
+    /// later, until its attempt limit, rather than taking this verdict as final.
+    Transient {
+        /// The server asked to be asked again no sooner than this (a `Retry-After` beyond the
+        /// checker's in-process cap), or the worker holds the site back this long (a soft 404
+        /// to confirm, a host the server deferred): the queue makes the site due again no
+        /// sooner than this, or, past its defer horizon or at the attempt limit, takes the
+        /// verdict now with its next check then. `None`: the queue's backoff alone decides.
+        not_before: Option<Duration>,
+    },
+    /// Not checked at all: its host could not be asked within the worker's patience (busy, or
+    /// in backoff). The queue makes the site due again after `until`, and this does not count
+    /// as an attempt.
+    Deferred { until: Duration },
+}
+
+impl Next {
+    /// Whether the verdict may pass: checked again later, until the attempt limit.
+    pub fn is_transient(self) -> bool {
+        matches!(self, Next::Transient { .. })
+    }
+
+    /// Whether the site was not checked at all.
+    pub fn is_deferred(self) -> bool {
+        matches!(self, Next::Deferred { .. })
+    }
 }
 
 impl Finding {
     /// A site not checked because its host is busy for `wait`.
     pub fn deferred(wait: Duration) -> Finding {
         Finding {
-            transient: true,
-            retry_after: Some(wait),
-            deferred: true,
+            next: Next::Deferred { until: wait },
             ..Finding::no_answer()
         }
     }
@@ -231,8 +255,9 @@ impl Finding {
     pub fn blocked_for(wait: Duration, detail: String) -> Finding {
         Finding {
             verdict: Verdict::Blocked,
-            transient: true,
-            retry_after: Some(wait),
+            next: Next::Transient {
+                not_before: Some(wait),
+            },
             detail: Some(detail),
             ..Finding::no_answer()
         }
@@ -257,9 +282,7 @@ impl Finding {
             redirects: 0,
             latency: Duration::ZERO,
             attempts: 0,
-            transient: false,
-            retry_after: None,
-            deferred: false,
+            next: Next::Final,
             detail: None,
         }
     }

@@ -8,7 +8,7 @@ use std::os::unix::net::UnixStream;
 use std::process::Stdio;
 use std::time::Duration;
 
-use crawler_queue::{Db, Finding, NewSite, Outcome, Verdict};
+use crawler_queue::{Db, Finding, NewSite, Next, Outcome, Verdict};
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::{both_backends, TestDb};
 
@@ -160,9 +160,7 @@ async fn checked_with_credentials(db: &TestDb) {
         redirects: 1,
         latency: Duration::from_millis(5),
         attempts: 1,
-        transient: false,
-        retry_after: None,
-        deferred: false,
+        next: Next::Final,
         detail: None,
     };
     let outcomes: Vec<_> = batch

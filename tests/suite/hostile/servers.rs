@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crawler_queue::{
-    DatabaseUrl, Db, Finding, NewSite, Outcome, Queue, QueueConfig, Site, Verdict, MAX_DELAY,
+    DatabaseUrl, Db, Finding, NewSite, Next, Outcome, Queue, QueueConfig, Site, Verdict, MAX_DELAY,
 };
 use crawler_tests::findings::alive;
 use crawler_tests::mariadb::MariaDb;
@@ -21,8 +21,9 @@ fn throttled(retry_after: Duration) -> Finding {
     Finding {
         verdict: Verdict::Blocked,
         status: Some(429),
-        transient: true,
-        retry_after: Some(retry_after),
+        next: Next::Transient {
+            not_before: Some(retry_after),
+        },
         ..alive()
     }
 }

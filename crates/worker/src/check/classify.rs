@@ -5,7 +5,7 @@ use std::error::Error as StdError;
 use std::io;
 use std::time::Duration;
 
-use crawler_queue::{ErrorKind, Finding, Verdict};
+use crawler_queue::{ErrorKind, Finding, Next, Verdict};
 use url::Url;
 
 use super::reply::{Attempt, End, Failure};
@@ -147,7 +147,13 @@ impl Attempt {
         latency: Duration,
         retry_after: Option<Duration>,
     ) -> Finding {
-        let transient = self.is_transient() || retry_after.is_some();
+        let next = if self.is_transient() || retry_after.is_some() {
+            Next::Transient {
+                not_before: retry_after,
+            }
+        } else {
+            Next::Final
+        };
         let detail = match &self.end {
             End::Failed {
                 failure: Failure::HostDown(cause),
@@ -171,9 +177,7 @@ impl Attempt {
             redirects: self.redirects,
             latency,
             attempts,
-            transient,
-            retry_after,
-            deferred: false,
+            next,
             detail,
         }
     }
@@ -303,7 +307,7 @@ mod tests {
         assert_eq!(finding.status, Some(302));
         assert_eq!(finding.error_kind, Some(ErrorKind::Redirects));
         assert_eq!(finding.final_url.as_deref(), Some("http://a.example/loop"));
-        assert!(!finding.transient);
+        assert_eq!(finding.next, Next::Final);
     }
 
     #[test]

@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 
 use crawler_queue::filter::UrlFilter;
 use crawler_queue::MAX_DELAY;
-pub use crawler_queue::{ErrorKind, Finding, Verdict};
+pub use crawler_queue::{ErrorKind, Finding, Next, Verdict};
 use reqwest::header::HeaderMap;
 use url::Url;
 

@@ -171,7 +171,7 @@ mod tests {
         assert_eq!(outcome.site.id, 3);
         let finding = outcome.finding;
         assert_eq!(finding.verdict, crawler_queue::Verdict::Error);
-        assert!(!finding.transient && !finding.deferred && finding.retry_after.is_none());
+        assert_eq!(finding.next, crawler_queue::Next::Final);
         assert_eq!(
             finding.detail.as_deref(),
             Some("the worker's check panicked: index 9 out of range")

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crawler_queue::{ErrorKind, Finding, HostChecks, HostPace, Outcome, Queue, Throttled};
+use crawler_queue::{ErrorKind, Finding, HostChecks, HostPace, Next, Outcome, Queue, Throttled};
 
 use crate::check::{is_throttling, Checker};
 
@@ -125,7 +125,7 @@ impl HostHealth {
     fn tally(&self, written: &[Outcome]) -> (Vec<Throttled>, Vec<HostChecks>) {
         let mut throttled: Vec<Throttled> = Vec::new();
         let mut checks: HashMap<&str, HostChecks> = HashMap::new();
-        for o in written.iter().filter(|o| !o.finding.deferred) {
+        for o in written.iter().filter(|o| !o.finding.next.is_deferred()) {
             let host = o.site.host.as_str();
             let asked = o.finding.attempts > 0;
             if let Some(status) = o.finding.status.filter(|&s| asked && is_throttling(s)) {
@@ -133,7 +133,10 @@ impl HostHealth {
                     throttled.push(Throttled {
                         host: host.to_owned(),
                         status,
-                        retry_after: o.finding.retry_after,
+                        retry_after: match o.finding.next {
+                            Next::Transient { not_before } => not_before,
+                            Next::Final | Next::Deferred { .. } => None,
+                        },
                     });
                 }
             }

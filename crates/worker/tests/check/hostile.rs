@@ -168,7 +168,7 @@ async fn a_challenge_header_blocks_only_a_403_or_a_503() {
         let (finding, _) = check(&site.url(path)).await;
         assert_eq!(finding.verdict, verdict, "{path}: {finding:?}");
         // A challenge page answers the same however often it is asked.
-        assert!(!finding.transient, "{path}: {finding:?}");
+        assert!(!finding.next.is_transient(), "{path}: {finding:?}");
     }
 }
 

@@ -164,7 +164,7 @@ async fn an_accepted_429_is_alive_and_not_asked_again() {
     };
     let finding = check(config, &site.url("/")).await;
     assert_eq!((finding.verdict, finding.attempts), (Verdict::Alive, 1));
-    assert!(!finding.transient);
+    assert!(!finding.next.is_transient());
 }
 
 #[tokio::test]
@@ -231,7 +231,7 @@ async fn a_site_the_filter_leaves_out_gets_no_request() {
         (finding.verdict, finding.error_kind, finding.attempts),
         (Verdict::Error, Some(ErrorKind::Excluded), 0)
     );
-    assert!(!finding.transient);
+    assert!(!finding.next.is_transient());
     let public = checker.check(&site.url("/public")).await;
     assert_eq!(public.verdict, Verdict::Alive);
     let paths: Vec<String> = site.hits().into_iter().map(|hit| hit.path).collect();

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use crawler_worker::check::{CheckConfig, Checker, ErrorKind, Verdict};
+use crawler_worker::check::{CheckConfig, Checker, ErrorKind, Next, Verdict};
 use hyper::Method;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -27,7 +27,7 @@ async fn too_many_requests_with_retry_after_1_then_ok_is_alive() {
         (Verdict::Alive, Some(200)),
         "{finding:?}"
     );
-    assert_eq!((finding.attempts, finding.transient), (2, false));
+    assert_eq!((finding.attempts, finding.next.is_transient()), (2, false));
     let waited = started.elapsed();
     assert!(
         waited >= Duration::from_millis(950),
@@ -70,8 +70,12 @@ async fn a_retry_after_beyond_the_cap_is_handed_to_the_queue() {
         (Verdict::Blocked, Some(429))
     );
     assert_eq!(finding.attempts, 1, "no in-process wait for two minutes");
-    assert_eq!(finding.retry_after, Some(Duration::from_secs(120)));
-    assert!(finding.transient);
+    assert_eq!(
+        finding.next,
+        Next::Transient {
+            not_before: Some(Duration::from_secs(120))
+        }
+    );
     assert!(started.elapsed() < Duration::from_millis(500));
 }
 
@@ -94,7 +98,7 @@ async fn timeouts_are_retried_after_a_backoff() {
         .check(&format!("http://{addr}/"))
         .await;
     assert_eq!(finding.error_kind, Some(ErrorKind::Timeout), "{finding:?}");
-    assert_eq!((finding.attempts, finding.transient), (2, true));
+    assert_eq!((finding.attempts, finding.next.is_transient()), (2, true));
     // Two timeouts plus a backoff of 0.5–1 s.
     let took = started.elapsed();
     assert!(

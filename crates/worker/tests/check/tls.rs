@@ -91,7 +91,7 @@ async fn a_plain_http_answer_to_a_client_hello_is_a_tls_failure() {
         .await;
     assert_eq!(finding.verdict, Verdict::Unreachable, "{finding:?}");
     assert_eq!(finding.error_kind, Some(ErrorKind::Tls));
-    assert_eq!((finding.attempts, finding.transient), (1, false));
+    assert_eq!((finding.attempts, finding.next.is_transient()), (1, false));
 }
 
 #[tokio::test]

@@ -49,7 +49,11 @@ async fn a_2xx_answer_is_alive_after_a_single_head() {
     assert_answer(&finding, Verdict::Alive, 200);
     assert_eq!(finding.final_url.as_deref(), Some(url.as_str()));
     assert_eq!(
-        (finding.redirects, finding.attempts, finding.transient),
+        (
+            finding.redirects,
+            finding.attempts,
+            finding.next.is_transient()
+        ),
         (0, 1, false)
     );
     assert_eq!(site.methods(), [Method::HEAD]);
@@ -66,7 +70,7 @@ async fn not_found_gone_and_other_4xx_are_dead() {
     for code in [404, 410, 400, 418] {
         let finding = check(config(), &site.url(&format!("/status/{code}"))).await;
         assert_answer(&finding, Verdict::Dead, code);
-        assert!(!finding.transient);
+        assert!(!finding.next.is_transient());
     }
 }
 
@@ -90,7 +94,7 @@ async fn too_many_requests_after_retries_is_blocked_and_transient() {
     };
     let finding = check(config, &site.url("/status/429")).await;
     assert_answer(&finding, Verdict::Blocked, 429);
-    assert_eq!((finding.attempts, finding.transient), (2, true));
+    assert_eq!((finding.attempts, finding.next.is_transient()), (2, true));
     assert_eq!(
         site.methods(),
         [Method::HEAD, Method::HEAD],
@@ -107,12 +111,12 @@ async fn server_errors_after_retries_are_transient_errors() {
     };
     let finding = check(config, &site.url("/status/500")).await;
     assert_answer(&finding, Verdict::Error, 500);
-    assert_eq!((finding.attempts, finding.transient), (2, true));
+    assert_eq!((finding.attempts, finding.next.is_transient()), (2, true));
     let asked = [Method::HEAD, Method::GET, Method::HEAD, Method::GET];
     assert_eq!(site.methods(), asked, "a 5xx HEAD is tried again with GET");
     let finding = check(self::config(), &site.url("/status/408")).await;
     assert_answer(&finding, Verdict::Error, 408);
-    assert!(finding.transient);
+    assert!(finding.next.is_transient());
 }
 
 #[tokio::test]
@@ -123,7 +127,7 @@ async fn an_unknown_name_is_unreachable_dns_and_not_retried() {
     };
     let finding = check(config, "http://no-such-host.invalid/page").await;
     assert_failure(&finding, Verdict::Unreachable, ErrorKind::Dns);
-    assert_eq!((finding.attempts, finding.transient), (1, false));
+    assert_eq!((finding.attempts, finding.next.is_transient()), (1, false));
     assert_eq!(finding.final_url, None);
 }
 
@@ -136,7 +140,7 @@ async fn a_refused_connection_is_unreachable_connect_and_not_retried() {
     };
     let finding = check(config, &format!("http://127.0.0.1:{port}/")).await;
     assert_failure(&finding, Verdict::Unreachable, ErrorKind::Connect);
-    assert_eq!((finding.attempts, finding.transient), (1, false));
+    assert_eq!((finding.attempts, finding.next.is_transient()), (1, false));
 }
 
 #[tokio::test]
@@ -154,7 +158,7 @@ async fn a_host_that_resets_every_connection_is_decided_unreachable_for_the_host
     assert_failure(&finding, Verdict::Unreachable, ErrorKind::Connect);
     // HEAD and GET were both reset: two failures in a row decide the host, so the retry asks
     // nothing and the verdict is final.
-    assert_eq!((finding.attempts, finding.transient), (2, false));
+    assert_eq!((finding.attempts, finding.next.is_transient()), (2, false));
     let detail = finding.detail.unwrap_or_default();
     assert!(detail.starts_with("decided for the host"), "{detail}");
 }
@@ -184,7 +188,7 @@ async fn headers_sent_one_byte_a_second_time_out_without_a_get() {
         "{:?}",
         started.elapsed()
     );
-    assert_eq!((finding.attempts, finding.transient), (1, true));
+    assert_eq!((finding.attempts, finding.next.is_transient()), (1, true));
     connections.recv().await.unwrap();
     assert!(
         connections.try_recv().is_err(),
@@ -224,7 +228,7 @@ async fn bytes_that_are_not_http_are_a_protocol_error() {
     .await;
     let finding = check(config(), &format!("http://{addr}/")).await;
     assert_failure(&finding, Verdict::Error, ErrorKind::Protocol);
-    assert!(!finding.transient);
+    assert!(!finding.next.is_transient());
 }
 
 #[tokio::test]

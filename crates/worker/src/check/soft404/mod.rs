@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crawler_queue::soft404::LastCheck;
-use crawler_queue::{ErrorKind, Finding, Verdict};
+use crawler_queue::{ErrorKind, Finding, Next, Verdict};
 use url::Url;
 
 pub(crate) use self::probe::{Probe, Probes};
@@ -166,8 +166,9 @@ fn soft_404(mut finding: Finding, reason: String, last: Option<LastCheck>) -> Fi
     let was_alive =
         last.is_some_and(|last| last.verdict.as_deref() == Some("alive") && last.tries == 0);
     finding.detail = Some(if was_alive {
-        finding.transient = true;
-        finding.retry_after = Some(CONFIRM_AFTER);
+        finding.next = Next::Transient {
+            not_before: Some(CONFIRM_AFTER),
+        };
         format!("{reason}; alive at the last check: to be confirmed")
     } else {
         reason
@@ -363,10 +364,15 @@ mod tests {
         };
         let held = soft_404(alive(), "same body".into(), last(Some("alive"), 0));
         assert_eq!(
-            (held.verdict, held.error_kind, held.transient),
-            (Verdict::Dead, Some(ErrorKind::Soft404), true)
+            (held.verdict, held.error_kind, held.next),
+            (
+                Verdict::Dead,
+                Some(ErrorKind::Soft404),
+                Next::Transient {
+                    not_before: Some(CONFIRM_AFTER)
+                }
+            )
         );
-        assert_eq!(held.retry_after, Some(CONFIRM_AFTER));
         assert!(held.detail.unwrap().contains("to be confirmed"));
         // The check after it confirms; a site not alive before, or new, is dead at once.
         for last in [
@@ -376,7 +382,7 @@ mod tests {
             None,
         ] {
             let dead = soft_404(alive(), "same body".into(), last.clone());
-            assert!(!dead.transient && dead.retry_after.is_none(), "{last:?}");
+            assert_eq!(dead.next, Next::Final, "{last:?}");
             assert_eq!(dead.detail.as_deref(), Some("same body"));
             assert_eq!(dead.status, Some(200));
             assert_eq!(dead.verdict, Verdict::Dead);
