@@ -2,7 +2,7 @@
 //! under what is left of the attempt's time budget.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use reqwest::header::{
     HeaderMap, HeaderName, CONTENT_ENCODING, CONTENT_TYPE, LOCATION, RETRY_AFTER,
@@ -124,7 +124,7 @@ impl Inner {
             self.resolver.forget_failure(host);
         }
         cut::sent();
-        let started = Instant::now();
+        let started = tokio::time::Instant::now();
         let in_flight = super::requests::InFlight::start();
         let result = self.send(method, url, started + *budget, keep_body).await;
         drop(in_flight);
@@ -148,10 +148,9 @@ impl Inner {
         &self,
         method: Method,
         url: &Url,
-        deadline: Instant,
+        deadline: tokio::time::Instant,
         keep_body: bool,
     ) -> Result<Reply, Failure> {
-        let deadline = tokio::time::Instant::from_std(deadline);
         let request = self.client.request(method.clone(), url.clone());
         let request = self.authorize(request, url).send();
         let response = match tokio::time::timeout_at(deadline, request).await {

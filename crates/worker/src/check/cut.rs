@@ -51,7 +51,7 @@ mod tests {
 
     use super::*;
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_check_that_sent_nothing_is_cut_off() {
         let stop = CancellationToken::new();
         let sent_anything = Mutex::new(false);
@@ -69,7 +69,7 @@ mod tests {
         assert!(!*sent_anything.lock().unwrap());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_check_that_sent_a_request_runs_to_its_end() {
         let stop = CancellationToken::new();
         let steps = Mutex::new(Vec::new());

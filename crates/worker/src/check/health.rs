@@ -18,10 +18,11 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crawler_queue::{ErrorKind, Unreachable};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use tokio::time::Instant;
 
 use super::reply::Failure;
 
@@ -339,7 +340,7 @@ mod tests {
         assert_eq!(decision.unreachable.kind, ErrorKind::Connect);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn two_failures_in_a_row_decide_a_host_once() {
         let health = Health::default();
         let sent = Instant::now();
@@ -349,6 +350,7 @@ mod tests {
             health.gate("dead.example").await,
             Ok(Gate::Probe(_))
         ));
+        assert_eq!(sent.elapsed(), PROBE_GAP, "the probe waits its gap");
         assert_eq!(
             health.failed("dead.example", Failure::Dns, Instant::now()),
             Some(Cause::Dns)

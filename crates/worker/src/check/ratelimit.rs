@@ -22,15 +22,25 @@
 //! ([`Limits::crawl_delay`]): its requests start at least that far apart, whatever the rate
 //! and the pace would allow (a cap: the slower of the two applies). A host with a floor is
 //! never swept from the map, so it keeps it.
+//!
+//! # Time
+//! Every instant here is tokio's ([`Instant`]), the governor's too ([`TokioClock`]): in a run
+//! that is the monotonic clock, and under paused time (tests) the limits keep it, so spacings
+//! are exact there.
 
 use std::collections::HashMap;
+use std::ops::Add;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use governor::clock::{Clock, Reference};
+use governor::middleware::NoOpMiddleware;
+use governor::nanos::Nanos;
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{Quota, RateLimiter};
 use tokio::sync::{watch, Semaphore};
+use tokio::time::Instant;
 
 use super::classify::is_throttling;
 use super::HostLimit;
@@ -60,7 +70,6 @@ pub(crate) struct Limits {
     overrides: HashMap<String, HostLimit>,
     /// A host deferred further than this is not waited for (`--defer-horizon`).
     horizon: Duration,
-    clock: DefaultClock,
     /// The fleet is paused (`crawler-reap --pause`): no request starts while it is.
     paused: watch::Sender<bool>,
 }
@@ -81,8 +90,46 @@ struct Host {
     /// How long its requests take, microseconds (a moving average; 0 before the first).
     latency_us: AtomicU64,
     slots: Semaphore,
-    rate: Option<DefaultDirectRateLimiter>,
+    rate: Option<HostRate>,
     pace: Mutex<Pace>,
+}
+
+/// A host's configured rate, on tokio's clock.
+type HostRate = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<TokioInstant>>;
+
+/// The governor's time source: tokio's clock, so that a rate follows paused time as the rest
+/// of the limits do (governor's own clocks read the machine's).
+#[derive(Clone, Copy, Debug, Default)]
+struct TokioClock;
+
+/// An instant of [`TokioClock`] (the governor's traits are not tokio's type's to implement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct TokioInstant(Instant);
+
+impl Clock for TokioClock {
+    type Instant = TokioInstant;
+
+    fn now(&self) -> TokioInstant {
+        TokioInstant(Instant::now())
+    }
+}
+
+impl Reference for TokioInstant {
+    fn duration_since(&self, earlier: Self) -> Nanos {
+        self.0.saturating_duration_since(earlier.0).into()
+    }
+
+    fn saturating_sub(&self, duration: Nanos) -> Self {
+        Self(self.0.checked_sub(duration.into()).unwrap_or(self.0))
+    }
+}
+
+impl Add<Nanos> for TokioInstant {
+    type Output = Self;
+
+    fn add(self, other: Nanos) -> Self {
+        Self(self.0 + Duration::from(other))
+    }
 }
 
 /// The adaptive part: the host's current share of its rate, and when it may next be asked.
@@ -147,7 +194,6 @@ impl Limits {
             default,
             overrides,
             horizon,
-            clock: DefaultClock::default(),
             paused: watch::Sender::new(false),
         }
     }
@@ -233,7 +279,7 @@ impl Limits {
                 Err(not_until) => {
                     self.global.add_permits(1);
                     permit.global = false;
-                    tokio::time::sleep(not_until.wait_time_from(self.clock.now())).await;
+                    tokio::time::sleep_until(not_until.earliest_possible().0).await;
                 }
             }
         }
@@ -291,7 +337,7 @@ impl Limits {
             latency_us: AtomicU64::new(0),
             slots: Semaphore::new(limit.concurrency),
             rate: Quota::with_period(interval)
-                .map(|q| RateLimiter::direct_with_clock(q, self.clock.clone())),
+                .map(|q| RateLimiter::direct_with_clock(q, TokioClock)),
             pace: Mutex::new(Pace::new(Instant::now())),
         });
         hosts.map.insert(name.to_owned(), host.clone());
@@ -345,7 +391,7 @@ impl Host {
             return Err(at - now);
         }
         if at > now {
-            tokio::time::sleep_until(at.into()).await;
+            tokio::time::sleep_until(at).await;
         }
         Ok(())
     }
@@ -610,19 +656,23 @@ mod tests {
         assert!(pace.host_wide(later));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn one_throttling_path_never_defers_the_host() {
         let limits = at_ten_per_second();
+        let mut starts = Vec::new();
         for _ in 0..5 {
             let permit = limits.acquire("a.example").await.unwrap();
+            starts.push(Instant::now());
             permit.record(429, Some(HOUR), "/always");
         }
+        // Slowed, never stopped: half the rate after each 429, down to an eighth.
+        assert_eq!(after(starts[0], &starts), millis([0, 200, 600, 1400, 2200]));
         let host = limits.host("a.example");
         assert!(host.pace.lock().unwrap().deferred_until.is_none());
         assert!(host.deferred_past(Duration::ZERO).is_ok());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_host_deferred_past_the_horizon_is_not_waited_for() {
         let limits = at_ten_per_second();
         for path in ["/a", "/b", "/c"] {
@@ -642,15 +692,17 @@ mod tests {
             Err(wait) => wait,
             Ok(_) => panic!("a host deferred for an hour was asked"),
         };
-        assert!(wait > HOUR - Duration::from_secs(5), "{wait:?}");
+        assert_eq!(wait, HOUR, "the server's whole wait, at once");
+        let before = Instant::now();
         assert!(
             limits.acquire("b.example").await.is_ok(),
             "other hosts go on"
         );
+        assert_eq!(before.elapsed(), Duration::ZERO, "other hosts do not wait");
         let reports = limits.reports();
         assert!(reports
             .iter()
-            .any(|r| r.host == "a.example" && r.deferred.is_some()));
+            .any(|r| r.host == "a.example" && r.deferred == Some(HOUR)));
     }
 
     #[tokio::test(start_paused = true)]
@@ -716,7 +768,7 @@ mod tests {
         );
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_wait_cancelled_halfway_gives_its_slots_back() {
         let limits = unlimited(1, 1);
         let held = limits.acquire("a.example").await.unwrap();
@@ -731,7 +783,7 @@ mod tests {
         );
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_host_with_an_override_gets_its_own_limits() {
         let mine = HostLimit {
             concurrency: 3,
@@ -758,13 +810,25 @@ mod tests {
             .is_err());
     }
 
-    #[tokio::test]
+    /// How long after `start` each of `starts` came, soonest first (paused time: exact).
+    fn after(start: Instant, starts: &[Instant]) -> Vec<Duration> {
+        let mut after: Vec<Duration> = starts.iter().map(|s| *s - start).collect();
+        after.sort();
+        after
+    }
+
+    fn millis<const N: usize>(millis: [u64; N]) -> [Duration; N] {
+        millis.map(Duration::from_millis)
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn requests_start_at_the_host_rate_even_after_waiting_for_a_global_slot() {
         let rate = HostLimit {
             concurrency: 8,
             rate: 10.0,
         };
         let limits = Limits::new(rate, HashMap::new(), 1, HOUR);
+        let begun = Instant::now();
         let blocker = limits.acquire("other.example").await.unwrap();
         let release = async {
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -776,15 +840,13 @@ mod tests {
             drop(permit);
             started
         }));
-        let ((), mut starts) = tokio::join!(release, starts);
-        starts.sort();
-        for pair in starts.windows(2) {
-            let gap = pair[1] - pair[0];
-            assert!(gap >= Duration::from_millis(90), "started {gap:?} apart");
-        }
+        let ((), starts) = tokio::join!(release, starts);
+        // The first when the slot frees, then one per 100 ms: no burst of turns taken while
+        // waiting for the slot.
+        assert_eq!(after(begun, &starts), millis([500, 600, 700, 800]));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_crawl_delay_spaces_its_hosts_requests_whatever_the_rate() {
         let limits = unlimited(8, 16);
         let delay = Duration::from_millis(100);
@@ -794,7 +856,7 @@ mod tests {
         limits.crawl_delay("slow.example", delay);
         robots.record(200, None, "/robots.txt");
         drop(robots);
-        let mut starts = futures::future::join_all((0..3).map(|_| async {
+        let starts = futures::future::join_all((0..3).map(|_| async {
             let permit = limits.acquire("slow.example").await.unwrap();
             let started = Instant::now();
             // An answer raises the pace, never above the floor.
@@ -802,22 +864,13 @@ mod tests {
             started
         }))
         .await;
-        starts.sort();
-        assert!(starts[0] - sent >= Duration::from_millis(90));
-        for pair in starts.windows(2) {
-            let gap = pair[1] - pair[0];
-            assert!(gap >= Duration::from_millis(90), "started {gap:?} apart");
-        }
+        assert_eq!(after(sent, &starts), millis([100, 200, 300]));
         let other = Instant::now();
         for _ in 0..5 {
             drop(limits.acquire("other.example").await.unwrap());
         }
-        // Five requests paced by the delay would take 500 ms; the bound leaves a loaded machine
-        // room without letting that pass.
-        assert!(
-            other.elapsed() < Duration::from_millis(400),
-            "other hosts go on"
-        );
+        // Paced by the delay, these five would take 400 ms.
+        assert_eq!(other.elapsed(), Duration::ZERO, "other hosts go on");
         let later = Instant::now() + HOUR;
         assert!(
             !limits.host("slow.example").idle(later),
