@@ -14,7 +14,7 @@ use crate::parts::part_of;
 use crate::queue::Queue;
 use crate::retry::retry;
 use crate::seed::{url_key, NewSite};
-use crate::sql::{insert_ignore, placeholders};
+use crate::sql::{insert_ignore, insert_returning_id, placeholders};
 
 /// Rows per statement of a page's links (8 parameters each for an insert).
 const CHUNK: usize = 500;
@@ -82,14 +82,11 @@ pub struct Added {
 impl Queue {
     /// Stores a crawl; its id goes with its start pages.
     pub async fn create_crawl(&self, crawl: &NewCrawl) -> Result<i64, Error> {
-        let columns = "(scopes, includes, excludes, max_depth, max_pages, robots, created_at) \
-                       VALUES (?, ?, ?, ?, ?, ?, {now})";
-        let returning = if self.db.dialect() == crate::Dialect::Postgres {
-            " RETURNING id"
-        } else {
-            ""
-        };
-        let sql = self.statement(&format!("INSERT INTO crawls {columns}{returning}"));
+        let sql = self.statement(&insert_returning_id(
+            self.db.dialect(),
+            "INTO crawls (scopes, includes, excludes, max_depth, max_pages, robots, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, {now})",
+        ));
         macro_rules! bound {
             ($sql:expr) => {
                 sqlx::query($sql)

@@ -18,7 +18,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::owned_ids;
+use crate::sql::{owned_ids, sites_using, SitesIndex};
 
 /// Rows one pruning statement deletes at most: a large prune never holds one long transaction.
 const PRUNE_CHUNK: i64 = 10_000;
@@ -74,10 +74,7 @@ impl Queue {
             "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
              SELECT id, checked_at, verdict, http_status, error_kind FROM {} \
              WHERE claim_token = ? AND state = {{done}} AND COALESCE({LATEST}, '') <> verdict",
-            match self.db.dialect() {
-                crate::db::Dialect::MySql => "sites FORCE INDEX (sites_token)",
-                _ => "sites",
-            }
+            sites_using(self.db.dialect(), SitesIndex::Token)
         ));
         let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
             retry("record verdict changes", || sqlx::query(&sql).bind(token).execute(pool))

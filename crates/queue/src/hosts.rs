@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::parts::part_of;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::placeholders;
+use crate::sql::{greatest, placeholders, upsert};
 use crate::verdict::{ErrorKind, Verdict};
 
 /// A host that answered 429 or 503.
@@ -160,7 +160,7 @@ impl Queue {
             Some(_) => self.statement(&format!(
                 "{} unreachable_since = COALESCE(hosts.unreachable_since, {{now}}), \
                  unreachable_kind = ?, unreachable_detail = ?",
-                crate::sql::upsert(
+                upsert(
                     self.db.dialect(),
                     "INTO hosts (host, part, unreachable_since, unreachable_kind, unreachable_detail) \
                      VALUES (?, ?, {now}, ?, ?)",
@@ -196,17 +196,14 @@ impl Queue {
     /// how long the server deferred them.
     pub async fn record_paces(&self, paces: &[HostPace]) -> Result<(), Error> {
         let dialect = self.db.dialect();
-        let greatest = match dialect {
-            crate::db::Dialect::Sqlite => "MAX",
-            _ => "GREATEST",
-        };
         let sql = self.statement(&format!(
-            "{} rate = ?, backoff_until = {greatest}(hosts.backoff_until, {{now}} + ?)",
-            crate::sql::upsert(
+            "{} rate = ?, backoff_until = {}(hosts.backoff_until, {{now}} + ?)",
+            upsert(
                 dialect,
                 "INTO hosts (host, part, rate, backoff_until) VALUES (?, ?, ?, {now} + ?)",
                 "host"
-            )
+            ),
+            greatest(dialect)
         ));
         for p in paces {
             let deferred = millis(p.deferred.min(crate::MAX_DELAY));

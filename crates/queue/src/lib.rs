@@ -12,8 +12,10 @@
 //! - [`dialect`]: which SQL a database speaks; [`state`]: a site's place in the queue, as stored.
 //! - [`db`]: connecting, migrations, one pool type over the three backends; whether a SQLite file
 //!   that is not there is created (seed, worker) or refused (report, reap).
-//! - `sql`: every statement that differs between the dialects, and `sql::statement`, which
-//!   finishes every statement (`{now}`, the states' names, PostgreSQL's `$n` placeholders).
+//! - `sql`: every statement and building block that differs between the dialects (the clock,
+//!   limited updates, upserts, index hints, a case-insensitive `LIKE`, …), and `sql::statement`,
+//!   which finishes every statement (`{now}`, the states' and verdicts' names, PostgreSQL's `$n`
+//!   placeholders).
 //! - [`queue`]: claim (update-then-select; one `UPDATE … RETURNING` on PostgreSQL), extend,
 //!   release.
 //! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness);

@@ -28,7 +28,9 @@ use crate::config::{ClaimMethod, QueueConfig};
 use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::retry::retry;
-use crate::sql::{owned_ids, padded, placeholders, Statements, CLAIM_ORDER};
+use crate::sql::{
+    owned_ids, padded, placeholders, sites_using, SitesIndex, Statements, CLAIM_ORDER,
+};
 
 /// One claimed site, with what the queue needs to write its result back.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -396,8 +398,9 @@ impl Queue {
         };
         let choose = self.statement(&format!(
             "SELECT id, ? AS claim_token, url, host, part, tries, consecutive_failures, crawl, depth, verdict \
-             FROM sites FORCE INDEX (sites_due) WHERE state = {{pending}} AND next_check_at <= {{now}} \
-             {in_parts} ORDER BY {CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED"
+             FROM {} WHERE state = {{pending}} AND next_check_at <= {{now}} \
+             {in_parts} ORDER BY {CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED",
+            sites_using(self.db.dialect(), SitesIndex::Due)
         ));
         let sites = retry("claim", || async {
             let mut tx = pool.begin().await?;

@@ -65,7 +65,7 @@ impl Queue {
         let sql = self.statement(&format!(
             "SELECT r.referrer, r.site_id, s.url, s.verdict, s.http_status, s.error_kind \
              FROM referrers r JOIN sites s ON s.id = r.site_id \
-             WHERE s.verdict = 'dead' {after_sql} ORDER BY r.referrer, r.site_id LIMIT ?"
+             WHERE s.verdict = {{dead}} {after_sql} ORDER BY r.referrer, r.site_id LIMIT ?"
         ));
         Ok(with_pool!(&self.db, pool => {
             let mut q = sqlx::query_as(&sql);

@@ -9,7 +9,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
-use crate::sql::replace;
+use crate::sql::{as_text, replace};
 
 /// One host's answer to a probe, as stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
@@ -73,14 +73,10 @@ impl Queue {
     /// included: what the fleet spent of the host's cap on directory probes. The primary key
     /// `(host, pattern)` serves it.
     pub async fn probed_patterns(&self, host: &str, ttl_ms: i64) -> Result<Vec<String>, Error> {
-        // MySQL's `pattern` compares as bytes (utf8mb4_bin), and sqlx reads such a column as
-        // VARBINARY: converted back to text to be read as a string.
-        let pattern = match self.db.dialect() {
-            crate::db::Dialect::MySql => "CONVERT(pattern USING utf8mb4)",
-            _ => "pattern",
-        };
+        // MySQL's `pattern` compares as bytes (utf8mb4_bin).
         let sql = self.statement(&format!(
-            "SELECT {pattern} FROM soft404_probes WHERE host = ? AND probed_at > {{now}} - ?"
+            "SELECT {} FROM soft404_probes WHERE host = ? AND probed_at > {{now}} - ?",
+            as_text(self.db.dialect(), "pattern")
         ));
         Ok(with_pool!(&self.db, pool => {
             retry("list a host's soft-404 probes", || {

@@ -1,4 +1,7 @@
-//! The queue's SQL, per dialect. Everything else in the crate is dialect-blind.
+//! The queue's SQL, per dialect. Everything else in the crate is dialect-blind: whatever
+//! differs between the dialects is written here only, the clock and placeholders
+//! ([`statement`]), limited updates and claims ([`Statements`]), and the blocks the other
+//! modules build their statements from (upserts, index hints, a case-insensitive `LIKE`, …).
 //!
 //! Times are Unix milliseconds, always computed by the database (`{now}` below), never by the
 //! caller: every lease and schedule decision uses one clock however many machines run workers.
@@ -8,14 +11,17 @@
 //! (`$1`, `$2`, …), so callers never write a dialect's placeholders.
 //!
 //! States are written by name, `{pending}`, `{claimed}`, `{done}` (see [`crate::State`]), and
-//! [`statement`] puts in their numbers: every statement, fixed or built per call, passes
-//! through it, so no reader has to decode a number.
+//! [`statement`] puts in their numbers; verdicts too, `{alive}`, `{dead}`, … (see
+//! [`crate::Verdict`]), which it writes as their stored names, quoted. Every statement, fixed or
+//! built per call, passes through it, so no reader has to decode a number, and every name
+//! comes from the one place the code defines it.
 
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use crate::dialect::Dialect;
 use crate::state::State;
+use crate::verdict::Verdict;
 
 /// Now, in Unix milliseconds, on the database's clock. sqlx sets the MySQL session's time zone
 /// to UTC, so `UNIX_TIMESTAMP` never meets a daylight-saving gap.
@@ -31,8 +37,9 @@ const CLAIMED_COLUMNS: &str =
     "id, claim_token, url, host, part, tries, consecutive_failures, crawl, depth, verdict";
 
 /// The statement `text` in `dialect`: `{now}` becomes the dialect's clock, `{pending}`,
-/// `{claimed}` and `{done}` the numbers of those states, and on PostgreSQL each `?` a
-/// numbered placeholder. The one place SQL text is finished.
+/// `{claimed}` and `{done}` the numbers of those states, `{alive}`, `{dead}`, `{blocked}`,
+/// `{unreachable}` and `{error}` those verdicts' names as string literals (`'dead'`), and on
+/// PostgreSQL each `?` a numbered placeholder. The one place SQL text is finished.
 pub(crate) fn statement(dialect: Dialect, text: &str) -> String {
     let now = match dialect {
         Dialect::MySql => MYSQL_NOW,
@@ -42,6 +49,10 @@ pub(crate) fn statement(dialect: Dialect, text: &str) -> String {
     let mut text = text.replace("{now}", now);
     for (state, name) in State::ALL {
         text = text.replace(&format!("{{{name}}}"), &state.as_sql().to_string());
+    }
+    for verdict in Verdict::ALL {
+        let name = verdict.as_str();
+        text = text.replace(&format!("{{{name}}}"), &format!("'{name}'"));
     }
     match dialect {
         Dialect::Postgres => with_pick_first(&numbered(&text)),
@@ -155,6 +166,89 @@ pub(crate) fn replace(
     }
 }
 
+/// `INSERT {into}` whose new row's id the caller reads: PostgreSQL returns it (`RETURNING id`,
+/// read from the returned row); MySQL and SQLite report it with the statement's result
+/// (`last_insert_id`, `last_insert_rowid`), and need nothing more.
+pub(crate) fn insert_returning_id(dialect: Dialect, into: &str) -> String {
+    match dialect {
+        Dialect::Postgres => format!("INSERT {into} RETURNING id"),
+        Dialect::MySql | Dialect::Sqlite => format!("INSERT {into}"),
+    }
+}
+
+/// The larger of its arguments, a function of two or more: `GREATEST`, which SQLite calls
+/// `MAX` (its scalar form, given several arguments; one makes it the aggregate). With a NULL
+/// argument MySQL's and SQLite's are NULL, PostgreSQL's ignores it.
+pub(crate) fn greatest(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Sqlite => "MAX",
+        Dialect::MySql | Dialect::Postgres => "GREATEST",
+    }
+}
+
+/// `LIKE` that ignores case (for ASCII at least): MySQL's `LIKE` does under the tables'
+/// `_ci` collation, and SQLite's does for ASCII; PostgreSQL's is case-sensitive, its `ILIKE`
+/// is not.
+pub(crate) fn case_insensitive_like(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Postgres => "ILIKE",
+        Dialect::MySql | Dialect::Sqlite => "LIKE",
+    }
+}
+
+/// `column`, a text column MySQL compares as bytes (`COLLATE utf8mb4_bin`), as text again:
+/// sqlx reads such a column as `VARBINARY`, so it is converted back (`CONVERT(… USING
+/// utf8mb4)`) to be read as a string. The other dialects' text columns are text already. For a
+/// select list: a comparison with the conversion could not use the column's index.
+pub(crate) fn as_text(dialect: Dialect, column: &str) -> String {
+    match dialect {
+        Dialect::MySql => format!("CONVERT({column} USING utf8mb4)"),
+        Dialect::Postgres | Dialect::Sqlite => column.to_owned(),
+    }
+}
+
+/// An index of `sites` that a statement pins its plan to: see [`sites_using`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SitesIndex {
+    /// The primary key, `id`.
+    Primary,
+    /// `sites_token`: a claim's rows, by claim token.
+    Token,
+    /// `sites_host`: the sites in host order.
+    Host,
+    /// `sites_due`: (state, next_check_at, part, id), the order sites are claimed in.
+    Due,
+}
+
+/// `sites` read through `index`, for a `FROM` or an `UPDATE`: on MySQL `FORCE INDEX`, since
+/// MariaDB's planner has been seen not to pick the index a statement was measured with. For
+/// these statements SQLite's and PostgreSQL's planners pick it unaided (and PostgreSQL has no
+/// index hints): plain `sites`. [`sites_using_on_sqlite_too`] pins SQLite's plan as well.
+pub(crate) fn sites_using(dialect: Dialect, index: SitesIndex) -> &'static str {
+    match (dialect, index) {
+        (Dialect::MySql, SitesIndex::Primary) => "sites FORCE INDEX (PRIMARY)",
+        (Dialect::MySql, SitesIndex::Token) => "sites FORCE INDEX (sites_token)",
+        (Dialect::MySql, SitesIndex::Host) => "sites FORCE INDEX (sites_host)",
+        (Dialect::MySql, SitesIndex::Due) => "sites FORCE INDEX (sites_due)",
+        (Dialect::Postgres | Dialect::Sqlite, _) => "sites",
+    }
+}
+
+/// [`sites_using`], and on SQLite too, with `INDEXED BY` (which fails the statement rather than
+/// plan it without the index): for the statements pinned on both (today the dashboard's newest
+/// dead sites, `report/latest_dead.rs`). SQLite's primary key is the rowid, which has no index
+/// name: by id it is plain `sites`, as in [`sites_using`].
+pub(crate) fn sites_using_on_sqlite_too(dialect: Dialect, index: SitesIndex) -> &'static str {
+    match (dialect, index) {
+        (Dialect::Sqlite, SitesIndex::Token) => "sites INDEXED BY sites_token",
+        (Dialect::Sqlite, SitesIndex::Host) => "sites INDEXED BY sites_host",
+        (Dialect::Sqlite, SitesIndex::Due) => "sites INDEXED BY sites_due",
+        (Dialect::Sqlite, SitesIndex::Primary) | (Dialect::MySql | Dialect::Postgres, _) => {
+            sites_using(dialect, index)
+        }
+    }
+}
+
 /// The fixed statements of one dialect.
 pub(crate) struct Statements {
     /// Reads the database's clock.
@@ -261,17 +355,9 @@ impl Statements {
     }
 
     fn new(dialect: Dialect) -> Statements {
-        // SQLite's and PostgreSQL's planners pick these indexes unaided; MariaDB's has been seen
-        // not to.
-        let (by_token, sites_by_id, sites_by_host, by_due) = match dialect {
-            Dialect::MySql => (
-                "sites FORCE INDEX (sites_token)",
-                "sites FORCE INDEX (PRIMARY)",
-                "sites FORCE INDEX (sites_host)",
-                "sites FORCE INDEX (sites_due)",
-            ),
-            Dialect::Postgres | Dialect::Sqlite => ("sites", "sites", "sites", "sites"),
-        };
+        let by_token = sites_using(dialect, SitesIndex::Token);
+        let sites_by_id = sites_using(dialect, SitesIndex::Primary);
+        let by_due = sites_using(dialect, SitesIndex::Due);
         let sql = |text: &str| statement(dialect, text);
         // MySQL can UPDATE … ORDER BY … LIMIT directly; SQLite (as bundled) and PostgreSQL
         // cannot, and pick the rows in a subquery instead, which PostgreSQL locks skipping rows
@@ -306,10 +392,7 @@ impl Statements {
             }
         };
         let claim_returns = dialect == Dialect::Postgres;
-        let greatest = match dialect {
-            Dialect::Sqlite => "MAX",
-            Dialect::MySql | Dialect::Postgres => "GREATEST",
-        };
+        let greatest = greatest(dialect);
         let new = |column: &str| inserted(dialect, column);
         let unclaim = "state = {pending}, owner = NULL, claim_token = NULL, expires_at = NULL";
         Statements {
@@ -459,7 +542,7 @@ impl Statements {
                  WHERE name = ? AND (owner = ? OR expires_at <= {now})",
             ),
             sites_by_id,
-            sites_by_host,
+            sites_by_host: sites_using(dialect, SitesIndex::Host),
         }
     }
 }
@@ -604,6 +687,62 @@ mod tests {
             "WITH picked AS MATERIALIZED (SELECT id FROM t WHERE (b) LIMIT $2 FOR UPDATE SKIP \
              LOCKED) UPDATE t SET a = $1 WHERE id IN (SELECT id FROM picked) AND c IN (SELECT id \
              FROM v) RETURNING id"
+        );
+    }
+
+    #[test]
+    fn verdicts_are_written_by_name_and_finished_as_quoted_names() {
+        let text = "verdict = {dead} AND url = ? OR verdict IN ({alive}, {blocked}, {unreachable}, {error})";
+        for (dialect, placeholder) in [(Dialect::MySql, "?"), (Dialect::Postgres, "$1")] {
+            assert_eq!(
+                statement(dialect, text),
+                format!(
+                    "verdict = 'dead' AND url = {placeholder} \
+                     OR verdict IN ('alive', 'blocked', 'unreachable', 'error')"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn only_mariadb_and_where_asked_sqlite_are_pinned_to_an_index() {
+        for (dialect, owned) in [
+            (
+                Dialect::MySql,
+                "SELECT id FROM sites FORCE INDEX (sites_token) WHERE claim_token = ? AND state = 1",
+            ),
+            (
+                Dialect::Postgres,
+                "SELECT id FROM sites WHERE claim_token = $1 AND state = 1",
+            ),
+            (
+                Dialect::Sqlite,
+                "SELECT id FROM sites WHERE claim_token = ? AND state = 1",
+            ),
+        ] {
+            assert_eq!(Statements::get(dialect).owned, owned);
+        }
+        let due = |dialect| {
+            (
+                sites_using(dialect, SitesIndex::Due),
+                sites_using_on_sqlite_too(dialect, SitesIndex::Due),
+            )
+        };
+        assert_eq!(
+            due(Dialect::MySql),
+            (
+                "sites FORCE INDEX (sites_due)",
+                "sites FORCE INDEX (sites_due)"
+            )
+        );
+        assert_eq!(due(Dialect::Postgres), ("sites", "sites"));
+        assert_eq!(
+            due(Dialect::Sqlite),
+            ("sites", "sites INDEXED BY sites_due")
+        );
+        assert_eq!(
+            sites_using_on_sqlite_too(Dialect::Sqlite, SitesIndex::Primary),
+            "sites"
         );
     }
 

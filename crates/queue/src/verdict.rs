@@ -32,7 +32,8 @@ impl Verdict {
         Verdict::Error,
     ];
 
-    /// The name stored in the database and printed in reports.
+    /// The name stored in the database and printed in reports. SQL text writes a verdict by
+    /// this name in braces, `{dead}`, and `sql::statement` puts in the quoted name, `'dead'`.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Alive => "alive",

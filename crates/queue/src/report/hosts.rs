@@ -90,11 +90,11 @@ impl Queue {
              h.rate, h.unreachable_since, h.unreachable_kind AS cause, \
              h.unreachable_detail AS detail \
              FROM (SELECT host, MAX(part) AS part, COUNT(*) AS sites, \
-                   COUNT(CASE WHEN verdict = 'alive' THEN 1 END) AS alive, \
-                   COUNT(CASE WHEN verdict = 'dead' THEN 1 END) AS dead, \
-                   COUNT(CASE WHEN verdict = 'blocked' THEN 1 END) AS blocked, \
-                   COUNT(CASE WHEN verdict = 'unreachable' THEN 1 END) AS unreachable, \
-                   COUNT(CASE WHEN verdict = 'error' THEN 1 END) AS error, \
+                   COUNT(CASE WHEN verdict = {{alive}} THEN 1 END) AS alive, \
+                   COUNT(CASE WHEN verdict = {{dead}} THEN 1 END) AS dead, \
+                   COUNT(CASE WHEN verdict = {{blocked}} THEN 1 END) AS blocked, \
+                   COUNT(CASE WHEN verdict = {{unreachable}} THEN 1 END) AS unreachable, \
+                   COUNT(CASE WHEN verdict = {{error}} THEN 1 END) AS error, \
                    COUNT(CASE WHEN state IN ({{pending}}, {{claimed}}) THEN 1 END) AS pending \
                    FROM {sites} WHERE host > ? {host_filter} \
                    GROUP BY host ORDER BY host LIMIT ?) AS g \

@@ -7,10 +7,11 @@
 //! few URLs contain reads further back, up to every done site for one no URL contains (bounded
 //! by the list's size, and only while someone types it).
 
-use crate::db::{with_pool, Dialect};
+use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::report::{Checked, CheckedRow, CHECKED_COLUMNS};
+use crate::sql::{case_insensitive_like, sites_using_on_sqlite_too, SitesIndex};
 
 /// `LIKE`'s escape character here: not the backslash, which MySQL would read inside the SQL
 /// string literal too.
@@ -20,17 +21,13 @@ impl Queue {
     /// Up to `limit` dead sites, the most recently checked first; only those whose URL
     /// contains `text` (case-insensitively for ASCII) when it is not empty.
     pub async fn latest_dead(&self, text: &str, limit: u32) -> Result<Vec<Checked>, Error> {
-        // PostgreSQL's LIKE is case-sensitive, MySQL's (a `_ci` collation) and SQLite's (for
-        // ASCII) are not.
-        let (sites, like) = match self.db.dialect() {
-            // MariaDB would otherwise pick `sites_verdict` and sort every dead site.
-            Dialect::MySql => ("sites FORCE INDEX (sites_due)", "LIKE"),
-            Dialect::Postgres => ("sites", "ILIKE"),
-            Dialect::Sqlite => ("sites INDEXED BY sites_due", "LIKE"),
-        };
+        let dialect = self.db.dialect();
+        // MariaDB would otherwise pick `sites_verdict` and sort every dead site.
+        let sites = sites_using_on_sqlite_too(dialect, SitesIndex::Due);
+        let like = case_insensitive_like(dialect);
         let sql = self.statement(&format!(
             "SELECT {CHECKED_COLUMNS} FROM {sites} \
-             WHERE state = {{done}} AND verdict = 'dead' AND url {like} ? ESCAPE '{ESCAPE}' \
+             WHERE state = {{done}} AND verdict = {{dead}} AND url {like} ? ESCAPE '{ESCAPE}' \
              ORDER BY state DESC, next_check_at DESC, part DESC, id DESC LIMIT ?"
         ));
         let pattern = format!("%{}%", escape_like(text));

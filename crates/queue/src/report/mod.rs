@@ -285,7 +285,7 @@ impl Queue {
     /// The `limit` hosts with the most dead sites.
     pub async fn top_dead_hosts(&self, limit: u32) -> Result<Vec<(String, i64)>, Error> {
         let sql = self.statement(
-            "SELECT host, COUNT(*) AS n FROM sites WHERE verdict = 'dead' \
+            "SELECT host, COUNT(*) AS n FROM sites WHERE verdict = {dead} \
              GROUP BY host ORDER BY n DESC, host LIMIT ?",
         );
         Ok(with_pool!(&self.db, pool => {
