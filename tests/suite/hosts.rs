@@ -240,15 +240,15 @@ both_backends!(
 
         let reported = reported(&db);
         assert_eq!(reported.len(), urls.len());
+        let verdicts = verdicts(&db.queue().await).await;
         for (n, url) in urls.iter().enumerate() {
             let expected = if n < 30 && n % 3 == 0 {
                 "alive"
             } else {
                 "blocked"
             };
-            assert_eq!(reported[url].0, expected, "{url}");
+            assert_eq!(reported[url].0, expected, "{url}: {:?}", verdicts[url]);
         }
-        let verdicts = verdicts(&db.queue().await).await;
         let deferred = urls[30..]
             .iter()
             .filter(|u| {
