@@ -224,10 +224,25 @@ both_backends!(
         // One host with absurd Retry-Afters on some paths and answers on others; another
         // whose every path asks for 10^23 s or year 9999: deferred as a host, past the
         // horizon, so all of its URLs get their verdict now.
+        //
+        // The mixed host throttles one path in three. A worker need not check a host's URLs
+        // in the order they were seeded (PostgreSQL returns a batch in no useful order), and
+        // throttled answers from several paths, over 2 s with no other answer between, are
+        // the host's by design (a server that starts refusing a client after a while looks
+        // like that); with two paths in three throttling, such runs came often enough that
+        // this test failed on PostgreSQL two runs in five (its alive URLs got the host's
+        // deferral). With one in three, such a run over 2 s is rare.
         let mixed = spawn_site().await;
         let throttling = spawn_site_at("127.0.0.2").await;
-        let kinds = [Page::Alive, Page::Throttled, Page::Throttled9999];
-        let mut urls: Vec<String> = (0..30).map(|n| mixed.url(kinds[n % 3], n)).collect();
+        let kinds = [
+            Page::Alive,
+            Page::Throttled,
+            Page::Alive,
+            Page::Alive,
+            Page::Throttled9999,
+            Page::Alive,
+        ];
+        let mut urls: Vec<String> = (0..30).map(|n| mixed.url(kinds[n % 6], n)).collect();
         urls.extend((0..30).map(|n| {
             let page = [Page::Throttled, Page::Throttled9999][n % 2];
             throttling.url(page, n)
@@ -242,7 +257,7 @@ both_backends!(
         assert_eq!(reported.len(), urls.len());
         let verdicts = verdicts(&db.queue().await).await;
         for (n, url) in urls.iter().enumerate() {
-            let expected = if n < 30 && n % 3 == 0 {
+            let expected = if n < 30 && kinds[n % 6] == Page::Alive {
                 "alive"
             } else {
                 "blocked"
