@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crawler_tests::bins::{command, run, stdout};
-use crawler_tests::soft404_site::{spawn_corpus, spawn_guessing_blog, Kind, Label};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::soft404_site::{spawn_corpus, spawn_guessing_blog, Corpus, Kind, Label};
+use crawler_tests::{both_backends, Backend, TestDb};
 
 use crate::e2e::{seed, worker_command};
 
@@ -41,6 +41,17 @@ fn report(db: &TestDb, args: &[&str]) -> HashMap<String, Reported> {
 
 fn normalized(url: &str) -> String {
     url::Url::parse(url).unwrap().to_string()
+}
+
+/// A fresh database for `backend`, the corpus's list seeded in it and crawled by one worker;
+/// the list is returned too, for a second round.
+async fn crawl_corpus(backend: Backend, corpus: &Corpus) -> (TestDb, tempfile::NamedTempFile) {
+    let db = backend.fresh().await;
+    let list = tempfile::NamedTempFile::new().unwrap();
+    corpus.write_list(list.path());
+    seed(&db, list.path());
+    crawl(&db, "w1");
+    (db, list)
 }
 
 /// A draining worker crawls the corpus, in seconds. It gets five minutes, and past them the
@@ -88,11 +99,7 @@ fn crawl_with(db: &TestDb, id: &str, extra: &[&str]) {
 both_backends!(
     async fn soft_404s_are_found_and_explained_and_each_pattern_is_probed_once(backend: Backend) {
         let corpus = spawn_corpus(&Kind::ALL, 1, 1).await;
-        let db = backend.fresh().await;
-        let list = tempfile::NamedTempFile::new().unwrap();
-        corpus.write_list(list.path());
-        seed(&db, list.path());
-        crawl(&db, "w1");
+        let (db, list) = crawl_corpus(backend, &corpus).await;
 
         let sites = report(&db, &["--all"]);
         assert_eq!(sites.len(), corpus.urls.len(), "every site reported once");
@@ -173,11 +180,7 @@ both_backends!(
         // Eight links redirected, each into a directory of its own: without the cap, nine
         // patterns probed, eighteen probe requests.
         let corpus = spawn_guessing_blog(8).await;
-        let db = backend.fresh().await;
-        let list = tempfile::NamedTempFile::new().unwrap();
-        corpus.write_list(list.path());
-        seed(&db, list.path());
-        crawl(&db, "w1");
+        let (db, list) = crawl_corpus(backend, &corpus).await;
 
         let sites = report(&db, &["--all"]);
         for (url, label, _) in &corpus.urls {
