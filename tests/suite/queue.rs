@@ -749,3 +749,20 @@ async fn a_postgres_claim_takes_no_more_than_asked_whatever_the_plan() {
     assert_eq!(batch.sites.len(), 10, "sites returned by a claim of 10");
     assert_eq!(queue.state_counts().await.unwrap().claimed, 110);
 }
+
+both_backends!(
+    async fn a_stopping_worker_withdraws_its_requests_for_partitions(backend: Backend) {
+        let (_db, queue) = seeded(backend, 100, QueueConfig::default()).await;
+        let (holder, asker) = (100, 101);
+        assert_eq!(
+            queue.take_parts("w0", holder, 1024, LONG).await.unwrap(),
+            1024
+        );
+        assert!(queue.ask_for_part(5, holder, asker, "w1").await.unwrap());
+        // The asker stops before the holder hands the partition over.
+        queue.release_parts(asker).await.unwrap();
+        queue.release_drained(holder, "w0", LONG).await.unwrap();
+        let kept = queue.keep_parts(asker, LONG).await.unwrap();
+        assert!(kept.is_empty(), "handed to a stopped worker: {kept:?}");
+    }
+);

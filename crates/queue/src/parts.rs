@@ -131,11 +131,22 @@ impl Queue {
         }))
     }
 
-    /// Gives back every partition `token` holds (a worker stopping).
+    /// Gives back every partition `token` holds (a worker stopping), having first withdrawn
+    /// its requests for others' partitions: a request left behind would have the holder hand
+    /// the partition to a worker that is gone, to sit there until its lease expires (seen in
+    /// the late-joining worker's test). Withdrawn first, so a hand-over that lands before the
+    /// withdrawal is given back by the release.
     pub async fn release_parts(&self, token: i64) -> Result<u64, Error> {
-        let sql = self.statement(&format!("UPDATE parts SET {FREE_PART} WHERE token = ?"));
+        let withdraw = self.statement(
+            "UPDATE parts SET heir_token = NULL, heir_owner = NULL WHERE heir_token = ?",
+        );
+        let release = self.statement(&format!("UPDATE parts SET {FREE_PART} WHERE token = ?"));
         Ok(with_pool!(&self.db, pool => {
-            retry("release parts", || sqlx::query(&sql).bind(token).execute(pool))
+            retry("withdraw partition requests", || {
+                sqlx::query(&withdraw).bind(token).execute(pool)
+            })
+            .await?;
+            retry("release parts", || sqlx::query(&release).bind(token).execute(pool))
                 .await?
                 .rows_affected()
         }))
