@@ -227,7 +227,11 @@ impl Scenario {
         let time = started.elapsed();
         let counts = bench.runtime.block_on(async {
             let queue = db.queue().await;
-            let counts = queue.verdict_counts().await.expect("count the verdicts");
+            let counts = queue
+                .reports()
+                .verdict_counts()
+                .await
+                .expect("count the verdicts");
             queue.db().close().await;
             counts
         });

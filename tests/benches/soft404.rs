@@ -185,6 +185,7 @@ async fn crawl(list: &std::path::Path, soft: bool) -> (Duration, Vec<Checked>) {
         let mut after = 0;
         loop {
             let page = queue
+                .reports()
                 .checked_page(verdict, None, after, 10_000)
                 .await
                 .unwrap();

@@ -213,8 +213,8 @@ async fn number(browser: &Client, id: &str) -> Option<i64> {
 
 /// What the page's totals should read: the database's counts.
 async fn database_totals(queue: &Queue) -> Vec<(&'static str, i64)> {
-    let states = queue.state_counts().await.unwrap();
-    let verdicts = queue.verdict_counts().await.unwrap();
+    let states = queue.reports().state_counts().await.unwrap();
+    let verdicts = queue.reports().verdict_counts().await.unwrap();
     let mut totals = vec![
         ("pending", states.pending),
         ("claimed", states.claimed),
@@ -306,9 +306,9 @@ async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_
     )
     .await;
     wait_for_line(&lines, "fleet paused", Duration::from_secs(10));
-    let pending = queue.state_counts().await.unwrap().pending;
+    let pending = queue.reports().state_counts().await.unwrap().pending;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let counts = queue.state_counts().await.unwrap();
+    let counts = queue.reports().state_counts().await.unwrap();
     assert!(
         counts.pending >= pending && counts.pending > 0,
         "claimed while paused: {pending} then {counts:?}"

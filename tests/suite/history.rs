@@ -67,7 +67,7 @@ both_backends!(
             assert_eq!((stale.done, stale.stale), (0, 1));
             ids[0]
         };
-        let changes = queue.verdict_changes(id).await.unwrap();
+        let changes = queue.reports().verdict_changes(id).await.unwrap();
         assert_eq!(verdicts(&changes), ["alive", "dead", "alive"]);
         assert_eq!(changes[1].http_status, Some(404));
         assert!(changes
@@ -86,7 +86,7 @@ both_backends!(
             queue.prune_verdict_changes(Duration::ZERO).await.unwrap(),
             2
         );
-        let changes = queue.verdict_changes(id).await.unwrap();
+        let changes = queue.reports().verdict_changes(id).await.unwrap();
         assert_eq!(verdicts(&changes), ["alive"], "the latest change stays");
         assert_eq!(
             queue.prune_verdict_changes(Duration::ZERO).await.unwrap(),
@@ -137,7 +137,7 @@ both_backends!(
         };
         assert!(reap(&["--prune-history-after", "1h"]).contains("; 1 old verdict changes pruned"));
         assert_eq!(
-            verdicts(&queue.verdict_changes(id).await.unwrap()),
+            verdicts(&queue.reports().verdict_changes(id).await.unwrap()),
             ["dead"]
         );
     }

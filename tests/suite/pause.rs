@@ -142,7 +142,7 @@ both_backends!(
         let queue = db.queue().await;
         let (mut worker, lines) = spawn_logged_worker(&db, "w", PAUSABLE);
         until("ten verdicts", Duration::from_secs(60), || async {
-            queue.state_counts().await.unwrap().done >= 10
+            queue.reports().state_counts().await.unwrap().done >= 10
         })
         .await;
 
@@ -155,7 +155,7 @@ both_backends!(
         // From now on nothing is claimed: pending never goes down (a site given back may
         // raise it); no request starts after two heartbeats (those on the wire finish), and
         // what was held stays held, its leases kept.
-        let pending = queue.state_counts().await.unwrap().pending;
+        let pending = queue.reports().state_counts().await.unwrap().pending;
         let held = claimed(&queue).await;
         assert!(!held.is_empty(), "the worker held nothing when it paused");
         tokio::time::sleep(Duration::from_millis(400)).await;
@@ -174,7 +174,7 @@ both_backends!(
         )
         .await;
         assert!(
-            queue.state_counts().await.unwrap().claimed > 0,
+            queue.reports().state_counts().await.unwrap().claimed > 0,
             "the sites held were given back or checked while paused"
         );
         let parts = parts_expiry(&queue, "w").await;
@@ -184,7 +184,7 @@ both_backends!(
             || async { parts_expiry(&queue, "w").await > parts },
         )
         .await;
-        let counts = queue.state_counts().await.unwrap();
+        let counts = queue.reports().state_counts().await.unwrap();
         assert!(
             counts.pending >= pending,
             "claimed while paused: {pending} then {counts:?}"

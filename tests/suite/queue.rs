@@ -104,7 +104,7 @@ async fn assert_each_claimed_once(queue: &Queue, claimed: Vec<Vec<i64>>, sites: 
         assert!(seen.insert(id), "site {id} was claimed twice");
     }
     assert_eq!(seen.len(), sites);
-    let counts = queue.state_counts().await.unwrap();
+    let counts = queue.reports().state_counts().await.unwrap();
     assert_eq!(
         (counts.pending, counts.claimed, counts.done),
         (0, 0, sites as i64)
@@ -141,7 +141,7 @@ async fn claim_held_all(queue: Queue, holder: Holder, moved: Arc<AtomicBool>) ->
             .await
             .expect("claim");
         if batch.sites.is_empty() {
-            let counts = queue.state_counts().await.unwrap();
+            let counts = queue.reports().state_counts().await.unwrap();
             if moved.load(Ordering::SeqCst) && counts.pending + counts.claimed == 0 {
                 return ids;
             }
@@ -306,7 +306,7 @@ both_backends!(
             .await
             .unwrap();
         assert_eq!(good.done, 10);
-        let counts = queue.verdict_counts().await.unwrap();
+        let counts = queue.reports().verdict_counts().await.unwrap();
         assert_eq!(
             counts,
             vec![(Verdict::Alive, 10)],
@@ -451,7 +451,7 @@ both_backends!(
             !queue.heartbeat("dead", 0).await.unwrap(),
             "the dead worker was forgotten"
         );
-        let workers = queue.workers().await.unwrap();
+        let workers = queue.reports().workers().await.unwrap();
         assert_eq!(
             workers.iter().map(|w| w.id.as_str()).collect::<Vec<_>>(),
             ["alive"]
@@ -504,6 +504,7 @@ both_backends!(
             }
         }
         let page = queue
+            .reports()
             .checked_page(Verdict::Error, None, 0, 10)
             .await
             .unwrap();
@@ -560,7 +561,7 @@ both_backends!(
         let seeded = queue.seed(&again, false).await.unwrap();
         assert_eq!((seeded.added, seeded.known, seeded.rechecked), (10, 51, 0));
         assert_eq!(
-            queue.verdict_counts().await.unwrap(),
+            queue.reports().verdict_counts().await.unwrap(),
             vec![(Verdict::Dead, 50)]
         );
         let rechecked = queue.seed(&sites(60), true).await.unwrap();
@@ -587,6 +588,7 @@ both_backends!(
         assert_eq!(again.sites.len(), 5);
         assert!(again.sites.iter().all(|s| s.tries == 0));
         let page = queue
+            .reports()
             .checked_page(Verdict::Alive, None, 0, 10)
             .await
             .unwrap();
@@ -744,10 +746,10 @@ async fn a_postgres_claim_takes_no_more_than_asked_whatever_the_plan() {
         100,
         "sites returned by a held claim of 100"
     );
-    assert_eq!(queue.state_counts().await.unwrap().claimed, 100);
+    assert_eq!(queue.reports().state_counts().await.unwrap().claimed, 100);
     let batch = queue.claim("v", 10, LONG).await.unwrap();
     assert_eq!(batch.sites.len(), 10, "sites returned by a claim of 10");
-    assert_eq!(queue.state_counts().await.unwrap().claimed, 110);
+    assert_eq!(queue.reports().state_counts().await.unwrap().claimed, 110);
 }
 
 both_backends!(

@@ -133,7 +133,12 @@ both_backends!(
         // What a later check reads to confirm a soft 404 on a site that was alive.
         let queue = db.queue().await;
         for (url, label, _) in &corpus.urls {
-            let last = queue.last_check(url).await.unwrap().expect("a seeded site");
+            let last = queue
+                .probes()
+                .last_check(url)
+                .await
+                .unwrap()
+                .expect("a seeded site");
             let verdict = if *label == Label::Real {
                 "alive"
             } else {
@@ -142,7 +147,11 @@ both_backends!(
             assert_eq!(last.verdict.as_deref(), Some(verdict), "{url}");
         }
         assert_eq!(
-            queue.last_check("http://never.example/").await.unwrap(),
+            queue
+                .probes()
+                .last_check("http://never.example/")
+                .await
+                .unwrap(),
             None
         );
 
@@ -202,6 +211,7 @@ both_backends!(
         let host = url::Url::parse(&corpus.urls[0].0).unwrap();
         let ttl = 24 * 3600 * 1000;
         let stored = queue
+            .probes()
             .probed_patterns(host.host_str().unwrap(), ttl)
             .await
             .unwrap();

@@ -935,6 +935,7 @@ pub async fn crawl(list: &Path, soft: bool) -> Vec<crawler_queue::Checked> {
         let mut after = 0;
         loop {
             let page = queue
+                .reports()
                 .checked_page(verdict, None, after, 10_000)
                 .await
                 .unwrap();

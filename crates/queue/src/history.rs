@@ -10,13 +10,14 @@
 //! retries, logged) is recorded only at the site's next change, not at its next check. Comparing with the history rather than with the verdict the `UPDATE` overwrote makes
 //! the statement idempotent: a retry, or a second write-back of the same rows, finds the
 //! change already recorded. Pruning drops changes older than a given age, but never a site's
-//! latest one, which later checks compare with.
+//! latest one, which later checks compare with. A site's changes are read through [`Reports`].
 
 use std::time::Duration;
 
 use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue};
+use crate::report::Reports;
 use crate::retry::retry;
 use crate::sql::{owned_ids, sites_using, SitesIndex};
 
@@ -112,7 +113,9 @@ impl Queue {
             }
         }
     }
+}
 
+impl Reports<'_> {
     /// The verdict changes of site `id`, oldest first.
     pub async fn verdict_changes(&self, id: i64) -> Result<Vec<VerdictChange>, Error> {
         let sql = &self.statement(

@@ -3,7 +3,10 @@
 //! (options, logging, exit codes, man pages) is `crawler-cli`'s: this crate has no clap.
 //!
 //! A site flows `seed` → pending → `claim` → claimed → `complete` → done (or back to pending
-//! for a retry, or by `release`/`reap`), and `recheck` makes old verdicts due again.
+//! for a retry, or by `release`/`reap`), and `recheck` makes old verdicts due again. That is
+//! [`Queue`]: what moves work. What only reads the results is a view borrowed from it,
+//! [`Queue::reports`] ([`Reports`]); the fleet's soft-404 probes are another,
+//! [`Queue::probes`] ([`Probes`]).
 //!
 //! # Layout
 //! - [`config`]: the queue's settings.
@@ -16,29 +19,38 @@
 //!   limited updates, upserts, index hints, a case-insensitive `LIKE`, …), and `sql::statement`,
 //!   which finishes every statement (`{now}`, the states' and verdicts' names, PostgreSQL's `$n`
 //!   placeholders).
-//! - [`queue`]: claim (update-then-select; one `UPDATE … RETURNING` on PostgreSQL), extend,
-//!   release.
+//! - [`queue`]: claim in held partitions (update-then-select; one `UPDATE … RETURNING` on
+//!   PostgreSQL), extend, release.
 //! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness);
 //!   [`balance`]: work-aware balance (an idle worker asks for a busy partition);
 //!   [`hosts`]: what the fleet learned about a host (backoff, recent error rate).
 //! - [`complete`]: bulk, fenced write-back of results, with retry backoff; [`history`]: a
-//!   row per verdict change, written with it, and pruned by age (continuous monitoring).
+//!   row per verdict change, written with it, pruned by age (continuous monitoring), and read
+//!   through [`Reports`].
 //! - [`reap`]: giving back the work of dead workers, under the fleet's one reaper lease
 //!   (`Queue::reap_as_leader`, which the workers and `crawler-reap` share); `singleton`: such
 //!   leases.
-//! - [`seed`], `workers`, [`report`]: the other operations.
+//! - [`seed`], `workers`: the other operations.
+//! - [`report`]: the read side, [`Reports`]: pages of checked sites and of hosts, counts, the
+//!   workers, the dashboard's lists (hosts in backoff, the latest dead), and, from the modules
+//!   of what they read, referrers, dead links by page and a site's verdict changes.
 //! - [`control`]: pausing and resuming the whole fleet (a flag workers read with their
 //!   heartbeat).
 //! - [`verdict`]: what a check found.
 //! - [`backoff`]: the one exponential backoff (a base doubling to a cap, jitter if asked) of
 //!   every wait that grows with failures, never past [`MAX_DELAY`].
-//! - [`soft404`]: the fleet's soft-404 probes, one per host and path pattern (`--soft-404`).
+//! - [`soft404`]: the fleet's soft-404 probes, one per host and path pattern (`--soft-404`),
+//!   and a site's last check: [`Probes`].
 //! - [`follow`]: recursive checking: crawls, a page's links added once (fenced by its claim),
 //!   robots.txt shared by the fleet; [`referrers`]: where each link was found.
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 //! - [`metrics`]: claim and write-back latency, database errors (no-ops without a recorder).
 //! - `error`: the [`Error`] type, and [`error_chain`], an error and its causes on one line.
+//!
+//! # Features
+//! - `testing`: `Queue::claim`, a claim in any partition, for the tests and benchmarks
+//!   (`crawler-tests` enables it). A worker claims only in the partitions it holds.
 
 pub mod archive;
 pub mod backoff;
@@ -87,8 +99,9 @@ pub use hosts::{HostChecks, HostPace, HostState, Throttled, Unreachable};
 pub use parts::{part_of, HeldPart, PARTS};
 pub use queue::{Batch, Queue, Site};
 pub use reap::Reaped;
-pub use report::{Backoff, Checked, HostFilter, HostRow, StateCounts, WorkerRow};
+pub use report::{Backoff, Checked, HostFilter, HostRow, Reports, StateCounts, WorkerRow};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
+pub use soft404::Probes;
 pub use state::State;
 pub use verdict::{ErrorKind, Finding, Next, Verdict, VerdictCounts};

@@ -135,7 +135,13 @@ impl Pick<'_> {
     }
 }
 
-/// The queue over one database. Cheap to clone: clones share the connection pool.
+/// The queue over one database: what moves work. Seed, claim in held partitions, extend,
+/// complete, give back and reap sites; lease partitions and decide hosts; the workers'
+/// heartbeat, pausing, and the links a crawl adds. Cheap to clone: clones share the connection
+/// pool.
+///
+/// What only reads the results (reports, the dashboard, counts, history) is the view
+/// [`Queue::reports`]; the soft-404 probe store is [`Queue::probes`].
 #[derive(Clone, Debug)]
 pub struct Queue {
     pub(crate) db: Db,
@@ -145,6 +151,15 @@ pub struct Queue {
 /// Milliseconds for binding a duration; saturates rather than wraps.
 pub(crate) fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The clock of database `db`, in Unix milliseconds: [`Queue::now`], and
+/// [`Reports::now`](crate::Reports::now) for the times a report compares with it.
+pub(crate) async fn now(db: &Db) -> Result<i64, Error> {
+    let sql = Statements::get(db.dialect());
+    Ok(with_pool!(db, pool => {
+        retry("now", || sqlx::query_scalar::<_, i64>(&sql.now).fetch_one(pool)).await?
+    }))
 }
 
 impl Queue {
@@ -160,14 +175,20 @@ impl Queue {
         Statements::get(self.db.dialect())
     }
 
-    /// Claims up to `n` due sites for `owner`, leased for `lease`. An empty batch means nothing
-    /// is due now.
+    /// Claims up to `n` due sites for `owner`, leased for `lease`, in any partition. An empty
+    /// batch means nothing is due now.
+    ///
+    /// For tests and benchmarks only (the `testing` feature): a worker claims in the partitions
+    /// it holds ([`Queue::claim_held`], [`Queue::claim_in_parts`]), which is what keeps a host
+    /// to one worker at a time.
+    #[cfg(any(test, feature = "testing"))]
     pub async fn claim(&self, owner: &str, n: u32, lease: Duration) -> Result<Batch, Error> {
         self.claim_in(None, owner, n, lease).await
     }
 
-    /// Like [`Queue::claim`], only in the host partitions that `parts_token` holds (and is not
-    /// handing over); the sites carry the token, which fences their write-back.
+    /// Claims up to `n` due sites for `owner`, leased for `lease`, only in the host partitions
+    /// that `parts_token` holds (and is not handing over); the sites carry the token, which
+    /// fences their write-back. An empty batch means nothing is due there now.
     ///
     /// The partitions are read first and bound as a list: with `part IN (SELECT … FROM parts)`
     /// MariaDB ran the subquery per row and a claim in a quarter of the partitions of a
@@ -511,10 +532,7 @@ impl Queue {
 
     /// The database's clock, in Unix milliseconds.
     pub async fn now(&self) -> Result<i64, Error> {
-        let sql = self.sql();
-        Ok(with_pool!(&self.db, pool => {
-            retry("now", || sqlx::query_scalar::<_, i64>(&sql.now).fetch_one(pool)).await?
-        }))
+        now(&self.db).await
     }
 
     /// A statement built per call, finished for this database (see [`crate::sql::statement`]).

@@ -1,14 +1,15 @@
 //! Referrers: where each link was found. A link counts every page (or `FILE:LINE`, or
 //! sitemap) it was found on in `sites.found_count`, and keeps the first [`KEPT`] of them in
 //! `referrers`, numbered in the order found; both are written with the links
-//! ([`Queue::add_links`]). Read here for the report: a page of sites' referrers, and the dead
-//! links grouped by the page that carries them (`crawler-report --dead --by-page`).
+//! ([`Queue::add_links`](crate::Queue::add_links)). Read here for the report, through
+//! [`Reports`]: a page of sites' referrers, and the dead links grouped by the page that carries
+//! them (`crawler-report --dead --by-page`).
 
 use std::collections::HashMap;
 
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::queue::Queue;
+use crate::report::Reports;
 use crate::sql::placeholders;
 
 /// Referrers kept per link: enough to fix a link everywhere it is on a site's own pages; a
@@ -27,7 +28,7 @@ pub struct DeadOnPage {
     pub error_kind: Option<String>,
 }
 
-impl Queue {
+impl Reports<'_> {
     /// The kept referrers of the sites `ids`, each in the order found.
     pub async fn referrers_of(&self, ids: &[i64]) -> Result<HashMap<i64, Vec<String>>, Error> {
         let mut found: HashMap<i64, Vec<String>> = HashMap::new();

@@ -1,11 +1,12 @@
 //! Soft-404 probes shared by the fleet: the answer a host gave to a path that cannot exist,
 //! by host and path pattern, so that whoever holds the host next reuses it (within a TTL)
 //! rather than asking again, and counts the patterns the host was probed in against the
-//! worker's per-host cap ([`Queue::probed_patterns`]). And a site's last check
+//! worker's per-host cap ([`Probes::probed_patterns`]). And a site's last check
 //! ([`LastCheck`]), so that a soft 404 turns a site that was alive dead only once a later
-//! check confirms it.
+//! check confirms it. All of it is [`Probes`], a view of the queue ([`Queue::probes`]): a
+//! store beside the queue, not a step of moving work.
 
-use crate::db::with_pool;
+use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
@@ -37,7 +38,27 @@ pub struct LastCheck {
     pub tries: i32,
 }
 
+/// The fleet's soft-404 probes, and a site's last check: the store the worker's soft-404
+/// check reads and writes. Obtained from [`Queue::probes`]; it borrows the queue's database
+/// handle.
+#[derive(Clone, Copy, Debug)]
+pub struct Probes<'q> {
+    db: &'q Db,
+}
+
 impl Queue {
+    /// The soft-404 probe store of this queue's database ([`Probes`]).
+    pub fn probes(&self) -> Probes<'_> {
+        Probes { db: &self.db }
+    }
+}
+
+impl Probes<'_> {
+    /// A statement finished for this database (see [`Db::statement`]).
+    fn statement(&self, text: &str) -> String {
+        self.db.statement(text)
+    }
+
     /// The last check of the site seeded as `url`, if the queue has it.
     pub async fn last_check(&self, url: &str) -> Result<Option<LastCheck>, Error> {
         let sql = self.statement("SELECT verdict, tries FROM sites WHERE url_key = ?");

@@ -162,7 +162,11 @@ async fn check_verdicts(url: &str, expected: &Expected) {
         .await
         .expect("connect");
     let queue = Queue::new(db, QueueConfig::default());
-    let counts = queue.verdict_counts().await.expect("count verdicts");
+    let counts = queue
+        .reports()
+        .verdict_counts()
+        .await
+        .expect("count verdicts");
     let count = |v| counts.iter().find(|(c, _)| *c == v).map_or(0, |(_, n)| *n);
     let others: i64 = counts
         .iter()

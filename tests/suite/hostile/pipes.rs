@@ -101,7 +101,7 @@ both_backends!(
             run_unheard(&mut command("crawler-reap", db.url.expose())),
             Some(0)
         );
-        let counts = db.queue().await.state_counts().await.unwrap();
+        let counts = db.queue().await.reports().state_counts().await.unwrap();
         assert_eq!((counts.pending, counts.claimed), (10, 0));
     }
 );

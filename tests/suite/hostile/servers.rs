@@ -273,7 +273,7 @@ async fn sigterm_ends_a_worker_whose_database_hangs_and_loses_nothing() {
     seed(&db, file.path());
     let quick = [crate::faults::QUICK, &["--grace", "2s"]].concat();
     let mut stuck = spawn_worker(&db, "stuck", &quick);
-    while queue.has_unfinished().await.unwrap() && crate::e2e::reported(&db).len() < 50 {
+    while queue.reports().has_unfinished().await.unwrap() && crate::e2e::reported(&db).len() < 50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     server.signal(libc::SIGSTOP);

@@ -10,7 +10,7 @@ use crawler_coordinator::report::{
     parse_host, write_by_page, write_hosts, write_sites, write_summary, FailOn, Format, Output,
 };
 use crawler_coordinator::Error;
-use crawler_queue::{HostFilter, Missing, Queue, Verdict};
+use crawler_queue::{HostFilter, Missing, Reports, Verdict};
 
 /// Lists checked sites by verdict, or hosts, or summarizes the crawl (what it prints with no
 /// filter). With --fail-on, exits 4 when it finds such a site.
@@ -146,14 +146,15 @@ fn main() -> ExitCode {
         2,
         Missing::Refuse,
         async |queue| {
-            let written = match report(&args, queue, &mut out).await {
+            let reports = queue.reports();
+            let written = match report(&args, reports, &mut out).await {
                 Ok(()) => out.finish(),
                 Err(error) => Err(error),
             };
             match written {
-                Ok(()) => exit_code(&args, queue).await,
+                Ok(()) => exit_code(&args, reports).await,
                 // The reader went away (`| head`): what it read stands, and so does --fail-on.
-                Err(error) if error.is_broken_pipe() => exit_code(&args, queue).await,
+                Err(error) if error.is_broken_pipe() => exit_code(&args, reports).await,
                 Err(error) => cli::runtime_error(&error),
             }
         },
@@ -161,31 +162,31 @@ fn main() -> ExitCode {
 }
 
 /// Writes what `args` ask for: the hosts, or the sites and the summary.
-async fn report(args: &Args, queue: &Queue, out: &mut impl Write) -> Result<(), Error> {
+async fn report(args: &Args, reports: Reports<'_>, out: &mut impl Write) -> Result<(), Error> {
     let host = args.host.as_ref();
     if args.hosts {
         let host = host.map(HostFilter::host);
-        return write_hosts(queue, host, args.format, out).await.map(drop);
+        return write_hosts(reports, host, args.format, out).await.map(drop);
     }
     if args.by_page {
-        return write_by_page(queue, args.format, out).await.map(drop);
+        return write_by_page(reports, args.format, out).await.map(drop);
     }
     let verdicts = args.verdicts();
     if !verdicts.is_empty() {
-        write_sites(queue, &verdicts, args.confirmed, host, args.format, out).await?;
+        write_sites(reports, &verdicts, args.confirmed, host, args.format, out).await?;
     }
     if args.summary || verdicts.is_empty() {
-        write_summary(queue, args.format, out).await?;
+        write_summary(reports, args.format, out).await?;
     }
     Ok(())
 }
 
 /// 4 when a site in the report's scope has a verdict `--fail-on` names, 0 otherwise.
-async fn exit_code(args: &Args, queue: &Queue) -> ExitCode {
+async fn exit_code(args: &Args, reports: Reports<'_>) -> ExitCode {
     let Some(fail_on) = args.fail_on else {
         return ExitCode::SUCCESS;
     };
-    match queue
+    match reports
         .any_checked(
             fail_on.verdicts(),
             fail_on.confirmed_only(),

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crawler_queue::{Queue, StateCounts, Verdict, VerdictCounts};
+use crawler_queue::{Queue, Reports, StateCounts, Verdict, VerdictCounts};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
@@ -92,7 +92,7 @@ fn point(a: &Sample, b: &Sample) -> Point {
 pub async fn sample(queue: Queue, history: History, stop: CancellationToken) {
     loop {
         let started = Instant::now();
-        match counts(&queue).await {
+        match counts(queue.reports()).await {
             Ok(sample) => history.push(sample),
             Err(error) => {
                 tracing::warn!(error = %crate::chain(&error), "cannot count the sites; will try again")
@@ -106,10 +106,10 @@ pub async fn sample(queue: Queue, history: History, stop: CancellationToken) {
     }
 }
 
-async fn counts(queue: &Queue) -> Result<Sample, crawler_queue::Error> {
-    let states = queue.state_counts().await?;
+async fn counts(reports: Reports<'_>) -> Result<Sample, crawler_queue::Error> {
+    let states = reports.state_counts().await?;
     let mut verdicts = VerdictCounts::default();
-    for (verdict, n) in queue.verdict_counts().await? {
+    for (verdict, n) in reports.verdict_counts().await? {
         verdicts.add(verdict, u64::try_from(n).unwrap_or(0));
     }
     let at = SystemTime::now()

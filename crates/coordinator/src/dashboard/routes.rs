@@ -51,7 +51,7 @@ pub async fn route<B>(dashboard: &Dashboard, req: Request<B>) -> Reply {
         }
         (&Method::GET, "/api/dead") => {
             let (text, limit) = dead_query(req.uri().query().unwrap_or(""));
-            json_or_error(latest_dead(&dashboard.queue, &text, limit).await)
+            json_or_error(latest_dead(dashboard.queue.reports(), &text, limit).await)
         }
         (&Method::POST, "/api/pause") => control(dashboard, &req, true).await,
         (&Method::POST, "/api/resume") => control(dashboard, &req, false).await,

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crawler_queue::{Backoff, Checked, Queue, Verdict};
+use crawler_queue::{Backoff, Checked, Queue, Reports, Verdict};
 use serde::Serialize;
 
 use super::history::{History, Point};
@@ -77,8 +77,9 @@ impl Snapshot {
         allow_control: bool,
     ) -> Result<Snapshot, Error> {
         let fleet = queue.fleet_state().await?;
-        let now = queue.now().await?;
-        let workers = queue.workers().await?;
+        let reports = queue.reports();
+        let now = reports.now().await?;
+        let workers = reports.workers().await?;
         let latest = history.latest();
         Ok(Snapshot {
             now,
@@ -95,7 +96,7 @@ impl Snapshot {
                     worker: Worker::new(w),
                 })
                 .collect(),
-            backoffs: queue
+            backoffs: reports
                 .backoffs(BACKOFFS)
                 .await?
                 .into_iter()
@@ -135,8 +136,12 @@ impl From<Backoff> for BackoffView {
 }
 
 /// Up to `limit` (at most [`MAX_DEAD`]) dead sites, the latest first, whose URL contains `text`.
-pub async fn latest_dead(queue: &Queue, text: &str, limit: u32) -> Result<Vec<DeadView>, Error> {
-    let sites = queue.latest_dead(text, limit.min(MAX_DEAD)).await?;
+pub async fn latest_dead(
+    reports: Reports<'_>,
+    text: &str,
+    limit: u32,
+) -> Result<Vec<DeadView>, Error> {
+    let sites = reports.latest_dead(text, limit.min(MAX_DEAD)).await?;
     Ok(sites.into_iter().map(DeadView::from).collect())
 }
 

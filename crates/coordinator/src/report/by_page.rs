@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::io::Write;
 
 use crawler_queue::referrers::DeadOnPage;
-use crawler_queue::Queue;
+use crawler_queue::Reports;
 use serde::Serialize;
 
 use super::rows::{Row, Rows};
@@ -71,7 +71,7 @@ impl Row for PageRow {
 
 /// Writes the dead links by page; returns the number of pages.
 pub async fn write_by_page(
-    queue: &Queue,
+    reports: Reports<'_>,
     format: Format,
     out: &mut impl Write,
 ) -> Result<u64, Error> {
@@ -79,7 +79,7 @@ pub async fn write_by_page(
     let mut current: Option<PageRow> = None;
     let mut after: Option<(String, i64)> = None;
     loop {
-        let batch = queue
+        let batch = reports
             .dead_by_page(after.as_ref().map(|(r, id)| (r.as_str(), *id)), PAGE)
             .await?;
         for pair in &batch {

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{HostRow, Queue};
+use crawler_queue::{HostRow, Reports};
 use serde::Serialize;
 
 use super::rows::{Row, Rows};
@@ -172,7 +172,7 @@ fn text_line(cells: &[impl AsRef<str>; COLUMNS.len()]) -> String {
 
 /// Writes every host (only `host`, if given) to `out`, in host order; returns the count.
 pub async fn write_hosts(
-    queue: &Queue,
+    reports: Reports<'_>,
     host: Option<&str>,
     format: Format,
     out: &mut impl Write,
@@ -180,7 +180,7 @@ pub async fn write_hosts(
     let mut rows = Rows::start::<HostRecord>(out, format)?;
     let mut after = String::new();
     loop {
-        let page = queue.hosts_page(host, &after, PAGE).await?;
+        let page = reports.hosts_page(host, &after, PAGE).await?;
         for host in &page {
             rows.write(&HostRecord::new(host))?;
         }

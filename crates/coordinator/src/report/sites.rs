@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{Checked, HostFilter, Queue, Verdict};
+use crawler_queue::{Checked, HostFilter, Reports, Verdict};
 use serde::Serialize;
 
 use super::rows::{Case, Failure, Row, Rows, Tally};
@@ -279,7 +279,7 @@ impl Row for Record<'_> {
 /// Writes every checked site with one of `verdicts` (and of `host`; with `confirmed_only`,
 /// confirmed dead) to `out`; returns the count.
 pub async fn write_sites(
-    queue: &Queue,
+    reports: Reports<'_>,
     verdicts: &[Verdict],
     confirmed_only: bool,
     host: Option<&HostFilter>,
@@ -294,8 +294,12 @@ pub async fn write_sites(
                 .filter(|&v| v != Verdict::Alive)
                 .collect();
             Some(Tally {
-                tests: queue.checked_count(verdicts, confirmed_only, host).await?,
-                failures: queue.checked_count(&failing, confirmed_only, host).await?,
+                tests: reports
+                    .checked_count(verdicts, confirmed_only, host)
+                    .await?,
+                failures: reports
+                    .checked_count(&failing, confirmed_only, host)
+                    .await?,
             })
         }
         _ => None,
@@ -305,15 +309,15 @@ pub async fn write_sites(
         let mut after = 0;
         loop {
             let page = match confirmed_only {
-                true => queue.confirmed_dead_page(host, after, PAGE).await?,
-                false => queue.checked_page(verdict, host, after, PAGE).await?,
+                true => reports.confirmed_dead_page(host, after, PAGE).await?,
+                false => reports.checked_page(verdict, host, after, PAGE).await?,
             };
             let found: Vec<i64> = page
                 .iter()
                 .filter(|s| s.found_count > 0)
                 .map(|s| s.id)
                 .collect();
-            let referrers = queue.referrers_of(&found).await?;
+            let referrers = reports.referrers_of(&found).await?;
             for site in &page {
                 let found_on = referrers.get(&site.id).map_or(&[][..], Vec::as_slice);
                 rows.write(&Record::new(site, found_on))?;

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{Queue, Verdict, WorkerRow};
+use crawler_queue::{Reports, Verdict, WorkerRow};
 use serde::Serialize;
 
 use super::rows::{Row, Rows};
@@ -93,16 +93,16 @@ impl Worker {
 }
 
 impl Summary {
-    async fn read(queue: &Queue) -> Result<Summary, Error> {
-        let states = queue.state_counts().await?;
-        let verdicts = queue.verdict_counts().await?;
+    async fn read(reports: Reports<'_>) -> Result<Summary, Error> {
+        let states = reports.state_counts().await?;
+        let verdicts = reports.verdict_counts().await?;
         let count = |v: Verdict| {
             verdicts
                 .iter()
                 .find(|(x, _)| *x == v)
                 .map_or(0, |(_, n)| *n)
         };
-        let top_dead_hosts = queue.top_dead_hosts(TOP_DEAD_HOSTS).await?;
+        let top_dead_hosts = reports.top_dead_hosts(TOP_DEAD_HOSTS).await?;
         Ok(Summary {
             pending: states.pending,
             claimed: states.claimed,
@@ -112,7 +112,7 @@ impl Summary {
             blocked: count(Verdict::Blocked),
             unreachable: count(Verdict::Unreachable),
             error: count(Verdict::Error),
-            workers: queue
+            workers: reports
                 .workers()
                 .await?
                 .into_iter()
@@ -122,7 +122,7 @@ impl Summary {
                 .into_iter()
                 .map(|(host, dead)| DeadHost { host, dead })
                 .collect(),
-            now: queue.now().await?,
+            now: reports.now().await?,
         })
     }
 
@@ -216,11 +216,11 @@ impl Row for Summary {
 /// Counts per verdict and per state, the live workers and their rates, and the hosts with the
 /// most dead sites, in `format`.
 pub async fn write_summary(
-    queue: &Queue,
+    reports: Reports<'_>,
     format: Format,
     out: &mut impl Write,
 ) -> Result<(), Error> {
-    let summary = Summary::read(queue).await?;
+    let summary = Summary::read(reports).await?;
     let mut rows = Rows::start::<Summary>(out, format)?;
     rows.write(&summary)?;
     rows.finish().map(drop)

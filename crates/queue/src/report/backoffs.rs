@@ -6,7 +6,7 @@
 
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::queue::Queue;
+use crate::report::Reports;
 
 /// A host in trouble: deferred until `backoff_until`, decided unreachable, or throttled.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -27,7 +27,7 @@ pub struct Backoff {
     pub throttled: i64,
 }
 
-impl Queue {
+impl Reports<'_> {
     /// Up to `limit` hosts in trouble: unreachable first, then deferred (the longest first),
     /// then throttled.
     pub async fn backoffs(&self, limit: u32) -> Result<Vec<Backoff>, Error> {

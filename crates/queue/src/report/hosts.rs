@@ -7,7 +7,7 @@
 
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::queue::Queue;
+use crate::report::Reports;
 
 /// One host, as the hosts report prints it.
 #[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
@@ -51,7 +51,7 @@ pub struct HostRow {
     pub detail: Option<String>,
 }
 
-impl Queue {
+impl Reports<'_> {
     /// Up to `limit` hosts (only `host`, if given) whose name sorts after `after`, in name
     /// order. The next page starts after the last host of this one; the first, after `""`.
     ///

@@ -9,15 +9,14 @@
 
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::queue::Queue;
-use crate::report::{Checked, CheckedRow, CHECKED_COLUMNS};
+use crate::report::{Checked, CheckedRow, Reports, CHECKED_COLUMNS};
 use crate::sql::{case_insensitive_like, sites_using_on_sqlite_too, SitesIndex};
 
 /// `LIKE`'s escape character here: not the backslash, which MySQL would read inside the SQL
 /// string literal too.
 const ESCAPE: char = '!';
 
-impl Queue {
+impl Reports<'_> {
     /// Up to `limit` dead sites, the most recently checked first; only those whose URL
     /// contains `text` (case-insensitively for ASCII) when it is not empty.
     pub async fn latest_dead(&self, text: &str, limit: u32) -> Result<Vec<Checked>, Error> {

@@ -1,11 +1,14 @@
 //! Reading results: pages of checked sites and of hosts for the report, and counts for
-//! summaries, progress bars and `--drain`.
+//! summaries, progress bars and `--drain`. All of it is [`Reports`], the read-side view of the
+//! queue ([`Queue::reports`]); the queue itself only moves work.
 //!
 //! Pages are keyset-paginated per verdict (`WHERE verdict = ? AND id > ? ORDER BY id LIMIT ?`,
 //! served by the `sites_verdict` index), so a report of millions of rows holds one page in
 //! memory and no statement runs for long. The hosts report pages the same way by host name
 //! (`hosts.rs`); `--host HOST[:PORT]` is `host_filter.rs`. For the dashboard: the hosts in
-//! backoff (`backoffs.rs`) and the dead sites checked last (`latest_dead.rs`).
+//! backoff (`backoffs.rs`) and the dead sites checked last (`latest_dead.rs`). The view's other
+//! reads live with what they read: referrers and dead links by page (`crate::referrers`), a
+//! site's verdict changes (`crate::history`).
 
 mod backoffs;
 mod host_filter;
@@ -16,10 +19,10 @@ pub use backoffs::Backoff;
 pub use host_filter::HostFilter;
 pub use hosts::HostRow;
 
-use crate::db::with_pool;
+use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::queue::Queue;
-use crate::sql::placeholders;
+use crate::sql::{placeholders, Statements};
 use crate::state::State;
 use crate::verdict::{ErrorKind, Verdict};
 
@@ -142,7 +145,39 @@ pub struct WorkerRow {
     pub checked: i64,
 }
 
+/// The read side of the queue: what the report, the dashboard and the progress bars read
+/// (results, counts, hosts, workers, history). Obtained from [`Queue::reports`]; it borrows the
+/// queue's database handle and writes nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct Reports<'q> {
+    pub(crate) db: &'q Db,
+}
+
 impl Queue {
+    /// The read-side view of this queue: results, counts and history ([`Reports`]).
+    pub fn reports(&self) -> Reports<'_> {
+        Reports { db: &self.db }
+    }
+}
+
+impl Reports<'_> {
+    /// A statement finished for this database (see [`Db::statement`]).
+    pub(crate) fn statement(&self, text: &str) -> String {
+        self.db.statement(text)
+    }
+
+    pub(crate) fn sql(&self) -> &'static Statements {
+        Statements::get(self.db.dialect())
+    }
+
+    /// The database's clock, in Unix milliseconds (as [`Queue::now`]): what the ages in a
+    /// report are measured against.
+    pub async fn now(&self) -> Result<i64, Error> {
+        crate::queue::now(self.db).await
+    }
+}
+
+impl Reports<'_> {
     /// Up to `limit` sites with `verdict` (and of `host`, if given) whose id is above `after`,
     /// in id order. The next page starts after the last id of this one.
     pub async fn checked_page(
@@ -155,7 +190,7 @@ impl Queue {
         self.page_of(verdict, false, host, after, limit).await
     }
 
-    /// [`Queue::checked_page`] of the dead sites that `--confirm`'s policy confirmed.
+    /// [`Reports::checked_page`] of the dead sites that `--confirm`'s policy confirmed.
     pub async fn confirmed_dead_page(
         &self,
         host: Option<&HostFilter>,

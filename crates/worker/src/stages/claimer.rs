@@ -151,7 +151,7 @@ fn claimable(ctx: &Claimer) -> Vec<i16> {
 }
 
 async fn is_drained(ctx: &Claimer) -> bool {
-    match ctx.queue.has_unfinished().await {
+    match ctx.queue.reports().has_unfinished().await {
         Ok(unfinished) => !unfinished,
         Err(error) => {
             tracing::warn!(error = %crate::chain(&error), "cannot count unfinished sites");

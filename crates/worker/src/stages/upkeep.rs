@@ -148,9 +148,10 @@ pub async fn progress(ctx: Arc<Ctx>, stop: CancellationToken) {
         }
         if progress.on_terminal() && ticks % count_due_every_ticks == 0 {
             let checked = ctx.stats.checked();
+            let reports = ctx.queue.reports();
             let counts = tokio::select! {
                 _ = stop.cancelled() => return,
-                counts = ctx.queue.state_counts() => counts,
+                counts = reports.state_counts() => counts,
             };
             if let Ok(c) = counts {
                 progress.set_due((c.pending + c.claimed).max(0) as u64, checked);

@@ -174,7 +174,8 @@ impl ProbeStore for crawler_queue::Queue {
     fn load<'a>(&'a self, host: &'a str, pattern: &'a str) -> BoxFuture<'a, Option<ProbeRow>> {
         Box::pin(async move {
             let ttl = TTL.as_millis() as i64;
-            self.load_probe(host, pattern, ttl)
+            self.probes()
+                .load_probe(host, pattern, ttl)
                 .await
                 .inspect_err(|e| {
                     let error = crawler_queue::error_chain(e);
@@ -187,7 +188,7 @@ impl ProbeStore for crawler_queue::Queue {
 
     fn save<'a>(&'a self, host: &'a str, pattern: &'a str, row: ProbeRow) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            if let Err(e) = self.save_probe(host, pattern, &row).await {
+            if let Err(e) = self.probes().save_probe(host, pattern, &row).await {
                 let error = crawler_queue::error_chain(&e);
                 tracing::debug!(%error, host, "cannot store a soft-404 probe");
             }
@@ -197,7 +198,8 @@ impl ProbeStore for crawler_queue::Queue {
     fn patterns<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Vec<String>> {
         Box::pin(async move {
             let ttl = TTL.as_millis() as i64;
-            self.probed_patterns(host, ttl)
+            self.probes()
+                .probed_patterns(host, ttl)
                 .await
                 .inspect_err(|e| {
                     let error = crawler_queue::error_chain(e);
@@ -209,7 +211,8 @@ impl ProbeStore for crawler_queue::Queue {
 
     fn last_check<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<LastCheck>> {
         Box::pin(async move {
-            self.last_check(url)
+            self.probes()
+                .last_check(url)
                 .await
                 .inspect_err(|e| {
                     let error = crawler_queue::error_chain(e);
