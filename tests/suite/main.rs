@@ -7,6 +7,8 @@
 //! - `queue`: the lease queue's operations, on each backend; `history`: the verdict changes
 //!   written with them, and their pruning.
 //! - `e2e`: the binaries end to end, on each backend.
+//! - `excluded`: the verdict of URLs a worker's `--include`/`--exclude` leave out, in the
+//!   reports and `--fail-on`, and the migration of the rows older versions stored as errors.
 //! - `follow`: recursive checks (`--follow`, `--sitemap`, `--links-in`) of a local site by two
 //!   workers: every link checked once, each page read once, broken links with their referrers.
 //! - `fleet`: several workers keep to one host's limits together, as the host measures them.
@@ -46,6 +48,7 @@ mod compose;
 mod dashboard;
 mod docs;
 mod e2e;
+mod excluded;
 mod faults;
 mod fleet;
 mod follow;

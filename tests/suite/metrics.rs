@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use crawler_queue::Verdict;
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::site::{spawn_site, Page};
 use crawler_tests::{both_backends, TestDb};
@@ -58,7 +59,8 @@ fn verdicts_in_database(db: &TestDb) -> HashMap<String, f64> {
         run(command("crawler-report", db.url.expose()).args(["--summary", "--format", "json"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    ["alive", "dead", "blocked", "unreachable", "error"]
+    Verdict::ALL
+        .map(Verdict::as_str)
         .into_iter()
         .map(|v| (v.to_owned(), json[0][v].as_f64().unwrap()))
         .collect()
@@ -106,7 +108,7 @@ both_backends!(
         // second: scrape until the last of them are in.
         let metrics = loop {
             let metrics = scrape(&addr).await;
-            let verdicts: f64 = ["alive", "dead", "blocked", "unreachable", "error"]
+            let verdicts: f64 = Verdict::ALL
                 .iter()
                 .map(|v| {
                     get(

@@ -44,6 +44,7 @@ const HOSTS: [(&str, &[Fate]); 4] = [
         &[
             Fate::Checked(Verdict::Blocked),
             Fate::Checked(Verdict::Error),
+            Fate::Checked(Verdict::Excluded),
             Fate::Held,
         ],
     ),
@@ -58,7 +59,7 @@ const HOSTS: [(&str, &[Fate]); 4] = [
 const OWNED: u32 = 232;
 
 /// The report's columns, in order.
-const COLUMNS: [&str; 19] = [
+const COLUMNS: [&str; 20] = [
     "host",
     "state",
     "rate",
@@ -70,6 +71,7 @@ const COLUMNS: [&str; 19] = [
     "blocked",
     "unreachable",
     "error",
+    "excluded",
     "pending",
     "owner",
     "backoff_until",
@@ -83,7 +85,7 @@ const COLUMNS: [&str; 19] = [
 /// What the report must say of each host, but for its times.
 fn expected() -> Vec<Value> {
     let host = |host,
-                [sites, alive, dead, blocked, unreachable, error, pending]: [i64; 7],
+                [sites, alive, dead, blocked, unreachable, error, excluded, pending]: [i64; 8],
                 owner: Option<&str>,
                 status: Option<i32>,
                 [checks, errors]: [i64; 2]| {
@@ -100,7 +102,7 @@ fn expected() -> Vec<Value> {
         json!({
             "host": host, "state": state, "rate": rate, "cause": cause,
             "sites": sites, "alive": alive, "dead": dead, "blocked": blocked,
-            "unreachable": unreachable, "error": error, "pending": pending,
+            "unreachable": unreachable, "error": error, "excluded": excluded, "pending": pending,
             "owner": owner, "last_status": status,
             "recent_checks": checks, "recent_errors": errors, "detail": detail,
         })
@@ -108,22 +110,28 @@ fn expected() -> Vec<Value> {
     vec![
         host(
             "a.example",
-            [5, 2, 1, 0, 1, 0, 1],
+            [5, 2, 1, 0, 1, 0, 0, 1],
             Some("worker-7"),
             None,
             [0, 0],
         ),
         host(
             "b.example",
-            [3, 0, 0, 1, 0, 1, 1],
+            [4, 0, 0, 1, 0, 1, 1, 1],
             Some("worker-7"),
             Some(429),
             [0, 0],
         ),
-        host("c.example", [2, 0, 0, 0, 0, 0, 2], None, Some(503), [0, 0]),
+        host(
+            "c.example",
+            [2, 0, 0, 0, 0, 0, 0, 2],
+            None,
+            Some(503),
+            [0, 0],
+        ),
         host(
             "d.example",
-            [2, 0, 2, 0, 0, 0, 1],
+            [2, 0, 2, 0, 0, 0, 0, 1],
             Some("worker-7"),
             None,
             [12, 5],

@@ -33,8 +33,8 @@ pub struct DatabaseArgs {
 pub struct FilterArgs {
     /// Take only URLs matching one of these regular expressions (repeatable; anywhere in the
     /// normalized URL, anchor with ^ and $). Default: every URL. The seed skips a URL left out
-    /// (and counts it); a worker makes no request for it, and gives it the verdict
-    /// error/excluded. In CRAWLER_INCLUDE, one a line.
+    /// (and counts it); a worker makes no request for it, and gives it the verdict excluded.
+    /// In CRAWLER_INCLUDE, one a line.
     #[arg(
         long,
         env = "CRAWLER_INCLUDE",

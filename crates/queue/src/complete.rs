@@ -316,10 +316,11 @@ impl Queue {
                 column!(q, o => o.finding.redirects as i32);
                 column!(q, o => millis(o.finding.latency).min(i32::MAX.into()) as i32);
                 column!(q, o => o.site.tries + 1);
-                column!(q, o => if o.finding.verdict == Verdict::Alive {
-                    0
-                } else {
-                    o.site.consecutive_failures + 1
+                column!(q, o => match o.finding.verdict {
+                    Verdict::Alive => 0,
+                    // Not checked, so neither a failure nor the end of a streak of them.
+                    Verdict::Excluded => o.site.consecutive_failures,
+                    _ => o.site.consecutive_failures + 1,
                 });
                 column!(q, o => o.finding.detail.as_deref());
                 column!(q, o => i32::from(o.finding.verdict == Verdict::Alive));

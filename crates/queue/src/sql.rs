@@ -38,8 +38,9 @@ const CLAIMED_COLUMNS: &str =
 
 /// The statement `text` in `dialect`: `{now}` becomes the dialect's clock, `{pending}`,
 /// `{claimed}` and `{done}` the numbers of those states, `{alive}`, `{dead}`, `{blocked}`,
-/// `{unreachable}` and `{error}` those verdicts' names as string literals (`'dead'`), and on
-/// PostgreSQL each `?` a numbered placeholder. The one place SQL text is finished.
+/// `{unreachable}`, `{error}` and `{excluded}` those verdicts' names as string literals
+/// (`'dead'`), and on PostgreSQL each `?` a numbered placeholder. The one place SQL text is
+/// finished.
 pub(crate) fn statement(dialect: Dialect, text: &str) -> String {
     let now = match dialect {
         Dialect::MySql => MYSQL_NOW,
@@ -692,13 +693,13 @@ mod tests {
 
     #[test]
     fn verdicts_are_written_by_name_and_finished_as_quoted_names() {
-        let text = "verdict = {dead} AND url = ? OR verdict IN ({alive}, {blocked}, {unreachable}, {error})";
+        let text = "verdict = {dead} AND url = ? OR verdict IN ({alive}, {blocked}, {unreachable}, {error}, {excluded})";
         for (dialect, placeholder) in [(Dialect::MySql, "?"), (Dialect::Postgres, "$1")] {
             assert_eq!(
                 statement(dialect, text),
                 format!(
                     "verdict = 'dead' AND url = {placeholder} \
-                     OR verdict IN ('alive', 'blocked', 'unreachable', 'error')"
+                     OR verdict IN ('alive', 'blocked', 'unreachable', 'error', 'excluded')"
                 )
             );
         }

@@ -21,15 +21,19 @@ pub enum Verdict {
     Unreachable,
     /// An answer that is not a verdict: 5xx or 408 after retries, redirect loops, bad HTTP.
     Error,
+    /// Not checked: the worker's `--include`/`--exclude` leave the URL out, so no request was
+    /// made. Not a failure: the user chose to leave it out (lychee's `Status::Excluded`).
+    Excluded,
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 5] = [
+    pub const ALL: [Verdict; 6] = [
         Verdict::Alive,
         Verdict::Dead,
         Verdict::Blocked,
         Verdict::Unreachable,
         Verdict::Error,
+        Verdict::Excluded,
     ];
 
     /// The name stored in the database and printed in reports. SQL text writes a verdict by
@@ -41,13 +45,14 @@ impl Verdict {
             Verdict::Blocked => "blocked",
             Verdict::Unreachable => "unreachable",
             Verdict::Error => "error",
+            Verdict::Excluded => "excluded",
         }
     }
 }
 
 /// How many sites got each verdict: what a write-back stored, what a worker has stored so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct VerdictCounts([u64; 5]);
+pub struct VerdictCounts([u64; Verdict::ALL.len()]);
 
 impl VerdictCounts {
     pub fn add(&mut self, verdict: Verdict, n: u64) {
@@ -113,8 +118,6 @@ pub enum ErrorKind {
     /// The database refused to store this result (e.g. a final URL longer than its column);
     /// the site got this verdict instead, so one hostile answer cannot block a write-back.
     Unstorable,
-    /// The worker's `--exclude` (or `--include`) leaves the URL out: no request was made.
-    Excluded,
     /// A `dead` page that answered 2xx or 3xx: the same as the host's answer to a path that
     /// cannot exist (`--soft-404`); the finding's `detail` says what matched.
     #[serde(rename = "soft_404")]
@@ -122,7 +125,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 9] = [
         ErrorKind::Dns,
         ErrorKind::Connect,
         ErrorKind::Timeout,
@@ -131,7 +134,6 @@ impl ErrorKind {
         ErrorKind::Protocol,
         ErrorKind::AddressDenied,
         ErrorKind::Unstorable,
-        ErrorKind::Excluded,
         ErrorKind::Soft404,
     ];
 
@@ -146,7 +148,6 @@ impl ErrorKind {
             ErrorKind::Protocol => "protocol",
             ErrorKind::AddressDenied => "address_denied",
             ErrorKind::Unstorable => "unstorable",
-            ErrorKind::Excluded => "excluded",
             ErrorKind::Soft404 => "soft_404",
         }
     }
@@ -273,7 +274,16 @@ impl Finding {
         }
     }
 
-    /// An `error` with nothing asked and nothing answered: what the three above start from.
+    /// The verdict of a site the worker's `--include`/`--exclude` leave out: `excluded`, final,
+    /// nothing asked. Final rather than pending, so that `--drain` ends and the report says why.
+    pub fn excluded() -> Finding {
+        Finding {
+            verdict: Verdict::Excluded,
+            ..Finding::no_answer()
+        }
+    }
+
+    /// An `error` with nothing asked and nothing answered: what the four above start from.
     fn no_answer() -> Finding {
         Finding {
             verdict: Verdict::Error,
@@ -302,6 +312,7 @@ mod tests {
             assert_eq!(k.as_str().parse::<ErrorKind>(), Ok(k));
         }
         assert!("gone".parse::<Verdict>().is_err());
+        assert!("excluded".parse::<ErrorKind>().is_err());
     }
 
     #[test]
@@ -309,14 +320,15 @@ mod tests {
         let mut counts: VerdictCounts = [Verdict::Dead, Verdict::Alive, Verdict::Dead]
             .into_iter()
             .collect();
-        counts += [Verdict::Error].into_iter().collect();
+        counts += [Verdict::Error, Verdict::Excluded].into_iter().collect();
         for (v, n) in counts.iter() {
             assert_eq!(counts.get(v), n);
         }
         assert_eq!(counts.get(Verdict::Dead), 2);
         assert_eq!(counts.get(Verdict::Alive), 1);
         assert_eq!(counts.get(Verdict::Error), 1);
+        assert_eq!(counts.get(Verdict::Excluded), 1);
         assert_eq!(counts.get(Verdict::Blocked), 0);
-        assert_eq!(counts.total(), 4);
+        assert_eq!(counts.total(), 5);
     }
 }

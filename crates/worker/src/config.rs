@@ -200,7 +200,7 @@ pub struct Args {
     #[arg(long, env = "CRAWLER_CA_CERT", value_name = "FILE", value_parser = parse_ca_cert)]
     pub ca_cert: Option<CaBundle>,
 
-    /// --include/--exclude: sites left out get no request, and the verdict error/excluded.
+    /// --include/--exclude: sites left out get no request, and the verdict excluded.
     #[command(flatten)]
     pub filter: FilterArgs,
 

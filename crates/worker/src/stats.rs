@@ -12,7 +12,7 @@ pub struct Stats {
     /// Sites given their verdict (the write-backs' `done`).
     checked: AtomicU64,
     /// The same sites by verdict, in `Verdict::ALL` order.
-    verdicts: [AtomicU64; 5],
+    verdicts: [AtomicU64; Verdict::ALL.len()],
     /// Results sent back to the queue for another check.
     retrying: AtomicU64,
     /// Sites given back unchecked, their host busy.
@@ -53,11 +53,13 @@ impl Stats {
         self.retrying.load(Relaxed)
     }
 
-    /// `1234 checked (alive 1000, dead 200, …), 3 retrying, 40 deferred, 0 stale`.
+    /// `1234 checked (alive 1000, dead 200, …), 3 retrying, 40 deferred, 0 stale`; `excluded
+    /// N` only when the worker's filter left some out, as the seed's summary says it.
     pub fn line(&self) -> String {
         let verdicts: Vec<String> = self
             .verdicts()
             .iter()
+            .filter(|&(v, n)| v != Verdict::Excluded || n > 0)
             .map(|(v, n)| format!("{v} {n}"))
             .collect();
         format!(
@@ -98,6 +100,12 @@ mod tests {
             stats.line(),
             "3 checked (alive 0, dead 1, blocked 0, unreachable 0, error 2), 2 retrying, \
              0 deferred, 0 stale"
+        );
+        stats.record(&completed(&[Verdict::Excluded], 0, 0));
+        assert!(
+            stats.line().contains(", error 2, excluded 1), "),
+            "{}",
+            stats.line()
         );
     }
 

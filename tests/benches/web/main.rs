@@ -193,6 +193,7 @@ fn web(runtime: &Runtime, world: &World, queues: &Queues, cap: Duration, dns: &D
     let crawler_row = score("crawler", &crawler, world, &tallies);
     println!("  crawler's verdicts: {}", kinds(&crawler.kinds));
     println!("  crawler's log: {}", crawler.summary.trim());
+    tail(&crawler, world);
     println!("  DNS queries so far: {}", dns.total_queries());
     for tally in &tallies {
         tally.reset();
@@ -275,6 +276,59 @@ fn score(tool: &str, run: &Verdicts, world: &World, tallies: &[Arc<Tally>]) -> D
          requests to the HTTP hosts"
     );
     run.time
+}
+
+/// Where the crawler's time went: when the verdicts came in, and the last of each kind of
+/// host, against the floor (the largest host's URLs at its rate).
+fn tail(run: &Verdicts, world: &World) {
+    let mut times: Vec<f64> = run.done_at.values().copied().collect();
+    if times.is_empty() {
+        return;
+    }
+    times.sort_by(f64::total_cmp);
+    let at = |share: f64| times[((times.len() - 1) as f64 * share) as usize];
+    println!(
+        "  verdicts in at: half {:.1} s, 99 % {:.1} s, 99.9 % {:.1} s, all {:.1} s",
+        at(0.5),
+        at(0.99),
+        at(0.999),
+        at(1.0)
+    );
+    // The last verdict of each host.
+    let mut last = vec![0.0_f64; world.hosts.len()];
+    for url in &world.urls {
+        if let Some(&done) = run.done_at.get(&url.url) {
+            last[url.host] = last[url.host].max(done);
+        }
+    }
+    let mut by_kind: BTreeMap<String, f64> = BTreeMap::new();
+    for (host, &done) in world.hosts.iter().zip(&last) {
+        let latest = by_kind.entry(format!("{:?}", host.kind)).or_default();
+        *latest = latest.max(done);
+    }
+    let by_kind: Vec<String> = by_kind
+        .iter()
+        .map(|(kind, done)| format!("{kind} {done:.1} s"))
+        .collect();
+    println!("  last verdict by host kind: {}", by_kind.join(", "));
+    let mut slowest: Vec<usize> = (0..world.hosts.len()).collect();
+    slowest.sort_by(|&a, &b| last[b].total_cmp(&last[a]));
+    let slowest: Vec<String> = slowest
+        .iter()
+        .take(5)
+        .map(|&h| {
+            let host = &world.hosts[h];
+            format!(
+                "{} ({:?}, {} URLs, floor {:.1} s) {:.1} s",
+                host.name,
+                host.kind,
+                host.urls,
+                host.urls as f64 / HOST_RATE as f64,
+                last[h]
+            )
+        })
+        .collect();
+    println!("  last hosts done: {}", slowest.join("; "));
 }
 
 fn kinds(kinds: &BTreeMap<String, usize>) -> String {

@@ -20,6 +20,8 @@ pub struct Verdicts {
     pub kinds: BTreeMap<String, usize>,
     /// The last line of the crawler's log (its `worker stopped: …` summary), if any.
     pub summary: String,
+    /// Seconds from the worker's start to each URL's last verdict (the crawler's only).
+    pub done_at: HashMap<String, f64>,
 }
 
 /// Seeds `list` into the fresh database `url` and drains it with `flags`, within `cap`.
@@ -35,6 +37,7 @@ pub fn crawl(
     assert!(seeded.status.success(), "crawler-seed: {}", stderr(&seeded));
     let log = dir.join(format!("{name}-worker.log"));
     let started = Instant::now();
+    let started_at = time::OffsetDateTime::now_utc();
     let worker = command("crawler-worker", url)
         .env("RUST_LOG", "info")
         .arg("--drain")
@@ -64,6 +67,7 @@ pub fn crawl(
         alive: HashMap::new(),
         kinds: BTreeMap::new(),
         summary,
+        done_at: HashMap::new(),
     };
     for line in stdout(&report).lines() {
         let site: serde_json::Value = serde_json::from_str(line).expect("an ndjson line");
@@ -78,6 +82,12 @@ pub fn crawl(
             .entry(format!("{verdict} {cause}"))
             .or_default() += 1;
         let url = site["url"].as_str().unwrap_or("").to_owned();
+        if let Some(at) = site["checked_at"].as_str().and_then(|at| {
+            time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()
+        }) {
+            let after = (at - started_at).as_seconds_f64();
+            verdicts.done_at.insert(url.clone(), after);
+        }
         verdicts.alive.insert(url, verdict == "alive");
     }
     verdicts
@@ -151,6 +161,7 @@ pub fn lychee(
         alive: HashMap::new(),
         kinds: BTreeMap::new(),
         summary: String::new(),
+        done_at: HashMap::new(),
     };
     let Some(json) = std::fs::read_to_string(&out)
         .ok()

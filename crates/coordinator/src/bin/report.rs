@@ -29,7 +29,7 @@ struct Args {
     dead: bool,
     /// With --dead: only the dead sites that crawler-worker --confirm's policy confirmed (N
     /// dead results in a row over SPAN).
-    #[arg(long, requires = "dead", conflicts_with_all = ["alive", "blocked", "unreachable", "errors", "all", "by_page"])]
+    #[arg(long, requires = "dead", conflicts_with_all = ["alive", "blocked", "unreachable", "errors", "excluded", "all", "by_page"])]
     confirmed: bool,
     /// Sites that answered 2xx.
     #[arg(long)]
@@ -43,6 +43,9 @@ struct Args {
     /// Sites that answered with an error: 5xx, 408, redirect loops, bad HTTP.
     #[arg(long)]
     errors: bool,
+    /// Sites not checked: crawler-worker's --include/--exclude leave them out.
+    #[arg(long)]
+    excluded: bool,
     /// Every checked site.
     #[arg(long)]
     all: bool,
@@ -56,17 +59,18 @@ struct Args {
     /// Per host, in host order: its sites, how many per verdict, how many pending or claimed,
     /// the worker holding it, its backoff and its last 429 or 503. Not with the verdict
     /// filters or --summary.
-    #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "all", "summary"])]
+    #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "excluded", "all", "summary"])]
     hosts: bool,
 
     /// With --dead: the dead links grouped by the page (or FILE:LINE) that carries them, for
     /// links found by --follow, --sitemap or --links-in; in csv a row per page and link.
-    #[arg(long, requires = "dead", conflicts_with_all = ["alive", "blocked", "unreachable", "errors", "all", "summary", "hosts", "host"])]
+    #[arg(long, requires = "dead", conflicts_with_all = ["alive", "blocked", "unreachable", "errors", "excluded", "all", "summary", "hosts", "host"])]
     by_page: bool,
 
     /// Output format. The summary is one row too: in csv its counts, in json and ndjson an
     /// object with the workers and the hosts with most dead sites as well; in markdown a short
-    /// list. junit is for lists of sites (a test case each, failing unless alive).
+    /// list. junit is for lists of sites (a test case each, failing unless alive or excluded,
+    /// skipped when excluded).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 
@@ -76,7 +80,8 @@ struct Args {
 
     /// Exit 4 when any site (of --host, if given) is dead, or not alive (dead, blocked,
     /// unreachable or error), or confirmed dead (crawler-worker --confirm), whatever the
-    /// report lists; after writing the report. Sites not checked yet count for none.
+    /// report lists; after writing the report. Sites not checked yet, and excluded ones, count
+    /// for none.
     #[arg(long, value_enum, value_name = "WHAT")]
     fail_on: Option<FailOn>,
 
@@ -95,6 +100,7 @@ impl Args {
             self.blocked,
             self.unreachable,
             self.errors,
+            self.excluded,
         ];
         Verdict::ALL
             .into_iter()

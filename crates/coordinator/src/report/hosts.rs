@@ -21,7 +21,7 @@ const PAGE: u32 = 1000;
 
 /// The columns in order: name (the CSV header's, the JSON key), width in text, and whether
 /// text aligns it right (the counts).
-const COLUMNS: [(&str, usize, bool); 19] = [
+const COLUMNS: [(&str, usize, bool); 20] = [
     ("host", 32, false),
     ("state", 11, false),
     ("rate", 6, true),
@@ -33,6 +33,7 @@ const COLUMNS: [(&str, usize, bool); 19] = [
     ("blocked", 7, true),
     ("unreachable", 11, true),
     ("error", 7, true),
+    ("excluded", 8, true),
     ("pending", 7, true),
     ("owner", 20, false),
     ("backoff_until", 24, false),
@@ -62,6 +63,7 @@ struct HostRecord<'a> {
     blocked: i64,
     unreachable: i64,
     error: i64,
+    excluded: i64,
     pending: i64,
     owner: Option<&'a str>,
     /// RFC 3339; none when the host has no backoff, or it has passed.
@@ -91,6 +93,7 @@ impl<'a> HostRecord<'a> {
             blocked: row.blocked,
             unreachable: row.unreachable,
             error: row.error,
+            excluded: row.excluded,
             pending: row.pending,
             owner: row.owner.as_deref(),
             backoff_until: row.backoff_until.map(rfc3339),
@@ -117,6 +120,7 @@ impl<'a> HostRecord<'a> {
             count(self.blocked),
             count(self.unreachable),
             count(self.error),
+            count(self.excluded),
             count(self.pending),
             text(self.owner),
             self.backoff_until.as_deref().unwrap_or("").into(),
@@ -206,6 +210,7 @@ mod tests {
             blocked: 1,
             unreachable: 0,
             error: 1,
+            excluded: 0,
             pending: 2,
             owner: Some("worker-1:42".into()),
             backoff_until: Some(1_795_000_000_123),
@@ -250,14 +255,14 @@ mod tests {
         let record = HostRecord::new(&row);
         assert_eq!(
             record.csv_fields().join(","),
-            "a.example,deferred,2.5,,,12,5,3,1,0,1,2,worker-1:42,2026-11-18T11:06:40.123Z,\
+            "a.example,deferred,2.5,,,12,5,3,1,0,1,0,2,worker-1:42,2026-11-18T11:06:40.123Z,\
              2026-11-18T11:06:40Z,429,40,3,"
         );
         let row = quiet();
         let record = HostRecord::new(&row);
         assert_eq!(
             record.csv_fields().join(","),
-            "b.example,ok,,,,12,5,3,1,0,1,2,,,,,0,0,"
+            "b.example,ok,,,,12,5,3,1,0,1,0,2,,,,,0,0,"
         );
         let json: serde_json::Value = serde_json::to_value(&record).unwrap();
         for key in ["owner", "backoff_until", "last_throttled_at", "last_status"] {
@@ -289,6 +294,7 @@ mod tests {
                 "1",
                 "0",
                 "1",
+                "0",
                 "2",
                 "-",
                 "-",
@@ -302,7 +308,7 @@ mod tests {
         // Every column but the last sits where the widths before it put it, on every line:
         // counts flush right, the rest flush left, a space after each.
         let mut start = 0;
-        for &(name, width, right) in &COLUMNS[..11] {
+        for &(name, width, right) in &COLUMNS[..12] {
             for line in &lines {
                 let cell = &line.as_bytes()[start..=start + width];
                 let edge = if right { cell[width - 1] } else { cell[0] };

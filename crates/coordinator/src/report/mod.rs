@@ -53,7 +53,8 @@ pub enum Format {
 pub enum FailOn {
     /// A dead site: 404, 410, another 4xx.
     Dead,
-    /// A site that is not alive: dead, blocked, unreachable or error.
+    /// A site that is not alive: dead, blocked, unreachable or error. Not an excluded one,
+    /// which was left out on purpose and never asked.
     NotAlive,
     /// A dead site that `crawler-worker --confirm`'s policy confirmed.
     ConfirmedDead,
@@ -98,9 +99,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn not_alive_fails_on_every_verdict_but_alive() {
+    fn not_alive_fails_on_every_verdict_but_alive_and_excluded() {
         let mut verdicts = FailOn::NotAlive.verdicts().to_vec();
-        verdicts.push(Verdict::Alive);
+        verdicts.extend([Verdict::Alive, Verdict::Excluded]);
         verdicts.sort_by_key(|v| v.as_str());
         let mut all = Verdict::ALL.to_vec();
         all.sort_by_key(|v| v.as_str());

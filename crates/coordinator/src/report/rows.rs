@@ -49,6 +49,8 @@ pub(super) struct Case<'a> {
     /// Seconds the check took.
     pub time: Option<f64>,
     pub failure: Option<Failure>,
+    /// Why it was not run, when it was not (an excluded site): `<skipped message="…"/>`.
+    pub skipped: Option<&'static str>,
 }
 
 /// Why a test case failed: `type` the verdict, `message` one line, the body the details.
@@ -64,6 +66,7 @@ pub(super) struct Failure {
 pub(super) struct Tally {
     pub tests: u64,
     pub failures: u64,
+    pub skipped: u64,
 }
 
 /// A report being written: rows in one format, framed.
@@ -99,7 +102,11 @@ impl<'o, O: Write> Rows<'o, O> {
             }
             (Format::Junit, _) => {
                 let counts = tally.map_or(String::new(), |t| {
-                    format!(r#" tests="{}" failures="{}""#, t.tests, t.failures)
+                    let skipped = match t.skipped {
+                        0 => String::new(),
+                        n => format!(r#" skipped="{n}""#),
+                    };
+                    format!(r#" tests="{}" failures="{}"{skipped}"#, t.tests, t.failures)
                 });
                 writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
                 writeln!(out, r#"<testsuites name="crawler"{counts}>"#)?;
@@ -205,9 +212,10 @@ fn write_case(out: &mut impl Write, case: &Case<'_>) -> std::io::Result<()> {
     if let Some(time) = case.time {
         write!(out, r#" time="{time:.3}""#)?;
     }
-    match &case.failure {
-        None => writeln!(out, "/>"),
-        Some(f) => writeln!(
+    match (&case.failure, case.skipped) {
+        (None, None) => writeln!(out, "/>"),
+        (None, Some(why)) => writeln!(out, r#"><skipped message="{}"/></testcase>"#, xml(why)),
+        (Some(f), _) => writeln!(
             out,
             r#"><failure type="{}" message="{}">{}</failure></testcase>"#,
             xml(&f.kind),
@@ -364,6 +372,7 @@ mod tests {
                     message: "404 dead".into(),
                     body: "status: 404 <Not Found>".into(),
                 }),
+                skipped: None,
             },
         )
         .unwrap();
@@ -372,6 +381,24 @@ mod tests {
             "<testcase classname=\"a.example\" name=\"https://a.example/x?a=1&amp;b=2\" \
              time=\"0.035\"><failure type=\"dead\" message=\"404 dead\">status: 404 \
              &lt;Not Found&gt;</failure></testcase>\n"
+        );
+    }
+
+    #[test]
+    fn a_skipped_junit_case_says_why() {
+        let mut out = Vec::new();
+        let case = Case {
+            classname: "a.example",
+            name: "https://a.example/private",
+            time: None,
+            failure: None,
+            skipped: Some("excluded: not checked"),
+        };
+        write_case(&mut out, &case).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "<testcase classname=\"a.example\" name=\"https://a.example/private\">\
+             <skipped message=\"excluded: not checked\"/></testcase>\n"
         );
     }
 

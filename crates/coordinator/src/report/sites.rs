@@ -202,10 +202,12 @@ impl Row for Record<'_> {
         Ok(())
     }
 
-    /// A failure for every verdict but alive: the verdict as its type, status and reason as
-    /// its message, and the details in its body.
+    /// A failure for every verdict but alive and excluded (skipped: never asked): the verdict
+    /// as its type, status and reason as its message, and the details in its body.
     fn junit(&self) -> Option<Case<'_>> {
-        let failure = (self.verdict != Verdict::Alive).then(|| {
+        let skipped = (self.verdict == Verdict::Excluded).then_some("excluded: not checked");
+        let failing = !matches!(self.verdict, Verdict::Alive | Verdict::Excluded);
+        let failure = failing.then(|| {
             let status = self.status.map(|s| s.to_string());
             let code = status.as_deref().or(self.error_kind).unwrap_or("-");
             let mut body = format!("{}\nverdict: {}", self.url, self.verdict);
@@ -245,6 +247,7 @@ impl Row for Record<'_> {
             name: &self.url,
             time: self.latency_ms.map(|ms| f64::from(ms) / 1000.0),
             failure,
+            skipped,
         })
     }
 
@@ -291,7 +294,12 @@ pub async fn write_sites(
             let failing: Vec<Verdict> = verdicts
                 .iter()
                 .copied()
-                .filter(|&v| v != Verdict::Alive)
+                .filter(|&v| !matches!(v, Verdict::Alive | Verdict::Excluded))
+                .collect();
+            let skipped: Vec<Verdict> = verdicts
+                .iter()
+                .copied()
+                .filter(|&v| v == Verdict::Excluded)
                 .collect();
             Some(Tally {
                 tests: reports
@@ -299,6 +307,9 @@ pub async fn write_sites(
                     .await?,
                 failures: reports
                     .checked_count(&failing, confirmed_only, host)
+                    .await?,
+                skipped: reports
+                    .checked_count(&skipped, confirmed_only, host)
                     .await?,
             })
         }
@@ -529,5 +540,14 @@ mod tests {
             ..moved()
         };
         assert!(Record::new(&alive, &[]).junit().unwrap().failure.is_none());
+        let excluded = Checked {
+            verdict: Verdict::Excluded,
+            status: None,
+            ..moved()
+        };
+        let record = Record::new(&excluded, &[]);
+        let case = record.junit().unwrap();
+        assert!(case.failure.is_none());
+        assert_eq!(case.skipped, Some("excluded: not checked"));
     }
 }

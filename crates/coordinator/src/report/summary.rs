@@ -20,7 +20,7 @@ const TOP_DEAD_HOSTS: u32 = 10;
 
 /// The counts, in order: the CSV columns and the first JSON keys (then `workers`, a number in
 /// CSV and the list in JSON, and `top_dead_hosts`).
-const COUNTS: [&str; 8] = [
+const COUNTS: [&str; 9] = [
     "pending",
     "claimed",
     "done",
@@ -29,6 +29,7 @@ const COUNTS: [&str; 8] = [
     "blocked",
     "unreachable",
     "error",
+    "excluded",
 ];
 
 /// The summary as the machine-readable formats print it (a contract: scripts depend on the
@@ -43,6 +44,8 @@ struct Summary {
     blocked: i64,
     unreachable: i64,
     error: i64,
+    /// Sites the workers' `--include`/`--exclude` left out, never asked.
+    excluded: i64,
     /// The registered workers, most recently heard first.
     workers: Vec<Worker>,
     top_dead_hosts: Vec<DeadHost>,
@@ -112,6 +115,7 @@ impl Summary {
             blocked: count(Verdict::Blocked),
             unreachable: count(Verdict::Unreachable),
             error: count(Verdict::Error),
+            excluded: count(Verdict::Excluded),
             workers: reports
                 .workers()
                 .await?
@@ -127,7 +131,7 @@ impl Summary {
     }
 
     /// The counts per verdict, in [`Verdict::ALL`]'s order.
-    fn verdicts(&self) -> [(Verdict, i64); 5] {
+    fn verdicts(&self) -> [(Verdict, i64); Verdict::ALL.len()] {
         Verdict::ALL.map(|v| {
             let n = match v {
                 Verdict::Alive => self.alive,
@@ -135,6 +139,7 @@ impl Summary {
                 Verdict::Blocked => self.blocked,
                 Verdict::Unreachable => self.unreachable,
                 Verdict::Error => self.error,
+                Verdict::Excluded => self.excluded,
             };
             (v, n)
         })
@@ -152,7 +157,13 @@ impl Row for Summary {
 
     /// A short list: the verdicts checked, what is left, and where the dead sites are.
     fn write_markdown(&self, out: &mut impl Write) -> std::io::Result<()> {
-        let checked: i64 = self.verdicts().iter().map(|(_, n)| n).sum();
+        // An excluded site has a verdict, but was never asked.
+        let checked: i64 = self
+            .verdicts()
+            .iter()
+            .filter(|(v, _)| *v != Verdict::Excluded)
+            .map(|(_, n)| n)
+            .sum();
         write!(out, "**{checked} sites checked**")?;
         let left = self.pending + self.claimed;
         if left > 0 {
@@ -241,6 +252,7 @@ mod tests {
             blocked: 1,
             unreachable: 0,
             error: 0,
+            excluded: 2,
             workers: vec![Worker::new(WorkerRow {
                 id: "w1".into(),
                 host: "box".into(),
@@ -269,8 +281,8 @@ mod tests {
     fn csv_is_a_header_and_one_row_of_counts() {
         assert_eq!(
             written(Format::Csv),
-            "pending,claimed,done,alive,dead,blocked,unreachable,error,workers\n\
-             1,2,10,6,3,1,0,0,1\n"
+            "pending,claimed,done,alive,dead,blocked,unreachable,error,excluded,workers\n\
+             1,2,10,6,3,1,0,0,2,1\n"
         );
     }
 
@@ -302,6 +314,7 @@ mod tests {
              blocked:     1\n\
              unreachable: 0\n\
              error:       0\n\
+             excluded:    2\n\
              workers: 1\n  \
              w1 on box: 50 checked, 5.0/s, last heard 2s ago\n\
              hosts with the most dead sites:\n         \
@@ -314,7 +327,7 @@ mod tests {
         assert_eq!(
             written(Format::Markdown),
             "**10 sites checked**, 3 still to check\n\n\
-             - alive: 6\n- dead: 3\n- blocked: 1\n- unreachable: 0\n- error: 0\n\
+             - alive: 6\n- dead: 3\n- blocked: 1\n- unreachable: 0\n- error: 0\n- excluded: 2\n\
              - hosts with the most dead sites: a.example (3)\n"
         );
     }

@@ -22,6 +22,7 @@ pub struct HostRow {
     pub blocked: i64,
     pub unreachable: i64,
     pub error: i64,
+    pub excluded: i64,
     /// Sites pending or claimed: waiting for their check of this round.
     pub pending: i64,
     /// The worker holding the host's partition; `None` while it is free (never taken, given
@@ -78,7 +79,8 @@ impl Reports<'_> {
         let sites = self.sql().sites_by_host;
         let host_filter = if one_host { "AND host = ?" } else { "" };
         self.statement(&format!(
-            "SELECT g.host, g.sites, g.alive, g.dead, g.blocked, g.unreachable, g.error, g.pending, \
+            "SELECT g.host, g.sites, g.alive, g.dead, g.blocked, g.unreachable, g.error, g.excluded, \
+             g.pending, \
              CASE WHEN p.expires_at > {{now}} THEN p.owner END AS owner, \
              CASE WHEN h.backoff_until > {{now}} THEN h.backoff_until END AS backoff_until, \
              h.last_throttled_at, h.last_status, \
@@ -95,6 +97,7 @@ impl Reports<'_> {
                    COUNT(CASE WHEN verdict = {{blocked}} THEN 1 END) AS blocked, \
                    COUNT(CASE WHEN verdict = {{unreachable}} THEN 1 END) AS unreachable, \
                    COUNT(CASE WHEN verdict = {{error}} THEN 1 END) AS error, \
+                   COUNT(CASE WHEN verdict = {{excluded}} THEN 1 END) AS excluded, \
                    COUNT(CASE WHEN state IN ({{pending}}, {{claimed}}) THEN 1 END) AS pending \
                    FROM {sites} WHERE host > ? {host_filter} \
                    GROUP BY host ORDER BY host LIMIT ?) AS g \

@@ -21,16 +21,13 @@ impl Failure {
             Failure::Tls => ErrorKind::Tls,
             Failure::Protocol => ErrorKind::Protocol,
             Failure::Redirects => ErrorKind::Redirects,
-            Failure::Excluded => ErrorKind::Excluded,
             Failure::HostDown(cause) => cause.kind(),
         }
     }
 
     fn verdict(self) -> Verdict {
         match self {
-            Failure::Denied | Failure::Protocol | Failure::Redirects | Failure::Excluded => {
-                Verdict::Error
-            }
+            Failure::Denied | Failure::Protocol | Failure::Redirects => Verdict::Error,
             _ => Verdict::Unreachable,
         }
     }

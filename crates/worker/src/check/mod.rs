@@ -119,7 +119,8 @@ pub struct CheckConfig {
     pub accept_hosts: HashMap<String, StatusSet>,
     /// Certificate authorities trusted besides webpki's roots and the system's (`--ca-cert`).
     pub ca_certs: Vec<reqwest::Certificate>,
-    /// URLs left out by `--include`/`--exclude`: no request, the verdict `error`/`excluded`.
+    /// URLs left out by `--include`/`--exclude`: no request, the verdict `excluded`. The filter
+    /// sees the URL as the queue holds it, as the seed's filter did.
     pub filter: UrlFilter,
     /// Compare alive pages with the host's answer to a path that cannot exist (`--soft-404`);
     /// a match is `dead`/`soft_404`.
@@ -362,6 +363,9 @@ impl Checker {
     ) -> (Finding, Option<Vec<u8>>) {
         let started = Instant::now();
         let seeded = url;
+        if !self.inner.config.filter.allows(url) {
+            return (Finding::excluded(), None);
+        }
         let url = match self.inner.start_url(url) {
             Ok(url) => url,
             Err(failure) => {
@@ -402,12 +406,8 @@ impl Checker {
 }
 
 impl Inner {
-    /// The URL to start from, or why it cannot be asked at all (then no attempt is made). The
-    /// filter sees the URL as the queue holds it, as the seed's filter did.
+    /// The URL to start from, or why it cannot be asked at all (then no attempt is made).
     fn start_url(&self, url: &str) -> Result<Url, Failure> {
-        if !self.config.filter.allows(url) {
-            return Err(Failure::Excluded);
-        }
         let mut url = Url::parse(url.trim()).map_err(|_| Failure::Protocol)?;
         url.set_fragment(None);
         self.guard(&url)?;

@@ -43,8 +43,6 @@ pub(crate) enum Failure {
     Busy(Duration),
     /// Not asked: the host was decided unreachable, for this cause (`health.rs`).
     HostDown(super::health::Cause),
-    /// Not asked: `--include`/`--exclude` leave the URL out.
-    Excluded,
 }
 
 impl Failure {

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use crawler_queue::filter::{Regex, UrlFilter};
 use crawler_worker::check::{
-    BasicAuth, CheckConfig, Checker, CookieJar, ErrorKind, Finding, StatusSet, Verdict,
+    BasicAuth, CheckConfig, Checker, CookieJar, Finding, StatusSet, Verdict,
 };
 use reqwest::header::{HeaderMap, HeaderValue};
 
@@ -229,7 +229,7 @@ async fn a_site_the_filter_leaves_out_gets_no_request() {
     let finding = checker.check(&site.url("/private/x")).await;
     assert_eq!(
         (finding.verdict, finding.error_kind, finding.attempts),
-        (Verdict::Error, Some(ErrorKind::Excluded), 0)
+        (Verdict::Excluded, None, 0)
     );
     assert!(!finding.next.is_transient());
     let public = checker.check(&site.url("/public")).await;

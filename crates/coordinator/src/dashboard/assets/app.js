@@ -8,7 +8,7 @@ const POLL_MS = 1000;
 // the dead links are read again every 10 s rather than every poll (and when it changes).
 const SEARCH_POLL_MS = 10000;
 let deadReadAt = 0;
-const TOTALS = ["pending", "claimed", "done", "alive", "dead", "blocked", "unreachable", "error"];
+const TOTALS = ["pending", "claimed", "done", "alive", "dead", "blocked", "unreachable", "error", "excluded"];
 let searchTimer = null;
 
 function number(n) {
