@@ -8,12 +8,15 @@
 //! back.
 //!
 //! # The pace: the answer about one URL slows its host, never stops it
-//! A 429 or 503 halves the host's rate (down to an eighth of its configured rate, the adaptive
-//! floor); every other answer adds back a sixteenth (AIMD, as TCP and Nutch's fetcher adapt). A
+//! A 429 or 503 takes a quarter off the host's rate when the host answered something else just
+//! before (a throttle about its own URL), and halves it when it follows another throttle (the
+//! host's own trouble), down to an eighth of its configured rate (the adaptive floor); every
+//! other answer adds back a sixteenth (AIMD, as TCP and Nutch's fetcher adapt). A
 //! `Retry-After` defers the whole host only when the throttling is host-wide: at least
 //! [`HOST_WIDE_STREAK`] throttled answers in a row from at least two paths, over at least
 //! [`HOST_WIDE_WINDOW`], with no other answer between (answers to requests sent together may
-//! arrive in any order, so a streak must last before it says anything of the host). Otherwise it is about its own URL, which waits for it (`retry.rs`). A host
+//! arrive in any order, so a streak must last before it says anything of the host). Otherwise
+//! it is about its own URL, which waits for it (`retry.rs`). A host
 //! deferred past the horizon (`--defer-horizon`) is not waited for: its checks end at once with
 //! [`Limits::acquire`]'s `Err`, and the queue makes them due at the time the server allows.
 //!
@@ -30,7 +33,7 @@
 
 use std::collections::HashMap;
 use std::ops::Add;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -50,6 +53,12 @@ use super::HostLimit;
 const MIN_SHARE: f64 = 1.0 / 8.0;
 /// Each answer that is not a throttle adds this share back (additive increase).
 const STEP_UP: f64 = 1.0 / 16.0;
+/// What a throttle leaves of the rate when the answer before it was not one: a server that
+/// throttles one path now and then while its others answer. Halving there would cost the
+/// host's big lists a quarter of their rate for nothing (the other paths show it can take it).
+const LONE_THROTTLE: f64 = 3.0 / 4.0;
+/// What a throttle leaves of the rate when it follows another one: the host is struggling.
+const THROTTLE_IN_A_ROW: f64 = 1.0 / 2.0;
 /// The base interval for a host with no rate limit, once it throttles: 10 requests a second.
 const UNLIMITED_BASE: Duration = Duration::from_millis(100);
 /// Throttled answers in a row (from at least two paths, over at least [`HOST_WIDE_WINDOW`])
@@ -92,6 +101,9 @@ struct Host {
     slots: Semaphore,
     rate: Option<HostRate>,
     pace: Mutex<Pace>,
+    /// The host answered a HEAD with 405 or 501 and the GET after it with something else: its
+    /// checks GET at once, one request where two would be ([`Limits::refuses_head`]).
+    head_refused: AtomicBool,
 }
 
 /// A host's configured rate, on tokio's clock.
@@ -171,9 +183,16 @@ pub(crate) struct Permit<'a> {
     started: Option<Instant>,
 }
 
-/// The time between two requests at `rate` per second (zero when unlimited).
+/// How much longer than `1 / rate` two requests' starts are apart. The rate is a promise about
+/// what the server sees, and a request that reaches it late (a new connection, a busy
+/// machine) bunches with the ones after it: at exactly `1 / rate` apart, a request 1 ms late
+/// puts `rate + 1` arrivals in one second. A fiftieth longer absorbs 20 ms of lateness at
+/// 1/s… 20/s (1 s / rate / 50 per request, over the rate's requests of a second).
+const RATE_MARGIN: f64 = 1.02;
+
+/// The time between two requests at `rate` per second (zero when unlimited), with the margin.
 fn interval_of(rate: f64) -> Duration {
-    Duration::try_from_secs_f64(1.0 / rate).unwrap_or_default()
+    Duration::try_from_secs_f64(RATE_MARGIN / rate).unwrap_or_default()
 }
 
 impl Limits {
@@ -292,6 +311,21 @@ impl Limits {
         let _ = paused.wait_for(|p| !*p).await;
     }
 
+    /// Whether `host` refuses HEAD (see [`Limits::head_refused`]): its checks GET at once.
+    pub(crate) fn refuses_head(&self, host: &str) -> bool {
+        let hosts = self.hosts.lock().expect("host map lock poisoned");
+        hosts
+            .map
+            .get(host)
+            .is_some_and(|h| h.head_refused.load(Ordering::Relaxed))
+    }
+
+    /// `host` answered a HEAD with 405 or 501 and a GET with something else. Forgotten with
+    /// the host when it is idle (then learnt again, for one request).
+    pub(crate) fn head_refused(&self, host: &str) {
+        self.host(host).head_refused.store(true, Ordering::Relaxed);
+    }
+
     /// Hosts with more checks waiting than they can start within `backlog` at their current
     /// pace: the claimer claims nothing more of them for now.
     pub(crate) fn backlogged(&self, backlog: Duration) -> Vec<String> {
@@ -339,6 +373,7 @@ impl Limits {
             rate: Quota::with_period(interval)
                 .map(|q| RateLimiter::direct_with_clock(q, TokioClock)),
             pace: Mutex::new(Pace::new(Instant::now())),
+            head_refused: AtomicBool::new(false),
         });
         hosts.map.insert(name.to_owned(), host.clone());
         host
@@ -480,9 +515,10 @@ impl Drop for Permit<'_> {
 }
 
 impl Permit<'_> {
-    /// Tells the host's pace what the server answered for `path`: 429 and 503 halve the
-    /// host's rate, any other answer raises it a step. A `Retry-After` defers the whole host
-    /// when the throttling is host-wide; the URL that got it waits for it anyway (`retry.rs`).
+    /// Tells the host's pace what the server answered for `path`: 429 and 503 lower the
+    /// host's rate ([`Pace::throttled`]), any other answer raises it a step. A `Retry-After`
+    /// defers the whole host when the throttling is host-wide; the URL that got it waits for
+    /// it anyway (`retry.rs`).
     pub(crate) fn record(&self, status: u16, retry_after: Option<Duration>, path: &str) {
         let mut pace = self.host.pace.lock().expect("pace lock poisoned");
         let now = Instant::now();
@@ -540,9 +576,15 @@ impl Pace {
         at
     }
 
-    /// A 429 or 503: half the rate, down to the floor.
+    /// A 429 or 503: a quarter off the rate when it comes alone, half when it follows another
+    /// throttle, down to the floor.
     fn throttled(&mut self, now: Instant, path: &str, base: Duration) {
-        self.share = (self.share / 2.0).max(MIN_SHARE);
+        let keep = if self.streak == 0 {
+            LONE_THROTTLE
+        } else {
+            THROTTLE_IN_A_ROW
+        };
+        self.share = (self.share * keep).max(MIN_SHARE);
         self.next = self.next.max(now + self.spacing(base));
         self.streak += 1;
         self.streak_since.get_or_insert(now);
@@ -596,7 +638,7 @@ mod tests {
     }
 
     #[test]
-    fn throttles_halve_the_rate_down_to_an_eighth_and_answers_add_a_sixteenth() {
+    fn throttles_in_a_row_halve_the_rate_down_to_an_eighth_and_answers_add_a_sixteenth() {
         let now = Instant::now();
         let base = Duration::from_millis(100);
         let mut pace = Pace::new(now);
@@ -606,7 +648,7 @@ mod tests {
                 pace.share
             })
             .collect();
-        assert_eq!(shares, [0.5, 0.25, 0.125, 0.125, 0.125]);
+        assert_eq!(shares, [0.75, 0.375, 0.1875, 0.125, 0.125]);
         assert_eq!(pace.spacing(base), Duration::from_millis(800));
         pace.answered(base);
         assert_eq!(pace.share, 0.125 + STEP_UP);
@@ -618,20 +660,31 @@ mod tests {
     }
 
     #[test]
+    fn a_throttle_between_answers_takes_a_quarter_off() {
+        let now = Instant::now();
+        let base = Duration::from_millis(100);
+        let mut pace = Pace::new(now);
+        pace.throttled(now, "/a", base);
+        assert_eq!(pace.share, 0.75);
+        pace.answered(base);
+        assert_eq!(pace.share, 0.75 + STEP_UP);
+        pace.throttled(now, "/a", base);
+        assert_eq!(pace.share, (0.75 + STEP_UP) * 0.75);
+    }
+
+    #[test]
     fn an_answer_gives_back_the_turn_reserved_at_the_slower_pace() {
         let now = Instant::now();
         let base = Duration::from_millis(100);
         let mut pace = Pace::new(now);
-        pace.throttled(now, "/a", base); // half the rate: 200 ms apart
+        pace.throttled(now, "/a", base);
+        pace.throttled(now, "/b", base); // in a row: 3/8 of the rate, 266 ms apart
         let spacing = pace.spacing(base);
         let at = pace.reserve(now + spacing, spacing);
-        assert_eq!(pace.next, at + Duration::from_millis(200));
+        assert_eq!(spacing, base.div_f64(0.375));
+        assert_eq!(pace.next, at + spacing);
         pace.answered(base);
-        assert!(
-            pace.next < at + Duration::from_millis(200),
-            "{:?}",
-            pace.next - at
-        );
+        assert!(pace.next < at + spacing, "{:?}", pace.next - at);
     }
 
     #[test]
@@ -665,8 +718,10 @@ mod tests {
             starts.push(Instant::now());
             permit.record(429, Some(HOUR), "/always");
         }
-        // Slowed, never stopped: half the rate after each 429, down to an eighth.
-        assert_eq!(after(starts[0], &starts), millis([0, 200, 600, 1400, 2200]));
+        // Slowed, never stopped: three quarters of the rate after the first 429, then half
+        // after each one in a row, down to an eighth: 102 ms (10/s with the margin) / 0.75,
+        // / 0.375, / 0.1875, / 0.125 apart (tokio's timer wakes on the next whole millisecond).
+        assert_eq!(after(starts[0], &starts), millis([0, 136, 408, 952, 1768]));
         let host = limits.host("a.example");
         assert!(host.pace.lock().unwrap().deferred_until.is_none());
         assert!(host.deferred_past(Duration::ZERO).is_ok());
@@ -841,9 +896,9 @@ mod tests {
             started
         }));
         let ((), starts) = tokio::join!(release, starts);
-        // The first when the slot frees, then one per 100 ms: no burst of turns taken while
-        // waiting for the slot.
-        assert_eq!(after(begun, &starts), millis([500, 600, 700, 800]));
+        // The first when the slot frees, then one per 102 ms (10/s with the margin): no burst
+        // of turns taken while waiting for the slot.
+        assert_eq!(after(begun, &starts), millis([500, 602, 704, 806]));
     }
 
     #[tokio::test(start_paused = true)]

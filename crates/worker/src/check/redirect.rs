@@ -75,7 +75,8 @@ impl Inner {
     }
 
     /// HEAD first; GET when HEAD answers 4xx/5xx (other than 429, which a GET would only
-    /// aggravate) or loses the connection.
+    /// aggravate) or loses the connection. A host that refused HEAD (405 or 501, then answered
+    /// the GET otherwise) gets GET at once.
     async fn probe(
         &self,
         url: &Url,
@@ -83,18 +84,27 @@ impl Inner {
         keep_body: bool,
     ) -> Result<Reply, Failure> {
         self.guard(url)?;
-        if keep_body {
-            return self.fetch_keeping(Method::GET, url, budget, true).await;
+        let host = url.host_str().unwrap_or_default();
+        if keep_body || self.limits.refuses_head(host) {
+            return self
+                .fetch_keeping(Method::GET, url, budget, keep_body)
+                .await;
         }
         let head = self.fetch(Method::HEAD, url, budget).await;
         let needs_get = match &head {
             Ok(reply) => reply.status >= 400 && reply.status != 429,
             Err(failure) => failure.worth_a_get(),
         };
-        if needs_get && !budget.is_zero() {
-            return self.fetch(Method::GET, url, budget).await;
+        if !needs_get || budget.is_zero() {
+            return head;
         }
-        head
+        let get = self.fetch(Method::GET, url, budget).await;
+        if let (Ok(head), Ok(get)) = (&head, &get) {
+            if matches!(head.status, 405 | 501) && get.status != head.status {
+                self.limits.head_refused(host);
+            }
+        }
+        get
     }
 
     /// Refuses what must not be asked: schemes other than http(s), and under `public_only`

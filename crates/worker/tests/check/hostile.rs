@@ -96,6 +96,34 @@ async fn head_refused_with_405_is_asked_again_with_get() {
     assert_eq!(site.methods(), [Method::HEAD, Method::GET]);
 }
 
+#[tokio::test]
+async fn a_host_that_refused_head_is_asked_with_get_at_once() {
+    let site =
+        spawn_site(|hit| respond(if hit.method == Method::HEAD { 405 } else { 200 }, &[])).await;
+    let checker = Checker::new(config()).unwrap();
+    for page in ["/a", "/b", "/c"] {
+        let finding = checker.check(&site.url(page)).await;
+        assert_eq!(finding.verdict, Verdict::Alive, "{page}: {finding:?}");
+    }
+    assert_eq!(
+        site.methods(),
+        [Method::HEAD, Method::GET, Method::GET, Method::GET]
+    );
+}
+
+#[tokio::test]
+async fn a_host_refusing_both_head_and_get_keeps_being_asked_with_head() {
+    let site = spawn_site(|_| respond(405, &[])).await;
+    let checker = Checker::new(config()).unwrap();
+    for page in ["/a", "/b"] {
+        checker.check(&site.url(page)).await;
+    }
+    assert_eq!(
+        site.methods(),
+        [Method::HEAD, Method::GET, Method::HEAD, Method::GET]
+    );
+}
+
 /// A raw server that answers every request with `reply`.
 async fn spawn_replying(reply: Vec<u8>) -> String {
     let reply = Arc::new(reply);
