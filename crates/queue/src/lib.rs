@@ -16,9 +16,10 @@
 //! - [`db`]: connecting, migrations, one pool type over the three backends; whether a SQLite file
 //!   that is not there is created (seed, worker) or refused (report, reap).
 //! - `sql`: every statement and building block that differs between the dialects (the clock,
-//!   limited updates, upserts, index hints, a case-insensitive `LIKE`, …), and `sql::statement`,
+//!   limited updates, upserts, index hints, a case-insensitive `LIKE`, …), `sql::statement`,
 //!   which finishes every statement (`{now}`, the states' and verdicts' names, PostgreSQL's `$n`
-//!   placeholders).
+//!   placeholders), and `sql::cached!`, which keeps each module's statements, built once per
+//!   dialect (and list length).
 //! - [`queue`]: claim in held partitions (update-then-select; one `UPDATE … RETURNING` on
 //!   PostgreSQL), extend, release.
 //! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness);

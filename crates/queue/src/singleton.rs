@@ -12,6 +12,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
+use crate::sql::cached;
 
 impl Queue {
     /// Takes or renews the lease `name` for `owner` for `ttl`. Returns whether the caller holds it
@@ -36,10 +37,13 @@ impl Queue {
 
     /// Gives the lease up, so another process may take it at once (at a clean shutdown).
     pub async fn resign(&self, name: &str, owner: &str) -> Result<(), Error> {
-        let sql = self.statement("UPDATE leases SET expires_at = 0 WHERE name = ? AND owner = ?");
+        let sql = cached!(
+            self.db.dialect(),
+            "UPDATE leases SET expires_at = 0 WHERE name = ? AND owner = ?"
+        );
         with_pool!(&self.db, pool => {
             retry("resign", || {
-                sqlx::query(&sql)
+                sqlx::query(sql)
                     .bind(name)
                     .bind(owner)
                     .execute(pool)
@@ -51,9 +55,9 @@ impl Queue {
 
     /// How many times the lease `name` has been taken or renewed: the number of runs of its job.
     pub async fn lead_runs(&self, name: &str) -> Result<i64, Error> {
-        let sql = self.statement("SELECT runs FROM leases WHERE name = ?");
+        let sql = cached!(self.db.dialect(), "SELECT runs FROM leases WHERE name = ?");
         let runs = with_pool!(&self.db, pool => {
-            sqlx::query_scalar::<_, i64>(&sql)
+            sqlx::query_scalar::<_, i64>(sql)
                 .bind(name)
                 .fetch_optional(pool)
                 .await?
