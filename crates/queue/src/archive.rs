@@ -41,7 +41,7 @@ impl Queue {
     /// Takes or renews the archive lease for `owner` for `ttl`: whether `owner` should look up
     /// archived copies now.
     pub async fn lead_archive(&self, owner: &str, ttl: Duration) -> Result<bool, Error> {
-        self.try_lead(ARCHIVER, owner, ttl).await
+        self.lead(ARCHIVER, owner, ttl).await
     }
 
     /// Gives the archive lease up (at a clean shutdown).

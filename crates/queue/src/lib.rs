@@ -51,7 +51,9 @@
 //!
 //! # Features
 //! - `testing`: `Queue::claim`, a claim in any partition, for the tests and benchmarks
-//!   (`crawler-tests` enables it). A worker claims only in the partitions it holds.
+//!   (`crawler-tests` enables it). A worker claims only in the partitions it holds. And
+//!   `Queue::try_lead` and `Queue::lead_runs`, a lease of any name and its count of runs, for
+//!   the tests of leases.
 
 pub mod archive;
 pub mod backoff;

@@ -67,6 +67,8 @@ pub struct Site {
 /// The sites one claim got.
 #[derive(Clone, Debug)]
 pub struct Batch {
+    /// The claim's token, random and never 0; 0 when no claim was made (a claim in no
+    /// partitions).
     pub token: i64,
     pub sites: Vec<Site>,
 }
@@ -233,15 +235,14 @@ impl Queue {
         n: u32,
         lease: Duration,
     ) -> Result<Batch, Error> {
-        let mut parts = parts.to_vec();
-        parts.sort_unstable();
-        let token = rand::rng().random_range(1..i64::MAX);
         if parts.is_empty() {
             return Ok(Batch {
-                token,
+                token: 0,
                 sites: Vec::new(),
             });
         }
+        let mut parts = parts.to_vec();
+        parts.sort_unstable();
         let held = HeldParts {
             token: parts_token,
             parts: &padded(&parts),

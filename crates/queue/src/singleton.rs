@@ -17,7 +17,7 @@ use crate::sql::cached;
 impl Queue {
     /// Takes or renews the lease `name` for `owner` for `ttl`. Returns whether the caller holds it
     /// now, i.e. should run the job this time.
-    pub async fn try_lead(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, Error> {
+    pub(crate) async fn lead(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, Error> {
         let sql = self.sql();
         let held = with_pool!(&self.db, pool => {
             retry("lease row", || sqlx::query(&sql.lease_row).bind(name).execute(pool)).await?;
@@ -53,7 +53,16 @@ impl Queue {
         Ok(())
     }
 
+    /// [`Queue::lead`], for the tests of leases (the `testing` feature): the queue's jobs take
+    /// their leases themselves (`reap_as_leader`, `lead_archive`).
+    #[cfg(any(test, feature = "testing"))]
+    pub async fn try_lead(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, Error> {
+        self.lead(name, owner, ttl).await
+    }
+
     /// How many times the lease `name` has been taken or renewed: the number of runs of its job.
+    /// For the tests (the `testing` feature).
+    #[cfg(any(test, feature = "testing"))]
     pub async fn lead_runs(&self, name: &str) -> Result<i64, Error> {
         let sql = cached!(self.db.dialect(), "SELECT runs FROM leases WHERE name = ?");
         let runs = with_pool!(&self.db, pool => {
