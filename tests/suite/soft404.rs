@@ -56,7 +56,7 @@ async fn crawl_corpus(backend: Backend, corpus: &Corpus) -> (TestDb, tempfile::N
 
 /// A draining worker crawls the corpus, in seconds. It gets five minutes, and past them the
 /// failure shows where the queue stood and what the worker last said: that is how a PostgreSQL
-/// claim that took more than its `LIMIT` showed here (`sql::PICK`), as 13 sites left claimed.
+/// claim that took more than its `LIMIT` showed here (`sql::limited_update`), as 13 sites left claimed.
 fn crawl(db: &TestDb, id: &str) {
     crawl_with(db, id, &[]);
 }

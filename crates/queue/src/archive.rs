@@ -14,6 +14,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
+use crate::sql::cached;
 use crate::verdict::Verdict;
 
 /// The singleton lease under which one process of the fleet looks up archived copies.
@@ -40,7 +41,7 @@ impl Queue {
     /// Takes or renews the archive lease for `owner` for `ttl`: whether `owner` should look up
     /// archived copies now.
     pub async fn lead_archive(&self, owner: &str, ttl: Duration) -> Result<bool, Error> {
-        self.try_lead(ARCHIVER, owner, ttl).await
+        self.lead(ARCHIVER, owner, ttl).await
     }
 
     /// Gives the archive lease up (at a clean shutdown).
@@ -50,14 +51,15 @@ impl Queue {
 
     /// Up to `limit` dead sites not looked up yet, with ids above `after`, in id order.
     pub async fn to_archive(&self, after: i64, limit: u32) -> Result<Vec<ToArchive>, Error> {
-        let sql = self.statement(
+        let sql = cached!(
+            self.db.dialect(),
             "SELECT id, url, COALESCE(last_alive_at, checked_at, 0) AS wanted_at FROM sites \
              WHERE verdict = ? AND id > ? AND archive_checked_at IS NULL \
-             ORDER BY verdict, id LIMIT ?",
+             ORDER BY verdict, id LIMIT ?"
         );
         let rows = with_pool!(&self.db, pool => {
             retry("read dead sites to look up", || {
-                sqlx::query_as(&sql)
+                sqlx::query_as(sql)
                     .bind(Verdict::Dead.as_str())
                     .bind(after)
                     .bind(i64::from(limit))
@@ -71,13 +73,14 @@ impl Queue {
     /// Keeps what the archive answered for site `id`: its copy, or none (then it is not asked
     /// again either).
     pub async fn store_archived(&self, id: i64, found: Option<&Archived>) -> Result<(), Error> {
-        let sql = self.statement(
+        let sql = cached!(
+            self.db.dialect(),
             "UPDATE sites SET archived_url = ?, archived_at = ?, archive_checked_at = {now} \
-             WHERE id = ?",
+             WHERE id = ?"
         );
         with_pool!(&self.db, pool => {
             retry("store an archived copy", || {
-                sqlx::query(&sql)
+                sqlx::query(sql)
                     .bind(found.map(|f| f.url.as_str()))
                     .bind(found.and_then(|f| f.at))
                     .bind(id)

@@ -19,6 +19,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
+use crate::sql::cached;
 
 /// Due sites read to see where the work is: the earliest ones, in claim order. A bounded
 /// index range (a few milliseconds), whatever the size of the table.
@@ -61,13 +62,14 @@ impl Queue {
         heir_token: i64,
         heir_owner: &str,
     ) -> Result<bool, Error> {
-        let sql = self.statement(
+        let sql = cached!(
+            self.db.dialect(),
             "UPDATE parts SET draining = 1, heir_token = ?, heir_owner = ? \
-             WHERE id = ? AND token = ? AND draining = 0",
+             WHERE id = ? AND token = ? AND draining = 0"
         );
         Ok(with_pool!(&self.db, pool => {
             retry("ask for a partition", || {
-                sqlx::query(&sql)
+                sqlx::query(sql)
                     .bind(heir_token)
                     .bind(heir_owner)
                     .bind(part)
@@ -82,10 +84,12 @@ impl Queue {
 
     /// Starts handing over partition `part`, one that `token` holds: no more claims from it.
     pub async fn drain_part(&self, token: i64, part: i16) -> Result<bool, Error> {
-        let sql = self
-            .statement("UPDATE parts SET draining = 1 WHERE id = ? AND token = ? AND draining = 0");
+        let sql = cached!(
+            self.db.dialect(),
+            "UPDATE parts SET draining = 1 WHERE id = ? AND token = ? AND draining = 0"
+        );
         Ok(with_pool!(&self.db, pool => {
-            retry("drain a partition", || sqlx::query(&sql).bind(part).bind(token).execute(pool))
+            retry("drain a partition", || sqlx::query(sql).bind(part).bind(token).execute(pool))
                 .await?
                 .rows_affected()
                 == 1

@@ -27,7 +27,7 @@ use crate::db::Dialect;
 use crate::error::Error;
 use crate::queue::{millis, Queue, Site};
 use crate::retry::{is_transient, retry};
-use crate::sql::{case_by_id, owned_ids, padded};
+use crate::sql::{cached, case_by_id, owned_ids, padded, Statements};
 use crate::verdict::{ErrorKind, Finding, Next, Verdict, VerdictCounts};
 
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
@@ -104,17 +104,17 @@ struct Fence {
     parts: Option<i64>,
 }
 
-impl Fence {
-    /// The `WHERE` of a fenced write of `rows` rows by id.
-    fn filter(&self, dialect: Dialect, rows: usize) -> String {
-        let parts = match self.parts {
-            Some(_) => " AND part IN (SELECT id FROM parts WHERE token = ?)",
-            None => "",
-        };
-        format!("{}{parts}", owned_ids(dialect, "{claimed}", rows))
-    }
+/// The `WHERE` of a fenced write of `rows` rows by id, `held` when the fence has `parts`.
+fn fenced(dialect: Dialect, rows: usize, held: bool) -> String {
+    let parts = match held {
+        true => " AND part IN (SELECT id FROM parts WHERE token = ?)",
+        false => "",
+    };
+    format!("{}{parts}", owned_ids(dialect, "{claimed}", rows))
+}
 
-    /// Binds what [`Fence::filter`] asks for.
+impl Fence {
+    /// Binds what [`fenced`] asks for.
     fn bind<'q, DB: sqlx::Database>(
         &self,
         mut q: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>,
@@ -268,30 +268,11 @@ impl Queue {
         write: Write,
     ) -> Result<u64, sqlx::Error> {
         let rows = padded(rows);
-        let case = case_by_id(rows.len());
         let confirm = self.config.confirm;
-        let next_check_at = match write {
-            Write::Deferred => format!("{{now}} + {case}"),
-            _ => "{now}".to_owned(),
-        };
-        // Every column reads only bound values and its own old value, never another column
-        // this statement changes (MySQL evaluates SET left to right with the new values, SQLite
-        // with the old ones); the one exception, `confirm_check_at` reading `confirmed_at`, reads
-        // it only for a dead result, which leaves `confirmed_at` as it was.
-        let sql = self.statement(&format!(
-            "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
-             checked_at = {{now}}, next_check_at = {next_check_at}, verdict = {case}, http_status = {case}, \
-             error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
-             tries = 0, attempts = {case}, consecutive_failures = {case}, detail = {case}, \
-             last_alive_at = CASE WHEN {case} = 1 THEN {{now}} ELSE last_alive_at END, \
-             dead_streak = CASE WHEN {case} = 1 THEN dead_streak + 1 ELSE 0 END, \
-             dead_since = CASE WHEN {case} = 1 THEN COALESCE(dead_since, {{now}}) ELSE NULL END, \
-             confirmed_at = CASE WHEN {case} = 1 THEN confirmed_at ELSE NULL END, \
-             confirm_check_at = CASE WHEN {case} = 1 AND confirmed_at IS NULL THEN {{now}} + ? ELSE NULL END \
-             WHERE {}",
-            self.sql().sites_by_id,
-            fence.filter(self.db.dialect(), rows.len())
-        ));
+        let key = (rows.len(), fence.parts.is_some(), write == Write::Deferred);
+        let sql = cached!(self.db.dialect(), key => (usize, bool, bool), |dialect, (n, held, deferred)| {
+            finals(dialect, n, held, deferred)
+        });
         // Binds one `CASE id WHEN ? THEN ?` list: the value of `$value` for each outcome `$o`.
         macro_rules! column {
             ($query:ident, $o:ident => $value:expr) => {
@@ -371,10 +352,12 @@ impl Queue {
         if written == rows.len() as u64 {
             return verdicts.collect();
         }
-        let sql = self.statement(&format!(
-            "SELECT verdict FROM sites WHERE {}",
-            owned_ids(self.db.dialect(), "{done}", rows.len())
-        ));
+        let sql = cached!(self.db.dialect(), rows.len(), |dialect, n| {
+            format!(
+                "SELECT verdict FROM sites WHERE {}",
+                owned_ids(dialect, "{done}", n)
+            )
+        });
         let stored: Result<Vec<String>, sqlx::Error> = with_pool!(&self.db, pool => {
             retry("read back the verdicts stored", || {
                 let mut q = sqlx::query_scalar(&sql).bind(fence.token);
@@ -400,13 +383,16 @@ impl Queue {
 
     async fn write_retries(&self, fence: Fence, rows: &[Row<'_>]) -> Result<u64, sqlx::Error> {
         let rows = padded(rows);
-        let case = case_by_id(rows.len());
-        let sql = self.statement(&format!(
-            "UPDATE {} SET state = {{pending}}, owner = NULL, expires_at = NULL, \
-             tries = {case}, next_check_at = {{now}} + {case} WHERE {}",
-            self.sql().sites_by_id,
-            fence.filter(self.db.dialect(), rows.len())
-        ));
+        let key = (rows.len(), fence.parts.is_some());
+        let sql = cached!(self.db.dialect(), key => (usize, bool), |dialect, (n, held)| {
+            let case = case_by_id(n);
+            format!(
+                "UPDATE {} SET state = {{pending}}, owner = NULL, expires_at = NULL, \
+                 tries = {case}, next_check_at = {{now}} + {case} WHERE {}",
+                Statements::get(dialect).sites_by_id,
+                fenced(dialect, n, held)
+            )
+        });
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
                 let mut q = sqlx::query(&sql);
@@ -429,15 +415,18 @@ impl Queue {
     /// Stores an `error` verdict of kind `unstorable` in place of a result the database
     /// refused: only bound values the schema always accepts.
     async fn write_unstorable(&self, fence: Fence, outcome: &Outcome) -> Result<Completed, Error> {
-        let sql = self.statement(&format!(
-            "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
-             checked_at = {{now}}, next_check_at = {{now}}, verdict = ?, http_status = NULL, \
-             error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, detail = NULL, \
-             attempts = ?, consecutive_failures = consecutive_failures + 1, \
-             dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL WHERE {}",
-            self.sql().sites_by_id,
-            fence.filter(self.db.dialect(), 1)
-        ));
+        let held = fence.parts.is_some();
+        let sql = cached!(self.db.dialect(), held => bool, |dialect, held| {
+            format!(
+                "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
+                 checked_at = {{now}}, next_check_at = {{now}}, verdict = ?, http_status = NULL, \
+                 error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, detail = NULL, \
+                 attempts = ?, consecutive_failures = consecutive_failures + 1, \
+                 dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL WHERE {}",
+                Statements::get(dialect).sites_by_id,
+                fenced(dialect, 1, held)
+            )
+        });
         let site = &outcome.site;
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
@@ -459,4 +448,32 @@ impl Queue {
             ..Completed::default()
         })
     }
+}
+
+/// The statement of a write of `rows` final results by id, fenced ([`fenced`], `held`); for
+/// a `deferred` write, due again after a delay per row rather than at once. Every column reads
+/// only bound values and its own old value, never another column this statement changes
+/// (MySQL evaluates SET left to right with the new values, SQLite with the old ones); the one
+/// exception, `confirm_check_at` reading `confirmed_at`, reads it only for a dead result,
+/// which leaves `confirmed_at` as it was.
+fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
+    let case = case_by_id(rows);
+    let next_check_at = match deferred {
+        true => format!("{{now}} + {case}"),
+        false => "{now}".to_owned(),
+    };
+    format!(
+        "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
+         checked_at = {{now}}, next_check_at = {next_check_at}, verdict = {case}, http_status = {case}, \
+         error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
+         tries = 0, attempts = {case}, consecutive_failures = {case}, detail = {case}, \
+         last_alive_at = CASE WHEN {case} = 1 THEN {{now}} ELSE last_alive_at END, \
+         dead_streak = CASE WHEN {case} = 1 THEN dead_streak + 1 ELSE 0 END, \
+         dead_since = CASE WHEN {case} = 1 THEN COALESCE(dead_since, {{now}}) ELSE NULL END, \
+         confirmed_at = CASE WHEN {case} = 1 THEN confirmed_at ELSE NULL END, \
+         confirm_check_at = CASE WHEN {case} = 1 AND confirmed_at IS NULL THEN {{now}} + ? ELSE NULL END \
+         WHERE {}",
+        Statements::get(dialect).sites_by_id,
+        fenced(dialect, rows, held)
+    )
 }

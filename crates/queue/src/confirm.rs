@@ -22,7 +22,7 @@ use std::time::Duration;
 use crate::db::with_pool;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::owned_ids;
+use crate::sql::{cached, owned_ids, Statements};
 use crate::verdict::Verdict;
 
 /// The most results a policy may ask for: more would recheck a dead link for ever.
@@ -96,13 +96,15 @@ impl Queue {
         if ids.is_empty() {
             return Ok(0);
         }
-        let sql = self.statement(&format!(
-            "UPDATE {} SET confirmed_at = {{now}}, confirm_check_at = NULL \
-             WHERE {} AND verdict = ? AND confirmed_at IS NULL \
-             AND dead_streak >= ? AND {{now}} - dead_since >= ?",
-            self.sql().sites_by_id,
-            owned_ids(self.db.dialect(), "{done}", ids.len())
-        ));
+        let sql = cached!(self.db.dialect(), ids.len(), |dialect, n| {
+            format!(
+                "UPDATE {} SET confirmed_at = {{now}}, confirm_check_at = NULL \
+                 WHERE {} AND verdict = ? AND confirmed_at IS NULL \
+                 AND dead_streak >= ? AND {{now}} - dead_since >= ?",
+                Statements::get(dialect).sites_by_id,
+                owned_ids(dialect, "{done}", n)
+            )
+        });
         let confirmed = with_pool!(&self.db, pool => {
             retry("confirm dead sites", || {
                 let mut q = sqlx::query(&sql).bind(token);

@@ -9,6 +9,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
+use crate::sql::cached;
 
 /// Whether the fleet is paused, and since when.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
@@ -38,9 +39,12 @@ impl Queue {
 
     /// The switch and when it last changed.
     pub async fn fleet_state(&self) -> Result<FleetState, Error> {
-        let sql = self.statement("SELECT paused, changed_at FROM fleet WHERE id = 1");
+        let sql = cached!(
+            self.db.dialect(),
+            "SELECT paused, changed_at FROM fleet WHERE id = 1"
+        );
         let row: Option<(i16, i64)> = with_pool!(&self.db, pool => {
-            retry("fleet state", || sqlx::query_as(&sql).fetch_optional(pool))
+            retry("fleet state", || sqlx::query_as(sql).fetch_optional(pool))
             .await?
         });
         Ok(
@@ -53,12 +57,13 @@ impl Queue {
 
     /// Sets the switch; `changed_at` moves only when it changes, so it tells since when.
     async fn set_paused(&self, paused: bool) -> Result<bool, Error> {
-        let sql = self.statement(
-            "UPDATE fleet SET paused = ?, changed_at = {now} WHERE id = 1 AND paused <> ?",
+        let sql = cached!(
+            self.db.dialect(),
+            "UPDATE fleet SET paused = ?, changed_at = {now} WHERE id = 1 AND paused <> ?"
         );
         let flag = i16::from(paused);
         let changed = with_pool!(&self.db, pool => {
-            retry("pause or resume", || sqlx::query(&sql).bind(flag).bind(flag).execute(pool))
+            retry("pause or resume", || sqlx::query(sql).bind(flag).bind(flag).execute(pool))
                 .await?
                 .rows_affected()
         });

@@ -6,15 +6,18 @@
 //! referrer of every link (`referrers.rs`). So a page's links are added once, whichever worker
 //! read it, and before its verdict is written: a draining fleet never stops with links unseen.
 
+use std::borrow::Cow;
+
 use sqlx::Row;
 
 use crate::db::{with_pool, Db};
+use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::parts::part_of;
 use crate::queue::Queue;
 use crate::retry::retry;
 use crate::seed::{url_key, NewSite};
-use crate::sql::{insert_ignore, insert_returning_id, placeholders};
+use crate::sql::{cached, insert_ignore, insert_returning_id, placeholders};
 
 /// Rows per statement of a page's links (8 parameters each for an insert).
 const CHUNK: usize = 500;
@@ -82,11 +85,13 @@ pub struct Added {
 impl Queue {
     /// Stores a crawl; its id goes with its start pages.
     pub async fn create_crawl(&self, crawl: &NewCrawl) -> Result<i64, Error> {
-        let sql = self.statement(&insert_returning_id(
-            self.db.dialect(),
-            "INTO crawls (scopes, includes, excludes, max_depth, max_pages, robots, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?, {now})",
-        ));
+        let sql = cached!(self.db.dialect(), |dialect| {
+            insert_returning_id(
+                dialect,
+                "INTO crawls (scopes, includes, excludes, max_depth, max_pages, robots, created_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, {now})",
+            )
+        });
         macro_rules! bound {
             ($sql:expr) => {
                 sqlx::query($sql)
@@ -154,7 +159,7 @@ impl Queue {
             retry("links", || async {
                 let mut tx = pool.begin().await?;
                 if let Some(page) = page {
-                    let fenced = sqlx::query(&s.fence).bind(page.site_id).bind(page.token)
+                    let fenced = sqlx::query(s.fence).bind(page.site_id).bind(page.token)
                         .execute(&mut *tx).await?.rows_affected();
                     if fenced == 0 {
                         return Ok(None);
@@ -180,11 +185,11 @@ impl Queue {
                         }).cloned());
                     }
                     let wanted = fresh.len() as i64;
-                    sqlx::query(&s.take_pages).bind(wanted).bind(crawl).execute(&mut *tx).await?;
-                    let pages: i64 = sqlx::query_scalar(&s.pages).bind(crawl).fetch_one(&mut *tx).await?;
+                    sqlx::query(s.take_pages).bind(wanted).bind(crawl).execute(&mut *tx).await?;
+                    let pages: i64 = sqlx::query_scalar(s.pages).bind(crawl).fetch_one(&mut *tx).await?;
                     let allowed = (max - (pages - wanted)).clamp(0, wanted);
                     if allowed < wanted {
-                        sqlx::query(&s.set_pages).bind(pages - wanted + allowed).bind(crawl)
+                        sqlx::query(s.set_pages).bind(pages - wanted + allowed).bind(crawl)
                             .execute(&mut *tx).await?;
                         check.extend(fresh.split_off(allowed as usize));
                     }
@@ -239,61 +244,71 @@ impl Queue {
     }
 }
 
-/// The statements of [`Queue::add_links`], finished for the queue's dialect.
-struct Statements<'q> {
-    queue: &'q Queue,
-    fence: String,
-    take_pages: String,
-    pages: String,
-    set_pages: String,
+/// The statements of [`Queue::add_links`], in the queue's dialect.
+struct Statements {
+    dialect: Dialect,
+    fence: &'static str,
+    take_pages: &'static str,
+    pages: &'static str,
+    set_pages: &'static str,
 }
 
-impl<'q> Statements<'q> {
-    fn new(queue: &'q Queue) -> Self {
+impl Statements {
+    fn new(queue: &Queue) -> Self {
+        let dialect = queue.db.dialect();
         Statements {
-            queue,
-            fence: queue.statement(
+            dialect,
+            fence: cached!(
+                dialect,
                 "UPDATE sites SET crawl = NULL \
-                 WHERE id = ? AND claim_token = ? AND state = {claimed} AND crawl IS NOT NULL",
+                 WHERE id = ? AND claim_token = ? AND state = {claimed} AND crawl IS NOT NULL"
             ),
-            take_pages: queue.statement("UPDATE crawls SET pages = pages + ? WHERE id = ?"),
-            pages: queue.statement("SELECT pages FROM crawls WHERE id = ?"),
-            set_pages: queue.statement("UPDATE crawls SET pages = ? WHERE id = ?"),
+            take_pages: cached!(dialect, "UPDATE crawls SET pages = pages + ? WHERE id = ?"),
+            pages: cached!(dialect, "SELECT pages FROM crawls WHERE id = ?"),
+            set_pages: cached!(dialect, "UPDATE crawls SET pages = ? WHERE id = ?"),
         }
     }
 
-    fn known(&self, n: usize) -> String {
-        self.queue.statement(&format!(
-            "SELECT url_key FROM sites WHERE url_key IN ({})",
-            placeholders(n)
-        ))
+    fn known(&self, n: usize) -> Cow<'static, str> {
+        cached!(self.dialect, n, |_, n| {
+            format!(
+                "SELECT url_key FROM sites WHERE url_key IN ({})",
+                placeholders(n)
+            )
+        })
     }
 
-    fn insert(&self, n: usize) -> String {
-        let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
-        self.queue.statement(&insert_ignore(
-            self.queue.db.dialect(),
-            &format!(
-                "INTO sites (url, url_key, host, part, next_check_at, created_at, crawl, depth) \
-                 VALUES {}",
-                vec![row; n].join(", ")
-            ),
-        ))
+    fn insert(&self, n: usize) -> Cow<'static, str> {
+        cached!(self.dialect, n, |dialect, n| {
+            let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
+            insert_ignore(
+                dialect,
+                &format!(
+                    "INTO sites (url, url_key, host, part, next_check_at, created_at, crawl, depth) \
+                     VALUES {}",
+                    vec![row; n].join(", ")
+                ),
+            )
+        })
     }
 
-    fn count(&self, n: usize) -> String {
-        self.queue.statement(&format!(
-            "UPDATE sites SET found_count = found_count + 1 WHERE url_key IN ({})",
-            placeholders(n)
-        ))
+    fn count(&self, n: usize) -> Cow<'static, str> {
+        cached!(self.dialect, n, |_, n| {
+            format!(
+                "UPDATE sites SET found_count = found_count + 1 WHERE url_key IN ({})",
+                placeholders(n)
+            )
+        })
     }
 
-    fn remember(&self, n: usize) -> String {
-        self.queue.statement(&format!(
-            "INSERT INTO referrers (site_id, n, referrer) \
-             SELECT id, found_count, ? FROM sites WHERE url_key IN ({}) AND found_count <= ?",
-            placeholders(n)
-        ))
+    fn remember(&self, n: usize) -> Cow<'static, str> {
+        cached!(self.dialect, n, |_, n| {
+            format!(
+                "INSERT INTO referrers (site_id, n, referrer) \
+                 SELECT id, found_count, ? FROM sites WHERE url_key IN ({}) AND found_count <= ?",
+                placeholders(n)
+            )
+        })
     }
 }
 
@@ -302,20 +317,25 @@ impl Queue {
     /// The stored robots.txt of `origin`: `None` if nobody fetched it yet, `Some(None)` if it
     /// has none.
     pub async fn robots(&self, origin: &str) -> Result<Option<Option<String>>, Error> {
-        let sql = self.statement("SELECT body FROM robots WHERE origin = ?");
+        let sql = cached!(
+            self.db.dialect(),
+            "SELECT body FROM robots WHERE origin = ?"
+        );
         Ok(with_pool!(&self.db, pool => {
-            retry("robots", || sqlx::query_scalar(&sql).bind(origin).fetch_optional(pool)).await?
+            retry("robots", || sqlx::query_scalar(sql).bind(origin).fetch_optional(pool)).await?
         }))
     }
 
     /// Stores what `origin`'s robots.txt says (`None`: it has none); the first one stored wins.
     pub async fn store_robots(&self, origin: &str, body: Option<&str>) -> Result<(), Error> {
-        let sql = self.statement(&insert_ignore(
-            self.db.dialect(),
-            "INTO robots (origin, body, fetched_at) VALUES (?, ?, {now})",
-        ));
+        let sql = cached!(self.db.dialect(), |dialect| {
+            insert_ignore(
+                dialect,
+                "INTO robots (origin, body, fetched_at) VALUES (?, ?, {now})",
+            )
+        });
         with_pool!(&self.db, pool => {
-            retry("robots", || sqlx::query(&sql).bind(origin).bind(body).execute(pool)).await?;
+            retry("robots", || sqlx::query(sql).bind(origin).bind(body).execute(pool)).await?;
         });
         Ok(())
     }

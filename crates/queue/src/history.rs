@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::report::Reports;
 use crate::retry::retry;
-use crate::sql::{owned_ids, sites_using, SitesIndex};
+use crate::sql::{cached, owned_ids, sites_using, SitesIndex, Statements};
 
 /// Rows one pruning statement deletes at most: a large prune never holds one long transaction.
 const PRUNE_CHUNK: i64 = 10_000;
@@ -45,13 +45,15 @@ impl Queue {
     /// change until the site's verdict changes again.
     pub(crate) async fn record_verdict_changes(&self, token: i64, ids: &[i64]) {
         // Through the primary key: the token alone would have MariaDB scan `sites_token`.
-        let sql = self.statement(&format!(
-            "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
-             SELECT id, checked_at, verdict, http_status, error_kind FROM {} \
-             WHERE {} AND COALESCE({LATEST}, '') <> verdict",
-            self.sql().sites_by_id,
-            owned_ids(self.db.dialect(), "{done}", ids.len())
-        ));
+        let sql = cached!(self.db.dialect(), ids.len(), |dialect, n| {
+            format!(
+                "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
+                 SELECT id, checked_at, verdict, http_status, error_kind FROM {} \
+                 WHERE {} AND COALESCE({LATEST}, '') <> verdict",
+                Statements::get(dialect).sites_by_id,
+                owned_ids(dialect, "{done}", n)
+            )
+        });
         let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
             retry("record verdict changes", || {
                 let mut q = sqlx::query(&sql).bind(token);
@@ -71,14 +73,16 @@ impl Queue {
     /// Records the verdict changes of every row claim `token` completed (a host decided at
     /// once: `Queue::decide_host`), through the `sites_token` index.
     pub(crate) async fn record_verdict_changes_of(&self, token: i64) {
-        let sql = self.statement(&format!(
-            "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
-             SELECT id, checked_at, verdict, http_status, error_kind FROM {} \
-             WHERE claim_token = ? AND state = {{done}} AND COALESCE({LATEST}, '') <> verdict",
-            sites_using(self.db.dialect(), SitesIndex::Token)
-        ));
+        let sql = cached!(self.db.dialect(), |dialect| {
+            format!(
+                "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
+                 SELECT id, checked_at, verdict, http_status, error_kind FROM {} \
+                 WHERE claim_token = ? AND state = {{done}} AND COALESCE({LATEST}, '') <> verdict",
+                sites_using(dialect, SitesIndex::Token)
+            )
+        });
         let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
-            retry("record verdict changes", || sqlx::query(&sql).bind(token).execute(pool))
+            retry("record verdict changes", || sqlx::query(sql).bind(token).execute(pool))
                 .await
                 .map(drop)
         });
@@ -92,17 +96,15 @@ impl Queue {
     pub async fn prune_verdict_changes(&self, older_than: Duration) -> Result<u64, Error> {
         // The inner SELECT is wrapped in a derived table: MySQL refuses both `LIMIT` in an
         // `IN` subquery and a subquery on the table a `DELETE` deletes from.
-        let sql = self.statement(
-            "DELETE FROM verdict_changes WHERE id IN (SELECT id FROM ( \
+        let sql = cached!(self.db.dialect(), "DELETE FROM verdict_changes WHERE id IN (SELECT id FROM ( \
              SELECT o.id FROM verdict_changes AS o WHERE o.changed_at < {now} - ? \
              AND EXISTS (SELECT 1 FROM verdict_changes AS n WHERE n.site_id = o.site_id AND n.id > o.id) \
-             ORDER BY o.changed_at LIMIT ?) AS old)",
-        );
+             ORDER BY o.changed_at LIMIT ?) AS old)");
         let mut pruned = 0;
         loop {
             let deleted = with_pool!(&self.db, pool => {
                 retry("prune verdict changes", || {
-                    sqlx::query(&sql).bind(millis(older_than)).bind(PRUNE_CHUNK).execute(pool)
+                    sqlx::query(sql).bind(millis(older_than)).bind(PRUNE_CHUNK).execute(pool)
                 })
                 .await?
                 .rows_affected()
@@ -118,9 +120,10 @@ impl Queue {
 impl Reports<'_> {
     /// The verdict changes of site `id`, oldest first.
     pub async fn verdict_changes(&self, id: i64) -> Result<Vec<VerdictChange>, Error> {
-        let sql = &self.statement(
+        let sql = &cached!(
+            self.db.dialect(),
             "SELECT changed_at, verdict, http_status, error_kind FROM verdict_changes \
-             WHERE site_id = ? ORDER BY id",
+             WHERE site_id = ? ORDER BY id"
         );
         Ok(with_pool!(&self.db, pool => {
             retry("read verdict changes", || {

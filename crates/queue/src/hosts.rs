@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::parts::part_of;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::{greatest, placeholders, upsert};
+use crate::sql::{cached, greatest, placeholders, upsert, Statements};
 use crate::verdict::{ErrorKind, Verdict};
 
 /// A host that answered 429 or 503.
@@ -157,24 +157,27 @@ impl Queue {
         why: Option<&Unreachable>,
     ) -> Result<(), Error> {
         let sql = match why {
-            Some(_) => self.statement(&format!(
-                "{} unreachable_since = COALESCE(hosts.unreachable_since, {{now}}), \
-                 unreachable_kind = ?, unreachable_detail = ?",
-                upsert(
-                    self.db.dialect(),
-                    "INTO hosts (host, part, unreachable_since, unreachable_kind, unreachable_detail) \
-                     VALUES (?, ?, {now}, ?, ?)",
-                    "host"
+            Some(_) => cached!(self.db.dialect(), |dialect| {
+                format!(
+                    "{} unreachable_since = COALESCE(hosts.unreachable_since, {{now}}), \
+                     unreachable_kind = ?, unreachable_detail = ?",
+                    upsert(
+                        dialect,
+                        "INTO hosts (host, part, unreachable_since, unreachable_kind, unreachable_detail) \
+                         VALUES (?, ?, {now}, ?, ?)",
+                        "host"
+                    )
                 )
-            )),
-            None => self.statement(
+            }),
+            None => cached!(
+                self.db.dialect(),
                 "UPDATE hosts SET unreachable_since = NULL, unreachable_kind = NULL, \
-                 unreachable_detail = NULL WHERE host = ?",
+                 unreachable_detail = NULL WHERE host = ?"
             ),
         };
         with_pool!(&self.db, pool => {
             retry("record a host's reachability", || {
-                let q = sqlx::query(&sql);
+                let q = sqlx::query(sql);
                 let q = match why {
                     Some(why) => q
                         .bind(host)
@@ -195,21 +198,22 @@ impl Queue {
     /// Records the hosts' paces: their adaptive rate (none: back to the configured rate) and
     /// how long the server deferred them.
     pub async fn record_paces(&self, paces: &[HostPace]) -> Result<(), Error> {
-        let dialect = self.db.dialect();
-        let sql = self.statement(&format!(
-            "{} rate = ?, backoff_until = {}(hosts.backoff_until, {{now}} + ?)",
-            upsert(
-                dialect,
-                "INTO hosts (host, part, rate, backoff_until) VALUES (?, ?, ?, {now} + ?)",
-                "host"
-            ),
-            greatest(dialect)
-        ));
+        let sql = cached!(self.db.dialect(), |dialect| {
+            format!(
+                "{} rate = ?, backoff_until = {}(hosts.backoff_until, {{now}} + ?)",
+                upsert(
+                    dialect,
+                    "INTO hosts (host, part, rate, backoff_until) VALUES (?, ?, ?, {now} + ?)",
+                    "host"
+                ),
+                greatest(dialect)
+            )
+        });
         for p in paces {
             let deferred = millis(p.deferred.min(crate::MAX_DELAY));
             with_pool!(&self.db, pool => {
                 retry("record a host's pace", || {
-                    sqlx::query(&sql)
+                    sqlx::query(sql)
                         .bind(&p.host)
                         .bind(part_of(&p.host))
                         .bind(p.rate)
@@ -249,8 +253,12 @@ impl Queue {
     /// Adds checks and failures to the hosts' recent counts, a statement per hundred hosts.
     pub async fn record_checks(&self, hosts: &[HostChecks]) -> Result<(), Error> {
         for chunk in hosts.chunks(CHECKS_CHUNK) {
-            let rows = vec![format!("({})", placeholders(4)); chunk.len()].join(", ");
-            let sql = self.statement(&self.sql().record_checks.replace("{rows}", &rows));
+            let sql = cached!(self.db.dialect(), chunk.len(), |dialect, n| {
+                let rows = vec![format!("({})", placeholders(4)); n].join(", ");
+                Statements::get(dialect)
+                    .record_checks
+                    .replace("{rows}", &rows)
+            });
             with_pool!(&self.db, pool => {
                 retry("record host checks", || {
                     let mut q = sqlx::query(&sql);

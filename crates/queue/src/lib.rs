@@ -16,9 +16,10 @@
 //! - [`db`]: connecting, migrations, one pool type over the three backends; whether a SQLite file
 //!   that is not there is created (seed, worker) or refused (report, reap).
 //! - `sql`: every statement and building block that differs between the dialects (the clock,
-//!   limited updates, upserts, index hints, a case-insensitive `LIKE`, …), and `sql::statement`,
+//!   limited updates, upserts, index hints, a case-insensitive `LIKE`, …), `sql::statement`,
 //!   which finishes every statement (`{now}`, the states' and verdicts' names, PostgreSQL's `$n`
-//!   placeholders).
+//!   placeholders), and `sql::cached!`, which keeps each module's statements, built once per
+//!   dialect (and list length).
 //! - [`queue`]: claim in held partitions (update-then-select; one `UPDATE … RETURNING` on
 //!   PostgreSQL), extend, release.
 //! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness);
@@ -50,7 +51,9 @@
 //!
 //! # Features
 //! - `testing`: `Queue::claim`, a claim in any partition, for the tests and benchmarks
-//!   (`crawler-tests` enables it). A worker claims only in the partitions it holds.
+//!   (`crawler-tests` enables it). A worker claims only in the partitions it holds. And
+//!   `Queue::try_lead` and `Queue::lead_runs`, a lease of any name and its count of runs, for
+//!   the tests of leases.
 
 pub mod archive;
 pub mod backoff;

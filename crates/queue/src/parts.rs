@@ -23,7 +23,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::{FREE_PART, IN_FLIGHT};
+use crate::sql::{cached, FREE_PART, IN_FLIGHT};
 
 /// Host partitions. Fixed: it is in the migrations (the `parts` rows, the SQL backfill).
 pub const PARTS: u16 = 1024;
@@ -71,12 +71,15 @@ impl Queue {
     /// missing from the answer was lost (its lease expired and another worker took it).
     pub async fn keep_parts(&self, token: i64, lease: Duration) -> Result<Vec<HeldPart>, Error> {
         let sql = &self.sql().keep_parts;
-        let held = self.statement("SELECT id, draining FROM parts WHERE token = ?");
+        let held = cached!(
+            self.db.dialect(),
+            "SELECT id, draining FROM parts WHERE token = ?"
+        );
         let rows: Vec<(i16, i16)> = with_pool!(&self.db, pool => {
             retry("keep parts", || sqlx::query(sql).bind(millis(lease)).bind(token).execute(pool))
                 .await?;
             retry("held parts", || {
-                sqlx::query_as(&held)
+                sqlx::query_as(held)
                     .bind(token)
                     .fetch_all(pool)
             })
@@ -113,10 +116,12 @@ impl Queue {
         let to_heirs = &self.sql().hand_to_heirs;
         // Only those with no heir: one whose last site ended between the two statements is
         // the heir's at the next round, never free for a third worker.
-        let free = self.statement(&format!(
-            "UPDATE parts SET {FREE_PART} \
-             WHERE token = ? AND draining = 1 AND heir_token IS NULL AND NOT EXISTS {IN_FLIGHT}"
-        ));
+        let free = cached!(self.db.dialect(), |_| {
+            format!(
+                "UPDATE parts SET {FREE_PART} \
+                 WHERE token = ? AND draining = 1 AND heir_token IS NULL AND NOT EXISTS {IN_FLIGHT}"
+            )
+        });
         Ok(with_pool!(&self.db, pool => {
             let handed = retry("hand partitions to their heirs", || {
                 sqlx::query(to_heirs).bind(millis(lease)).bind(token).bind(owner).execute(pool)
@@ -124,7 +129,7 @@ impl Queue {
             .await?
             .rows_affected();
             handed + retry("release drained parts", || {
-                sqlx::query(&free).bind(token).bind(owner).execute(pool)
+                sqlx::query(free).bind(token).bind(owner).execute(pool)
             })
             .await?
             .rows_affected()
@@ -137,16 +142,19 @@ impl Queue {
     /// the late-joining worker's test). Withdrawn first, so a hand-over that lands before the
     /// withdrawal is given back by the release.
     pub async fn release_parts(&self, token: i64) -> Result<u64, Error> {
-        let withdraw = self.statement(
-            "UPDATE parts SET heir_token = NULL, heir_owner = NULL WHERE heir_token = ?",
+        let withdraw = cached!(
+            self.db.dialect(),
+            "UPDATE parts SET heir_token = NULL, heir_owner = NULL WHERE heir_token = ?"
         );
-        let release = self.statement(&format!("UPDATE parts SET {FREE_PART} WHERE token = ?"));
+        let release = cached!(self.db.dialect(), |_| {
+            format!("UPDATE parts SET {FREE_PART} WHERE token = ?")
+        });
         Ok(with_pool!(&self.db, pool => {
             retry("withdraw partition requests", || {
-                sqlx::query(&withdraw).bind(token).execute(pool)
+                sqlx::query(withdraw).bind(token).execute(pool)
             })
             .await?;
-            retry("release parts", || sqlx::query(&release).bind(token).execute(pool))
+            retry("release parts", || sqlx::query(release).bind(token).execute(pool))
                 .await?
                 .rows_affected()
         }))
@@ -154,9 +162,12 @@ impl Queue {
 
     /// Workers whose heartbeat is younger than `dead_after`.
     pub async fn live_workers(&self, dead_after: Duration) -> Result<u64, Error> {
-        let sql = self.statement("SELECT COUNT(*) FROM workers WHERE heartbeat_at >= {now} - ?");
+        let sql = cached!(
+            self.db.dialect(),
+            "SELECT COUNT(*) FROM workers WHERE heartbeat_at >= {now} - ?"
+        );
         let n: i64 = with_pool!(&self.db, pool => {
-            retry("live workers", || sqlx::query_scalar(&sql).bind(millis(dead_after)).fetch_one(pool))
+            retry("live workers", || sqlx::query_scalar(sql).bind(millis(dead_after)).fetch_one(pool))
                 .await?
         });
         Ok(n.max(0) as u64)

@@ -12,11 +12,12 @@
 //! `UPDATE` stamps those of the ids still due), on SQLite by a subquery in it, and on
 //! PostgreSQL, which has no `UPDATE … LIMIT`, by a `WITH picked AS MATERIALIZED (SELECT … FOR
 //! UPDATE SKIP LOCKED) UPDATE … WHERE id IN (SELECT id FROM picked)`, in which concurrent
-//! claimers skip each other's rows instead of waiting (`PICK` in `sql.rs`). A claim in held
+//! claimers skip each other's rows instead of waiting (`sql::limited_update`). A claim in held
 //! partitions reads its batch in a later statement everywhere, which keeps only the sites of
 //! partitions still held (`Queue::read_batch`); PostgreSQL's claim outside partitions
 //! returns its batch (`claim_returns`).
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use rand::Rng;
@@ -26,10 +27,12 @@ use sqlx::{FromRow, Row};
 
 use crate::config::{ClaimMethod, QueueConfig};
 use crate::db::{with_pool, Db};
+use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::retry::retry;
 use crate::sql::{
-    owned_ids, padded, placeholders, sites_using, SitesIndex, Statements, CLAIM_ORDER,
+    cached, claim_held, owned_ids, padded, placeholders, sites_using, SitesIndex, Statements,
+    CLAIM_ORDER,
 };
 
 /// One claimed site, with what the queue needs to write its result back.
@@ -64,6 +67,8 @@ pub struct Site {
 /// The sites one claim got.
 #[derive(Clone, Debug)]
 pub struct Batch {
+    /// The claim's token, random and never 0; 0 when no claim was made (a claim in no
+    /// partitions).
     pub token: i64,
     pub sites: Vec<Site>,
 }
@@ -202,11 +207,13 @@ impl Queue {
         n: u32,
         lease: Duration,
     ) -> Result<Batch, Error> {
-        let sql =
-            self.statement("SELECT id FROM parts WHERE token = ? AND draining = 0 ORDER BY id");
+        let sql = cached!(
+            self.db.dialect(),
+            "SELECT id FROM parts WHERE token = ? AND draining = 0 ORDER BY id"
+        );
         let parts: Vec<i16> = with_pool!(&self.db, pool => {
             retry("claimable parts", || {
-                sqlx::query_scalar(&sql).bind(parts_token).fetch_all(pool)
+                sqlx::query_scalar(sql).bind(parts_token).fetch_all(pool)
             })
             .await?
         });
@@ -228,15 +235,14 @@ impl Queue {
         n: u32,
         lease: Duration,
     ) -> Result<Batch, Error> {
-        let mut parts = parts.to_vec();
-        parts.sort_unstable();
-        let token = rand::rng().random_range(1..i64::MAX);
         if parts.is_empty() {
             return Ok(Batch {
-                token,
+                token: 0,
                 sites: Vec::new(),
             });
         }
+        let mut parts = parts.to_vec();
+        parts.sort_unstable();
         let held = HeldParts {
             token: parts_token,
             parts: &padded(&parts),
@@ -278,11 +284,8 @@ impl Queue {
         }
         let sql = self.sql();
         let claim = match held {
-            Some(held) => self.statement(
-                &sql.claim_held
-                    .replace("{parts}", &placeholders(held.parts.len())),
-            ),
-            None => sql.claim.clone(),
+            Some(held) => cached!(self.db.dialect(), held.parts.len(), claim_held),
+            None => Cow::Borrowed(sql.claim.as_str()),
         };
         let stamp = Stamp {
             owner,
@@ -293,10 +296,8 @@ impl Queue {
             parts: held.map_or(&[][..], |h| h.parts),
             n: i64::from(n),
         };
-        if let (Some(mark), Db::MySql(pool)) = (&sql.mark, &self.db) {
-            return self
-                .pick_then_mark(pool, &claim, mark, stamp, pick, held)
-                .await;
+        if let (Some(_), Db::MySql(pool)) = (&sql.mark, &self.db) {
+            return self.pick_then_mark(pool, &claim, stamp, pick, held).await;
         }
         with_pool!(&self.db, pool => {
             let claim = || pick.bind(stamp.bind(sqlx::query(&claim)));
@@ -330,7 +331,6 @@ impl Queue {
         &self,
         pool: &MySqlPool,
         pick_sql: &str,
-        mark: &str,
         stamp: Stamp<'_>,
         pick: Pick<'_>,
         held: Option<HeldParts<'_>>,
@@ -350,7 +350,11 @@ impl Queue {
             });
         }
         let ids = padded(&picked);
-        let mark = self.statement(&mark.replace("{ids}", &placeholders(ids.len())));
+        let mark = cached!(Dialect::MySql, ids.len(), |dialect, n| {
+            let mark = Statements::get(dialect).mark.as_deref();
+            mark.expect("MySQL marks its picks")
+                .replace("{ids}", &placeholders(n))
+        });
         retry("claim", || {
             let mut q = stamp.bind(sqlx::query(&mark));
             for id in &ids {
@@ -413,16 +417,21 @@ impl Queue {
         lease: Duration,
         token: i64,
     ) -> Result<Batch, Error> {
-        let in_parts = match held {
-            Some(held) => format!("AND part IN ({})", placeholders(held.parts.len())),
-            None => String::new(),
+        // Binds: token, the partitions (`in_parts`: that many placeholders), n.
+        fn choose(dialect: Dialect, in_parts: &str) -> String {
+            format!(
+                "SELECT id, ? AS claim_token, url, host, part, tries, consecutive_failures, crawl, depth, verdict \
+                 FROM {} WHERE state = {{pending}} AND next_check_at <= {{now}} \
+                 {in_parts} ORDER BY {CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED",
+                sites_using(dialect, SitesIndex::Due)
+            )
+        }
+        let choose = match held {
+            Some(held) => cached!(Dialect::MySql, held.parts.len(), |dialect, n| {
+                choose(dialect, &format!("AND part IN ({})", placeholders(n)))
+            }),
+            None => Cow::Borrowed(cached!(Dialect::MySql, |dialect| choose(dialect, ""))),
         };
-        let choose = self.statement(&format!(
-            "SELECT id, ? AS claim_token, url, host, part, tries, consecutive_failures, crawl, depth, verdict \
-             FROM {} WHERE state = {{pending}} AND next_check_at <= {{now}} \
-             {in_parts} ORDER BY {CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED",
-            sites_using(self.db.dialect(), SitesIndex::Due)
-        ));
         let sites = retry("claim", || async {
             let mut tx = pool.begin().await?;
             let mut choose = sqlx::query_as(&choose).bind(token);
@@ -431,12 +440,14 @@ impl Queue {
             }
             let sites: Vec<Site> = choose.bind(i64::from(n)).fetch_all(&mut *tx).await?;
             if !sites.is_empty() {
-                let mark = self.statement(&format!(
-                    "UPDATE {} SET state = {{claimed}}, owner = ?, claim_token = ?, \
-                     expires_at = {{now}} + ? WHERE id IN ({})",
-                    self.sql().sites_by_id,
-                    placeholders(sites.len())
-                ));
+                let mark = cached!(Dialect::MySql, sites.len(), |dialect, n| {
+                    format!(
+                        "UPDATE {} SET state = {{claimed}}, owner = ?, claim_token = ?, \
+                         expires_at = {{now}} + ? WHERE id IN ({})",
+                        Statements::get(dialect).sites_by_id,
+                        placeholders(n)
+                    )
+                });
                 let mut q = sqlx::query(&mark)
                     .bind(owner)
                     .bind(token)
@@ -473,11 +484,13 @@ impl Queue {
         let mut kept = 0;
         for chunk in ids.chunks(EXTEND_CHUNK) {
             let chunk = padded(chunk);
-            let extend = self.statement(&format!(
-                "UPDATE {} SET expires_at = {{now}} + ? WHERE {}",
-                sql.sites_by_id,
-                owned_ids(self.db.dialect(), "{claimed}", chunk.len())
-            ));
+            let extend = cached!(self.db.dialect(), chunk.len(), |dialect, n| {
+                format!(
+                    "UPDATE {} SET expires_at = {{now}} + ? WHERE {}",
+                    Statements::get(dialect).sites_by_id,
+                    owned_ids(dialect, "{claimed}", n)
+                )
+            });
             kept += with_pool!(&self.db, pool => {
                 retry("extend", || {
                     let mut q = sqlx::query(&extend).bind(millis(lease)).bind(token);
@@ -508,13 +521,15 @@ impl Queue {
     pub async fn release(&self, token: i64, ids: &[i64], delay: Duration) -> Result<u64, Error> {
         let mut released = 0;
         for chunk in ids.chunks(1000) {
-            let sql = self.statement(&format!(
-                "UPDATE {} SET state = {{pending}}, owner = NULL, claim_token = NULL, \
-                 expires_at = NULL, next_check_at = {{now}} + ? \
-                 WHERE {}",
-                self.sql().sites_by_id,
-                owned_ids(self.db.dialect(), "{claimed}", chunk.len())
-            ));
+            let sql = cached!(self.db.dialect(), chunk.len(), |dialect, n| {
+                format!(
+                    "UPDATE {} SET state = {{pending}}, owner = NULL, claim_token = NULL, \
+                     expires_at = NULL, next_check_at = {{now}} + ? \
+                     WHERE {}",
+                    Statements::get(dialect).sites_by_id,
+                    owned_ids(dialect, "{claimed}", n)
+                )
+            });
             released += with_pool!(&self.db, pool => {
                 retry("release", || {
                     let mut query = sqlx::query(&sql).bind(millis(delay)).bind(token);
@@ -533,10 +548,5 @@ impl Queue {
     /// The database's clock, in Unix milliseconds.
     pub async fn now(&self) -> Result<i64, Error> {
         now(&self.db).await
-    }
-
-    /// A statement built per call, finished for this database (see [`crate::sql::statement`]).
-    pub(crate) fn statement(&self, text: &str) -> String {
-        crate::sql::statement(self.db.dialect(), text)
     }
 }

@@ -48,7 +48,7 @@ impl Queue {
         dead_after: Duration,
         every: Duration,
     ) -> Result<Option<Reaped>, Error> {
-        if !self.try_lead(REAPER, id, every * 2).await? {
+        if !self.lead(REAPER, id, every * 2).await? {
             return Ok(None);
         }
         self.reap(dead_after).await.map(Some)

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use crate::db::with_pool;
 use crate::error::Error;
 use crate::report::Reports;
-use crate::sql::placeholders;
+use crate::sql::{cached, placeholders};
 
 /// Referrers kept per link: enough to fix a link everywhere it is on a site's own pages; a
 /// link on every page of a big site (a menu) keeps its count and the first of them, so the
@@ -33,10 +33,12 @@ impl Reports<'_> {
     pub async fn referrers_of(&self, ids: &[i64]) -> Result<HashMap<i64, Vec<String>>, Error> {
         let mut found: HashMap<i64, Vec<String>> = HashMap::new();
         for chunk in ids.chunks(1000) {
-            let sql = self.statement(&format!(
-                "SELECT site_id, referrer FROM referrers WHERE site_id IN ({}) ORDER BY site_id, n",
-                placeholders(chunk.len())
-            ));
+            let sql = cached!(self.db.dialect(), chunk.len(), |_, n| {
+                format!(
+                    "SELECT site_id, referrer FROM referrers WHERE site_id IN ({}) ORDER BY site_id, n",
+                    placeholders(n)
+                )
+            });
             let rows: Vec<(i64, String)> = with_pool!(&self.db, pool => {
                 let mut q = sqlx::query_as(&sql);
                 for id in chunk {
@@ -58,18 +60,21 @@ impl Reports<'_> {
         after: Option<(&str, i64)>,
         limit: u32,
     ) -> Result<Vec<DeadOnPage>, Error> {
-        let after_sql = if after.is_some() {
-            "AND (r.referrer > ? OR (r.referrer = ? AND r.site_id > ?))"
-        } else {
-            ""
+        fn page(after_sql: &str) -> String {
+            format!(
+                "SELECT r.referrer, r.site_id, s.url, s.verdict, s.http_status, s.error_kind \
+                 FROM referrers r JOIN sites s ON s.id = r.site_id \
+                 WHERE s.verdict = {{dead}} {after_sql} ORDER BY r.referrer, r.site_id LIMIT ?"
+            )
+        }
+        let sql = match after {
+            Some(_) => cached!(self.db.dialect(), |_| {
+                page("AND (r.referrer > ? OR (r.referrer = ? AND r.site_id > ?))")
+            }),
+            None => cached!(self.db.dialect(), |_| page("")),
         };
-        let sql = self.statement(&format!(
-            "SELECT r.referrer, r.site_id, s.url, s.verdict, s.http_status, s.error_kind \
-             FROM referrers r JOIN sites s ON s.id = r.site_id \
-             WHERE s.verdict = {{dead}} {after_sql} ORDER BY r.referrer, r.site_id LIMIT ?"
-        ));
         Ok(with_pool!(&self.db, pool => {
-            let mut q = sqlx::query_as(&sql);
+            let mut q = sqlx::query_as(sql);
             if let Some((referrer, id)) = after {
                 q = q.bind(referrer).bind(referrer).bind(id);
             }

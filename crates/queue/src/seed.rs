@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::parts::part_of;
 use crate::queue::Queue;
 use crate::retry::retry;
-use crate::sql::{insert_ignore, placeholders};
+use crate::sql::{cached, insert_ignore, placeholders};
 
 /// Rows per INSERT: 5 parameters each, well under SQLite's 32,766 and MySQL's 65,535.
 pub const SEED_CHUNK: usize = 1000;
@@ -67,14 +67,16 @@ impl Queue {
     }
 
     async fn insert(&self, chunk: &[NewSite], keys: &[[u8; 16]]) -> Result<u64, Error> {
-        let row = "(?, ?, ?, ?, {now} - ?, {now})";
-        let sql = self.statement(&insert_ignore(
-            self.db.dialect(),
-            &format!(
-                "INTO sites (url, url_key, host, part, next_check_at, created_at) VALUES {}",
-                vec![row; chunk.len()].join(", ")
-            ),
-        ));
+        let sql = cached!(self.db.dialect(), chunk.len(), |dialect, n| {
+            let row = "(?, ?, ?, ?, {now} - ?, {now})";
+            insert_ignore(
+                dialect,
+                &format!(
+                    "INTO sites (url, url_key, host, part, next_check_at, created_at) VALUES {}",
+                    vec![row; n].join(", ")
+                ),
+            )
+        });
         Ok(with_pool!(&self.db, pool => {
             retry("seed", || {
                 let mut q = sqlx::query(&sql);
@@ -95,12 +97,14 @@ impl Queue {
     }
 
     async fn recheck_keys(&self, keys: &[[u8; 16]]) -> Result<u64, Error> {
-        let sql = self.statement(&format!(
-            "UPDATE sites SET state = {{pending}}, tries = 0, next_check_at = {{now}} \
-             WHERE url_key IN ({}) \
-             AND (state = {{done}} OR (state = {{pending}} AND next_check_at > {{now}}))",
-            placeholders(keys.len())
-        ));
+        let sql = cached!(self.db.dialect(), keys.len(), |_, n| {
+            format!(
+                "UPDATE sites SET state = {{pending}}, tries = 0, next_check_at = {{now}} \
+                 WHERE url_key IN ({}) \
+                 AND (state = {{done}} OR (state = {{pending}} AND next_check_at > {{now}}))",
+                placeholders(n)
+            )
+        });
         Ok(with_pool!(&self.db, pool => {
             retry("recheck", || {
                 let mut q = sqlx::query(&sql);

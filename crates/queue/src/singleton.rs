@@ -12,11 +12,12 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
+use crate::sql::cached;
 
 impl Queue {
     /// Takes or renews the lease `name` for `owner` for `ttl`. Returns whether the caller holds it
     /// now, i.e. should run the job this time.
-    pub async fn try_lead(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, Error> {
+    pub(crate) async fn lead(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, Error> {
         let sql = self.sql();
         let held = with_pool!(&self.db, pool => {
             retry("lease row", || sqlx::query(&sql.lease_row).bind(name).execute(pool)).await?;
@@ -36,10 +37,13 @@ impl Queue {
 
     /// Gives the lease up, so another process may take it at once (at a clean shutdown).
     pub async fn resign(&self, name: &str, owner: &str) -> Result<(), Error> {
-        let sql = self.statement("UPDATE leases SET expires_at = 0 WHERE name = ? AND owner = ?");
+        let sql = cached!(
+            self.db.dialect(),
+            "UPDATE leases SET expires_at = 0 WHERE name = ? AND owner = ?"
+        );
         with_pool!(&self.db, pool => {
             retry("resign", || {
-                sqlx::query(&sql)
+                sqlx::query(sql)
                     .bind(name)
                     .bind(owner)
                     .execute(pool)
@@ -49,11 +53,20 @@ impl Queue {
         Ok(())
     }
 
+    /// [`Queue::lead`], for the tests of leases (the `testing` feature): the queue's jobs take
+    /// their leases themselves (`reap_as_leader`, `lead_archive`).
+    #[cfg(any(test, feature = "testing"))]
+    pub async fn try_lead(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, Error> {
+        self.lead(name, owner, ttl).await
+    }
+
     /// How many times the lease `name` has been taken or renewed: the number of runs of its job.
+    /// For the tests (the `testing` feature).
+    #[cfg(any(test, feature = "testing"))]
     pub async fn lead_runs(&self, name: &str) -> Result<i64, Error> {
-        let sql = self.statement("SELECT runs FROM leases WHERE name = ?");
+        let sql = cached!(self.db.dialect(), "SELECT runs FROM leases WHERE name = ?");
         let runs = with_pool!(&self.db, pool => {
-            sqlx::query_scalar::<_, i64>(&sql)
+            sqlx::query_scalar::<_, i64>(sql)
                 .bind(name)
                 .fetch_optional(pool)
                 .await?

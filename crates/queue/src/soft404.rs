@@ -10,7 +10,7 @@ use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
-use crate::sql::{as_text, replace};
+use crate::sql::{as_text, cached, replace};
 
 /// One host's answer to a probe, as stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
@@ -54,18 +54,16 @@ impl Queue {
 }
 
 impl Probes<'_> {
-    /// A statement finished for this database (see [`Db::statement`]).
-    fn statement(&self, text: &str) -> String {
-        self.db.statement(text)
-    }
-
     /// The last check of the site seeded as `url`, if the queue has it.
     pub async fn last_check(&self, url: &str) -> Result<Option<LastCheck>, Error> {
-        let sql = self.statement("SELECT verdict, tries FROM sites WHERE url_key = ?");
+        let sql = cached!(
+            self.db.dialect(),
+            "SELECT verdict, tries FROM sites WHERE url_key = ?"
+        );
         let key = crate::seed::url_key(url);
         Ok(with_pool!(&self.db, pool => {
             retry("read a site's last check", || {
-                sqlx::query_as(&sql).bind(&key[..]).fetch_optional(pool)
+                sqlx::query_as(sql).bind(&key[..]).fetch_optional(pool)
             })
             .await?
         }))
@@ -78,13 +76,14 @@ impl Probes<'_> {
         pattern: &str,
         ttl_ms: i64,
     ) -> Result<Option<ProbeRow>, Error> {
-        let sql = self.statement(
+        let sql = cached!(
+            self.db.dialect(),
             "SELECT probe_path, status, final_url, redirects, fingerprint, spread, noindex \
-             FROM soft404_probes WHERE host = ? AND pattern = ? AND probed_at > {now} - ?",
+             FROM soft404_probes WHERE host = ? AND pattern = ? AND probed_at > {now} - ?"
         );
         Ok(with_pool!(&self.db, pool => {
             retry("load a soft-404 probe", || {
-                sqlx::query_as(&sql).bind(host).bind(pattern).bind(ttl_ms).fetch_optional(pool)
+                sqlx::query_as(sql).bind(host).bind(pattern).bind(ttl_ms).fetch_optional(pool)
             })
             .await?
         }))
@@ -95,13 +94,15 @@ impl Probes<'_> {
     /// `(host, pattern)` serves it.
     pub async fn probed_patterns(&self, host: &str, ttl_ms: i64) -> Result<Vec<String>, Error> {
         // MySQL's `pattern` compares as bytes (utf8mb4_bin).
-        let sql = self.statement(&format!(
-            "SELECT {} FROM soft404_probes WHERE host = ? AND probed_at > {{now}} - ?",
-            as_text(self.db.dialect(), "pattern")
-        ));
+        let sql = cached!(self.db.dialect(), |dialect| {
+            format!(
+                "SELECT {} FROM soft404_probes WHERE host = ? AND probed_at > {{now}} - ?",
+                as_text(dialect, "pattern")
+            )
+        });
         Ok(with_pool!(&self.db, pool => {
             retry("list a host's soft-404 probes", || {
-                sqlx::query_scalar(&sql).bind(host).bind(ttl_ms).fetch_all(pool)
+                sqlx::query_scalar(sql).bind(host).bind(ttl_ms).fetch_all(pool)
             })
             .await?
         }))
@@ -109,25 +110,27 @@ impl Probes<'_> {
 
     /// Stores (or replaces) the probe of `host` and `pattern`, stamped now.
     pub async fn save_probe(&self, host: &str, pattern: &str, row: &ProbeRow) -> Result<(), Error> {
-        let sql = self.statement(&replace(
-            self.db.dialect(),
-            "soft404_probes",
-            &["host", "pattern"],
-            &[
-                "probe_path",
-                "status",
-                "final_url",
-                "redirects",
-                "fingerprint",
-                "spread",
-                "noindex",
-                "probed_at",
-            ],
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, {now})",
-        ));
+        let sql = cached!(self.db.dialect(), |dialect| {
+            replace(
+                dialect,
+                "soft404_probes",
+                &["host", "pattern"],
+                &[
+                    "probe_path",
+                    "status",
+                    "final_url",
+                    "redirects",
+                    "fingerprint",
+                    "spread",
+                    "noindex",
+                    "probed_at",
+                ],
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, {now})",
+            )
+        });
         with_pool!(&self.db, pool => {
             retry("save a soft-404 probe", || {
-                sqlx::query(&sql)
+                sqlx::query(sql)
                     .bind(host)
                     .bind(pattern)
                     .bind(&row.probe_path)

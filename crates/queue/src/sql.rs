@@ -12,12 +12,19 @@
 //!
 //! States are written by name, `{pending}`, `{claimed}`, `{done}` (see [`crate::State`]), and
 //! [`statement`] puts in their numbers; verdicts too, `{alive}`, `{dead}`, … (see
-//! [`crate::Verdict`]), which it writes as their stored names, quoted. Every statement, fixed or
-//! built per call, passes through it, so no reader has to decode a number, and every name
-//! comes from the one place the code defines it.
+//! [`crate::Verdict`]), which it writes as their stored names, quoted. Every statement passes
+//! through it, so no reader has to decode a number, and every name comes from the one place
+//! the code defines it.
+//!
+//! Each module owns its statements and builds each once per dialect, on first use
+//! ([`cached`]; per list length too, for a statement with an `IN (…)` list): a call then
+//! does no string building, only a lookup. The fixed statements of the claim, the
+//! partitions, the reaper and the hosts are built together, once per dialect ([`Statements`]).
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, Mutex, OnceLock, PoisonError};
 
 use crate::dialect::Dialect;
 use crate::state::State;
@@ -56,45 +63,160 @@ pub(crate) fn statement(dialect: Dialect, text: &str) -> String {
         text = text.replace(&format!("{{{name}}}"), &format!("'{name}'"));
     }
     match dialect {
-        Dialect::Postgres => with_pick_first(&numbered(&text)),
+        Dialect::Postgres => {
+            debug_assert!(
+                !(text.contains('?') && text.contains("$1")),
+                "placeholders numbered in part only: {text}"
+            );
+            numbered(&text)
+        }
         Dialect::MySql | Dialect::Sqlite => text,
     }
 }
 
-/// Marks, on PostgreSQL, the subquery that picks the rows of a limited `UPDATE … WHERE id IN
-/// (SELECT … LIMIT ? FOR UPDATE SKIP LOCKED)`. PostgreSQL plans an `IN` subquery as a join,
-/// and may run it again for each row of the `UPDATE` (with poor statistics, as after a mass
-/// `--recheck`); each run skips the rows the statement already changed, so the `LIMIT` stops
-/// bounding them: a claim of 100 was seen taking 113 rows. Only a `WITH` query is run exactly
-/// once (PostgreSQL BUG #15715; Tom Lane's answer there), so [`with_pick_first`] moves the
-/// marked subquery into one.
-pub(crate) const PICK: &str = "/*pick*/";
-
-/// `text` (numbered already, so that its parameters keep their numbers wherever they move)
-/// with the subquery marked [`PICK`] made a materialized CTE, `picked`, that the `IN` reads.
-fn with_pick_first(text: &str) -> String {
-    let opening = format!("IN ({PICK}");
-    let Some(at) = text.find(&opening) else {
-        return text.to_owned();
+/// The statement `text` builds, finished for `dialect` ([`statement`]), built on its first use
+/// and kept: `cached!(dialect, "SELECT … WHERE token = ?")`, or with a function of the dialect,
+/// `cached!(dialect, |d| format!(…))`, for the text of a statement that varies with it. With a
+/// list length, `cached!(dialect, n, |d, n| format!(…))`, a statement with a list of `n`
+/// placeholders, kept per dialect and length ([`PerKey`]); with any other small key that
+/// shapes it, `cached!(dialect, key => Type, |d, key| …)`. The function is a plain `fn`
+/// (a closure that captures nothing), so nothing but the dialect and the key can shape a
+/// kept statement: values are bound, never written into it. Each use has a cache of its own,
+/// so a call does no string building beyond the first, only a lookup.
+macro_rules! cached {
+    ($dialect:expr, $text:literal) => {
+        $crate::sql::cached!($dialect, |_| ::std::string::String::from($text))
     };
-    let start = at + opening.len();
-    let end = start
-        + text[start..]
-            .find(" FOR UPDATE SKIP LOCKED)")
-            .expect("a picking subquery locks its rows")
-        + " FOR UPDATE SKIP LOCKED".len();
-    format!(
-        "WITH picked AS MATERIALIZED ({}) {}IN (SELECT id FROM picked){}",
-        &text[start..end],
-        &text[..at],
-        &text[end + 1..]
-    )
+    ($dialect:expr, $text:expr) => {{
+        static BUILT: $crate::sql::PerDialect = $crate::sql::PerDialect::new();
+        BUILT.get($dialect, $text)
+    }};
+    ($dialect:expr, $key:expr => $K:ty, $text:expr) => {{
+        static BUILT: $crate::sql::PerKey<$K> = $crate::sql::PerKey::new();
+        BUILT.get($dialect, $key, $text)
+    }};
+    ($dialect:expr, $n:expr, $text:expr) => {
+        $crate::sql::cached!($dialect, $n => usize, $text)
+    };
+}
+pub(crate) use cached;
+
+/// Where a dialect's statement is kept in [`PerDialect`] and [`PerKey`].
+fn slot(dialect: Dialect) -> usize {
+    match dialect {
+        Dialect::MySql => 0,
+        Dialect::Postgres => 1,
+        Dialect::Sqlite => 2,
+    }
+}
+
+/// One statement, built once per dialect: the cache behind [`cached`].
+pub(crate) struct PerDialect([OnceLock<String>; 3]);
+
+impl PerDialect {
+    pub(crate) const fn new() -> PerDialect {
+        PerDialect([const { OnceLock::new() }; 3])
+    }
+
+    /// The statement `text` builds for `dialect`, finished; built on the first call.
+    pub(crate) fn get(
+        &'static self,
+        dialect: Dialect,
+        text: fn(Dialect) -> String,
+    ) -> &'static str {
+        self.0[slot(dialect)].get_or_init(|| statement(dialect, &text(dialect)))
+    }
+}
+
+/// How many keys (list lengths, mostly) [`PerKey`] keeps per statement and dialect, so the
+/// keeping stays bounded whatever the callers pass. The padded lists (`padded`) have a dozen
+/// lengths at most, powers of two up to 1,024; the unpadded ones are bounded by their chunks
+/// (a claim's batch, 128 rows of a write-back, 500 links of a page, 1,000 ids of a release or
+/// of a report's referrers), and the lengths they meet past these are built per call.
+const KEYS: usize = 128;
+
+/// One statement shaped by a small key, most often the length `n` of a list of placeholders
+/// (an `IN (…)` list, a `CASE`, `VALUES` rows), built once per dialect and key, up to
+/// [`KEYS`] keys: the cache behind [`cached`] given a key. What it keeps lives as long as
+/// the process (leaked, bounded by [`KEYS`]), so a call reads it without copying. The lock
+/// is held for a lookup, or a build on a key's first use.
+pub(crate) struct PerKey<K>([Mutex<BTreeMap<K, &'static str>>; 3]);
+
+impl<K: Ord + Copy> PerKey<K> {
+    pub(crate) const fn new() -> PerKey<K> {
+        PerKey([const { Mutex::new(BTreeMap::new()) }; 3])
+    }
+
+    /// The statement `text` builds for `dialect` and `key`, finished; built on the first call.
+    pub(crate) fn get(
+        &'static self,
+        dialect: Dialect,
+        key: K,
+        text: fn(Dialect, K) -> String,
+    ) -> Cow<'static, str> {
+        let mut built = self.0[slot(dialect)]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(&sql) = built.get(&key) {
+            return Cow::Borrowed(sql);
+        }
+        let sql = statement(dialect, &text(dialect, key));
+        if built.len() >= KEYS {
+            return Cow::Owned(sql);
+        }
+        let sql: &'static str = Box::leak(sql.into_boxed_str());
+        built.insert(key, sql);
+        Cow::Borrowed(sql)
+    }
+}
+
+/// `UPDATE table SET set WHERE filter`, limited to the first `LIMIT ?` rows in `order`, in
+/// `dialect`'s words. Binds: those of `set`, those of `filter`, n. MySQL can `UPDATE … ORDER BY
+/// … LIMIT` directly; SQLite (as bundled) and PostgreSQL cannot, and pick the rows in a
+/// subquery instead, which PostgreSQL locks skipping rows other statements hold (a claimer
+/// never waits for another). Each is one statement, so choosing and marking cannot be
+/// separated by another claimer.
+///
+/// On PostgreSQL the pick is a materialized CTE, `picked`, that the `UPDATE`'s `IN` reads:
+/// PostgreSQL plans an `IN` subquery as a join, and may run it again for each row of the
+/// `UPDATE` (with poor statistics, as after a mass `--recheck`); each run skips the rows the
+/// statement already changed, so the `LIMIT` stops bounding them: a claim of 100 was seen
+/// taking 113 rows. Only a `WITH` query is run exactly once (PostgreSQL BUG #15715; Tom
+/// Lane's answer there). The CTE comes first but binds after `set`, so its placeholders are
+/// numbered here, in bind order; append nothing with a `?` to it.
+pub(crate) fn limited_update(
+    dialect: Dialect,
+    table: &str,
+    set: &str,
+    filter: &str,
+    order: &str,
+) -> String {
+    let pick = format!("SELECT id FROM {table} WHERE {filter} ORDER BY {order} LIMIT ?");
+    match dialect {
+        Dialect::MySql => {
+            format!("UPDATE {table} SET {set} WHERE {filter} ORDER BY {order} LIMIT ?")
+        }
+        Dialect::Sqlite => format!("UPDATE {table} SET {set} WHERE id IN ({pick})"),
+        Dialect::Postgres => {
+            let (set, n) = numbered_from(set, 0);
+            let (pick, _) = numbered_from(&pick, n);
+            format!(
+                "WITH picked AS MATERIALIZED ({pick} FOR UPDATE SKIP LOCKED) \
+                 UPDATE {table} SET {set} WHERE id IN (SELECT id FROM picked)"
+            )
+        }
+    }
 }
 
 /// `text` with each `?` outside quotes (string literals, quoted names) numbered `$1`, `$2`, …
 fn numbered(text: &str) -> String {
+    numbered_from(text, 0).0
+}
+
+/// `text` with each `?` outside quotes numbered from `after + 1` on, and the last number.
+fn numbered_from(text: &str, after: usize) -> (String, usize) {
     let mut out = String::with_capacity(text.len() + 16);
-    let (mut n, mut quote) = (0, None);
+    let (mut n, mut quote) = (after, None);
     for c in text.chars() {
         match (c, quote) {
             ('?', None) => {
@@ -108,7 +230,7 @@ fn numbered(text: &str) -> String {
         }
         out.push(c);
     }
-    out
+    (out, n)
 }
 
 /// `INSERT {into}` (`INTO table (…) VALUES …`) that skips rows whose key exists, in
@@ -257,16 +379,7 @@ pub(crate) struct Statements {
     /// Binds: owner, token, lease ms, n. Stamps a claim on up to n due pending rows; with
     /// `claim_returns`, returns them too. With `mark`, only picks them (binds: n): see there.
     pub claim: String,
-    /// A template (finish it with [`statement`] once `{parts}` is filled in). Binds: owner,
-    /// token, lease ms, the partitions (`{parts}`: that many placeholders), n. Like `claim`,
-    /// only in those host partitions, and never returning its rows: which partitions are
-    /// still held is read by `select_held_batch`, a later statement. (PostgreSQL's claim
-    /// reads the partitions in its own snapshot: a hand-over that ran while it did would see
-    /// none of its sites in flight, and its RETURNING would keep sites of a partition
-    /// already handed over; the queue test of partitions changing hands caught it.) With
-    /// `mark`, only picks them (binds: the partitions, n).
-    pub claim_held: String,
-    /// MySQL's claims are two statements: `claim` or `claim_held` picks the ids of due sites
+    /// MySQL's claims are two statements: `claim` or [`claim_held`] picks the ids of due sites
     /// by a plain read of `sites_due` alone (it holds the partition; no row is read or
     /// locked), then this `UPDATE` stamps the claim on those of them that are still pending
     /// and due, by primary key. A template (finish it once `{ids}` is filled in). Binds:
@@ -360,38 +473,11 @@ impl Statements {
         let sites_by_id = sites_using(dialect, SitesIndex::Primary);
         let by_due = sites_using(dialect, SitesIndex::Due);
         let sql = |text: &str| statement(dialect, text);
-        // MySQL can UPDATE … ORDER BY … LIMIT directly; SQLite (as bundled) and PostgreSQL
-        // cannot, and pick the rows in a subquery instead, which PostgreSQL locks skipping rows
-        // other statements hold (a claimer never waits for another), and runs once as a CTE
-        // (`statement` moves it there: see `PICK`). Each is one statement, so choosing and
-        // marking cannot be separated by another claimer.
-        let limited_text = |table: &str, set: &str, filter: &str, order: &str| {
-            let pick = format!("SELECT id FROM {table} WHERE {filter} ORDER BY {order} LIMIT ?");
-            match dialect {
-                Dialect::MySql => {
-                    format!("UPDATE {table} SET {set} WHERE {filter} ORDER BY {order} LIMIT ?")
-                }
-                Dialect::Sqlite => format!("UPDATE {table} SET {set} WHERE id IN ({pick})"),
-                Dialect::Postgres => format!(
-                    "UPDATE {table} SET {set} WHERE id IN ({PICK}{pick} FOR UPDATE SKIP LOCKED)"
-                ),
-            }
-        };
         let limited_in = |table: &str, set: &str, filter: &str, order: &str| {
-            sql(&limited_text(table, set, filter, order))
+            sql(&limited_update(dialect, table, set, filter, order))
         };
         let limited =
             |set: &str, filter: &str, order: &str| limited_in("sites", set, filter, order);
-        let claim_set = "state = {claimed}, owner = ?, claim_token = ?, expires_at = {now} + ?";
-        let due = "state = {pending} AND next_check_at <= {now}";
-        let claim_text = |filter: &str| match dialect {
-            Dialect::MySql => {
-                format!("SELECT id FROM {by_due} WHERE {filter} ORDER BY {CLAIM_ORDER} LIMIT ?")
-            }
-            Dialect::Postgres | Dialect::Sqlite => {
-                limited_text("sites", claim_set, filter, CLAIM_ORDER)
-            }
-        };
         let claim_returns = dialect == Dialect::Postgres;
         let greatest = greatest(dialect);
         let new = |column: &str| inserted(dialect, column);
@@ -399,14 +485,11 @@ impl Statements {
         Statements {
             now: sql("SELECT {now}"),
             claim: sql(&match claim_returns {
-                true => format!("{} RETURNING {CLAIMED_COLUMNS}", claim_text(due)),
-                false => claim_text(due),
+                true => format!("{} RETURNING {CLAIMED_COLUMNS}", claim(dialect, DUE)),
+                false => claim(dialect, DUE),
             }),
-            claim_held: claim_text(&format!("{due} AND part IN ({{parts}})")),
             mark: (dialect == Dialect::MySql).then(|| {
-                format!(
-                    "UPDATE {sites_by_id} SET {claim_set} WHERE id IN ({{ids}}) AND {due}"
-                )
+                format!("UPDATE {sites_by_id} SET {CLAIM_SET} WHERE id IN ({{ids}}) AND {DUE}")
             }),
             claim_returns,
             take_parts: limited_in(
@@ -419,7 +502,7 @@ impl Statements {
             drain_parts: limited_in("parts", "draining = 1", "token = ? AND draining = 0", "id DESC"),
             due_parts: sql(&format!(
                 "SELECT s.part, p.token, COUNT(*) FROM \
-                 (SELECT part FROM {by_due} WHERE {due} ORDER BY {CLAIM_ORDER} LIMIT ?) AS s \
+                 (SELECT part FROM {by_due} WHERE {DUE} ORDER BY {CLAIM_ORDER} LIMIT ?) AS s \
                  JOIN parts AS p ON p.id = s.part WHERE p.draining = 0 GROUP BY s.part, p.token"
             )),
             // The heir's columns are read before they are cleared: MySQL assigns left to right,
@@ -548,6 +631,41 @@ impl Statements {
     }
 }
 
+/// A claim's assignments: binds owner, token, lease ms.
+const CLAIM_SET: &str = "state = {claimed}, owner = ?, claim_token = ?, expires_at = {now} + ?";
+
+/// The sites due for a check.
+const DUE: &str = "state = {pending} AND next_check_at <= {now}";
+
+/// A claim of the due sites that match `filter` too: on MySQL only the pick of their ids
+/// (binds: those of the filter, n; `Statements::mark` stamps them), elsewhere the limited
+/// `UPDATE` that stamps them (binds: owner, token, lease ms, those of the filter, n).
+fn claim(dialect: Dialect, filter: &str) -> String {
+    match dialect {
+        Dialect::MySql => format!(
+            "SELECT id FROM {} WHERE {filter} ORDER BY {CLAIM_ORDER} LIMIT ?",
+            sites_using(dialect, SitesIndex::Due)
+        ),
+        Dialect::Postgres | Dialect::Sqlite => {
+            limited_update(dialect, "sites", CLAIM_SET, filter, CLAIM_ORDER)
+        }
+    }
+}
+
+/// For [`cached`]: binds: owner, token, lease ms, the `parts` partitions, n. Like
+/// `Statements::claim`, only in those host partitions, and never returning its rows: which
+/// partitions are still held is read by `select_held_batch`, a later statement.
+/// (PostgreSQL's claim reads the partitions in its own snapshot: a hand-over that ran while
+/// it did would see none of its sites in flight, and its RETURNING would keep sites of a
+/// partition already handed over; the queue test of partitions changing hands caught it.)
+/// With `mark`, only picks them (binds: the partitions, n).
+pub(crate) fn claim_held(dialect: Dialect, parts: usize) -> String {
+    claim(
+        dialect,
+        &format!("{DUE} AND part IN ({})", placeholders(parts)),
+    )
+}
+
 /// The order in which due sites are claimed: the order of the `sites_due` index (state,
 /// next_check_at, part, id), so that a claim reads it and stops after its rows.
 pub(crate) const CLAIM_ORDER: &str = "next_check_at, part, id";
@@ -671,24 +789,56 @@ mod tests {
             )),
             "{claim}"
         );
-        assert!(!claim.contains('?') && !claim.contains(PICK), "{claim}");
+        assert!(!claim.contains('?'), "{claim}");
     }
 
     #[test]
-    fn only_a_marked_subquery_is_moved() {
+    fn postgres_picks_first_with_its_placeholders_numbered_in_bind_order() {
         assert_eq!(
-            with_pick_first("UPDATE t SET a = $1 WHERE id IN (SELECT id FROM u) AND b = $2"),
-            "UPDATE t SET a = $1 WHERE id IN (SELECT id FROM u) AND b = $2"
-        );
-        assert_eq!(
-            with_pick_first(
-                "UPDATE t SET a = $1 WHERE id IN (/*pick*/SELECT id FROM t WHERE (b) LIMIT $2 \
-                 FOR UPDATE SKIP LOCKED) AND c IN (SELECT id FROM v) RETURNING id"
+            statement(
+                Dialect::Postgres,
+                &limited_update(
+                    Dialect::Postgres,
+                    "t",
+                    "a = ?",
+                    "b = ? AND c IN (?, ?)",
+                    "id"
+                )
             ),
-            "WITH picked AS MATERIALIZED (SELECT id FROM t WHERE (b) LIMIT $2 FOR UPDATE SKIP \
-             LOCKED) UPDATE t SET a = $1 WHERE id IN (SELECT id FROM picked) AND c IN (SELECT id \
-             FROM v) RETURNING id"
+            "WITH picked AS MATERIALIZED (SELECT id FROM t WHERE b = $2 AND c IN ($3, $4) \
+             ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED) UPDATE t SET a = $1 \
+             WHERE id IN (SELECT id FROM picked)"
         );
+        assert_eq!(
+            limited_update(Dialect::Sqlite, "t", "a = ?", "b = ?", "id"),
+            "UPDATE t SET a = ? WHERE id IN (SELECT id FROM t WHERE b = ? ORDER BY id LIMIT ?)"
+        );
+    }
+
+    #[test]
+    fn a_cached_statement_is_built_once_per_dialect_and_length() {
+        fn build(_: Dialect, n: usize) -> String {
+            format!("SELECT {{now}} WHERE id IN ({})", placeholders(n))
+        }
+        let first = cached!(Dialect::Postgres, 2, build);
+        assert_eq!(
+            first,
+            "SELECT (EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT WHERE id IN ($1, $2)"
+        );
+        static BUILT: PerKey<usize> = PerKey::new();
+        let (a, b) = (
+            BUILT.get(Dialect::MySql, 3, build),
+            BUILT.get(Dialect::MySql, 3, build),
+        );
+        assert!(matches!((&a, &b), (Cow::Borrowed(a), Cow::Borrowed(b)) if std::ptr::eq(*a, *b)));
+        for n in 0..=KEYS {
+            BUILT.get(Dialect::Sqlite, n, build);
+        }
+        assert!(matches!(
+            BUILT.get(Dialect::Sqlite, KEYS, build),
+            Cow::Owned(_)
+        ));
+        assert_eq!(BUILT.0[slot(Dialect::Sqlite)].lock().unwrap().len(), KEYS);
     }
 
     #[test]

@@ -4,6 +4,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
+use crate::sql::cached;
 
 impl Queue {
     /// Records a worker as started now (replacing an earlier worker of the same id).
@@ -21,11 +22,13 @@ impl Queue {
     /// Says the worker is alive and has checked `checked` sites so far. Returns false when its
     /// row is gone (a reaper took it for dead): the caller should register again.
     pub async fn heartbeat(&self, id: &str, checked: u64) -> Result<bool, Error> {
-        let sql =
-            self.statement("UPDATE workers SET heartbeat_at = {now}, checked = ? WHERE id = ?");
+        let sql = cached!(
+            self.db.dialect(),
+            "UPDATE workers SET heartbeat_at = {now}, checked = ? WHERE id = ?"
+        );
         let checked = i64::try_from(checked).unwrap_or(i64::MAX);
         let found = with_pool!(&self.db, pool => {
-            retry("heartbeat", || sqlx::query(&sql).bind(checked).bind(id).execute(pool))
+            retry("heartbeat", || sqlx::query(sql).bind(checked).bind(id).execute(pool))
                 .await?
                 .rows_affected()
         });
@@ -34,9 +37,9 @@ impl Queue {
 
     /// Removes a worker that stopped cleanly.
     pub async fn deregister(&self, id: &str) -> Result<(), Error> {
-        let sql = self.statement("DELETE FROM workers WHERE id = ?");
+        let sql = cached!(self.db.dialect(), "DELETE FROM workers WHERE id = ?");
         with_pool!(&self.db, pool => {
-            retry("deregister", || sqlx::query(&sql).bind(id).execute(pool))
+            retry("deregister", || sqlx::query(sql).bind(id).execute(pool))
                 .await?;
         });
         Ok(())

@@ -7,6 +7,7 @@
 use crate::db::with_pool;
 use crate::error::Error;
 use crate::report::Reports;
+use crate::sql::cached;
 
 /// A host in trouble: deferred until `backoff_until`, decided unreachable, or throttled.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -31,7 +32,8 @@ impl Reports<'_> {
     /// Up to `limit` hosts in trouble: unreachable first, then deferred (the longest first),
     /// then throttled.
     pub async fn backoffs(&self, limit: u32) -> Result<Vec<Backoff>, Error> {
-        let sql = self.statement(
+        let sql = cached!(
+            self.db.dialect(),
             "SELECT h.host, \
              CASE WHEN h.unreachable_since IS NOT NULL THEN 'unreachable' \
                   WHEN h.backoff_until > {now} THEN 'deferred' ELSE 'throttled' END AS state, \
@@ -43,10 +45,10 @@ impl Reports<'_> {
              WHERE h.backoff_until > {now} OR h.unreachable_since IS NOT NULL \
              OR h.rate IS NOT NULL \
              ORDER BY CASE WHEN h.unreachable_since IS NOT NULL THEN 0 ELSE 1 END, \
-             h.backoff_until DESC, h.host LIMIT ?",
+             h.backoff_until DESC, h.host LIMIT ?"
         );
         Ok(with_pool!(&self.db, pool => {
-            sqlx::query_as(&sql).bind(i64::from(limit)).fetch_all(pool).await?
+            sqlx::query_as(sql).bind(i64::from(limit)).fetch_all(pool).await?
         }))
     }
 }

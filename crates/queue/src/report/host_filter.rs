@@ -55,17 +55,21 @@ impl HostFilter {
     }
 }
 
-/// The condition that keeps the sites `filter` names, to follow a `WHERE …` (nothing when
-/// there is no filter); [`bind`] binds its values.
-pub(crate) fn condition(filter: Option<&HostFilter>) -> String {
-    let Some(filter) = filter else {
+/// What shapes a filter's [`condition`]: none (`None`), or how many URL prefixes it compares.
+pub(crate) type Shape = Option<usize>;
+
+/// The [`Shape`] of `filter`'s condition.
+pub(crate) fn shape(filter: Option<&HostFilter>) -> Shape {
+    filter.map(|f| f.prefixes.len())
+}
+
+/// The condition that keeps the sites a filter of `shape` names, to follow a `WHERE …`
+/// (nothing when there is no filter); [`bind`] binds its values.
+pub(crate) fn condition(shape: Shape) -> String {
+    let Some(prefixes) = shape else {
         return String::new();
     };
-    let prefixes: Vec<&str> = filter
-        .prefixes
-        .iter()
-        .map(|_| "SUBSTR(url, 1, ?) = ?")
-        .collect();
+    let prefixes = vec!["SUBSTR(url, 1, ?) = ?"; prefixes];
     if prefixes.is_empty() {
         "AND host = ?".into()
     } else {
@@ -114,12 +118,12 @@ mod tests {
 
     #[test]
     fn without_a_port_only_the_host_is_compared() {
-        assert_eq!(condition(None), "");
+        assert_eq!(condition(shape(None)), "");
         let host = HostFilter::new("a.example", None);
-        assert_eq!(condition(Some(&host)), "AND host = ?");
+        assert_eq!(condition(shape(Some(&host))), "AND host = ?");
         let port = HostFilter::new("a.example", Some(8080));
         assert_eq!(
-            condition(Some(&port)),
+            condition(shape(Some(&port))),
             "AND host = ? AND (SUBSTR(url, 1, ?) = ? OR SUBSTR(url, 1, ?) = ?)"
         );
     }

@@ -6,8 +6,10 @@
 //! memory. The partition's lease and the throttle record are joined to the page's hosts only.
 
 use crate::db::with_pool;
+use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::report::Reports;
+use crate::sql::{cached, Statements};
 
 /// One host, as the hosts report prints it.
 #[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
@@ -66,7 +68,7 @@ impl Reports<'_> {
     ) -> Result<Vec<HostRow>, Error> {
         let sql = self.hosts_page_sql(host.is_some());
         Ok(with_pool!(&self.db, pool => {
-            let mut q = sqlx::query_as(&sql).bind(after);
+            let mut q = sqlx::query_as(sql).bind(after);
             if let Some(host) = host {
                 q = q.bind(host);
             }
@@ -75,11 +77,22 @@ impl Reports<'_> {
     }
 
     /// Binds: after, host (if `one_host`), limit.
-    fn hosts_page_sql(&self, one_host: bool) -> String {
-        let sites = self.sql().sites_by_host;
-        let host_filter = if one_host { "AND host = ?" } else { "" };
-        self.statement(&format!(
-            "SELECT g.host, g.sites, g.alive, g.dead, g.blocked, g.unreachable, g.error, g.excluded, \
+    fn hosts_page_sql(&self, one_host: bool) -> &'static str {
+        match one_host {
+            true => cached!(self.db.dialect(), |dialect| hosts_page(
+                dialect,
+                "AND host = ?"
+            )),
+            false => cached!(self.db.dialect(), |dialect| hosts_page(dialect, "")),
+        }
+    }
+}
+
+/// The hosts report's page, only of one host with `host_filter`.
+fn hosts_page(dialect: Dialect, host_filter: &str) -> String {
+    let sites = Statements::get(dialect).sites_by_host;
+    format!(
+        "SELECT g.host, g.sites, g.alive, g.dead, g.blocked, g.unreachable, g.error, g.excluded, \
              g.pending, \
              CASE WHEN p.expires_at > {{now}} THEN p.owner END AS owner, \
              CASE WHEN h.backoff_until > {{now}} THEN h.backoff_until END AS backoff_until, \
@@ -104,6 +117,5 @@ impl Reports<'_> {
              LEFT JOIN parts AS p ON p.id = g.part \
              LEFT JOIN hosts AS h ON h.host = g.host \
              ORDER BY g.host"
-        ))
-    }
+    )
 }

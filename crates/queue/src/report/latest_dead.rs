@@ -10,7 +10,7 @@
 use crate::db::with_pool;
 use crate::error::Error;
 use crate::report::{Checked, CheckedRow, Reports, CHECKED_COLUMNS};
-use crate::sql::{case_insensitive_like, sites_using_on_sqlite_too, SitesIndex};
+use crate::sql::{cached, case_insensitive_like, sites_using_on_sqlite_too, SitesIndex};
 
 /// `LIKE`'s escape character here: not the backslash, which MySQL would read inside the SQL
 /// string literal too.
@@ -20,18 +20,19 @@ impl Reports<'_> {
     /// Up to `limit` dead sites, the most recently checked first; only those whose URL
     /// contains `text` (case-insensitively for ASCII) when it is not empty.
     pub async fn latest_dead(&self, text: &str, limit: u32) -> Result<Vec<Checked>, Error> {
-        let dialect = self.db.dialect();
-        // MariaDB would otherwise pick `sites_verdict` and sort every dead site.
-        let sites = sites_using_on_sqlite_too(dialect, SitesIndex::Due);
-        let like = case_insensitive_like(dialect);
-        let sql = self.statement(&format!(
-            "SELECT {CHECKED_COLUMNS} FROM {sites} \
-             WHERE state = {{done}} AND verdict = {{dead}} AND url {like} ? ESCAPE '{ESCAPE}' \
-             ORDER BY state DESC, next_check_at DESC, part DESC, id DESC LIMIT ?"
-        ));
+        let sql = cached!(self.db.dialect(), |dialect| {
+            // MariaDB would otherwise pick `sites_verdict` and sort every dead site.
+            let sites = sites_using_on_sqlite_too(dialect, SitesIndex::Due);
+            let like = case_insensitive_like(dialect);
+            format!(
+                "SELECT {CHECKED_COLUMNS} FROM {sites} \
+                 WHERE state = {{done}} AND verdict = {{dead}} AND url {like} ? ESCAPE '{ESCAPE}' \
+                 ORDER BY state DESC, next_check_at DESC, part DESC, id DESC LIMIT ?"
+            )
+        });
         let pattern = format!("%{}%", escape_like(text));
         let rows: Vec<CheckedRow> = with_pool!(&self.db, pool => {
-            sqlx::query_as(&sql).bind(pattern).bind(i64::from(limit)).fetch_all(pool).await?
+            sqlx::query_as(sql).bind(pattern).bind(i64::from(limit)).fetch_all(pool).await?
         });
         rows.into_iter().map(Checked::try_from).collect()
     }

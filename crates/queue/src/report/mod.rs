@@ -17,12 +17,13 @@ mod latest_dead;
 
 pub use backoffs::Backoff;
 pub use host_filter::HostFilter;
+use host_filter::Shape;
 pub use hosts::HostRow;
 
 use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::queue::Queue;
-use crate::sql::{placeholders, Statements};
+use crate::sql::{cached, placeholders};
 use crate::state::State;
 use crate::verdict::{ErrorKind, Verdict};
 
@@ -161,15 +162,6 @@ impl Queue {
 }
 
 impl Reports<'_> {
-    /// A statement finished for this database (see [`Db::statement`]).
-    pub(crate) fn statement(&self, text: &str) -> String {
-        self.db.statement(text)
-    }
-
-    pub(crate) fn sql(&self) -> &'static Statements {
-        Statements::get(self.db.dialect())
-    }
-
     /// The database's clock, in Unix milliseconds (as [`Queue::now`]): what the ages in a
     /// report are measured against.
     pub async fn now(&self) -> Result<i64, Error> {
@@ -208,12 +200,15 @@ impl Reports<'_> {
         after: i64,
         limit: u32,
     ) -> Result<Vec<Checked>, Error> {
-        let sql = self.statement(&format!(
-            "SELECT {CHECKED_COLUMNS} FROM sites WHERE verdict = ? AND id > ? {}{} \
-             ORDER BY verdict, id LIMIT ?",
-            confirmed(confirmed_only),
-            host_filter::condition(host)
-        ));
+        let key = (confirmed_only, host_filter::shape(host));
+        let sql = cached!(self.db.dialect(), key => (bool, Shape), |_, (confirmed_only, host)| {
+            format!(
+                "SELECT {CHECKED_COLUMNS} FROM sites WHERE verdict = ? AND id > ? {}{} \
+                 ORDER BY verdict, id LIMIT ?",
+                confirmed(confirmed_only),
+                host_filter::condition(host)
+            )
+        });
         let rows: Vec<CheckedRow> = with_pool!(&self.db, pool => {
             let q = sqlx::query_as(&sql).bind(verdict.as_str()).bind(after);
             host_filter::bind(q, host).bind(i64::from(limit)).fetch_all(pool).await?
@@ -232,12 +227,15 @@ impl Reports<'_> {
         if verdicts.is_empty() {
             return Ok(false);
         }
-        let sql = self.statement(&format!(
-            "SELECT id FROM sites WHERE verdict IN ({}) {}{} LIMIT 1",
-            placeholders(verdicts.len()),
-            confirmed(confirmed_only),
-            host_filter::condition(host)
-        ));
+        let key = (verdicts.len(), confirmed_only, host_filter::shape(host));
+        let sql = cached!(self.db.dialect(), key => (usize, bool, Shape), |_, (n, confirmed_only, host)| {
+            format!(
+                "SELECT id FROM sites WHERE verdict IN ({}) {}{} LIMIT 1",
+                placeholders(n),
+                confirmed(confirmed_only),
+                host_filter::condition(host)
+            )
+        });
         let found: Option<(i64,)> = with_pool!(&self.db, pool => {
             let mut q = sqlx::query_as(&sql);
             for verdict in verdicts {
@@ -259,12 +257,15 @@ impl Reports<'_> {
         if verdicts.is_empty() {
             return Ok(0);
         }
-        let sql = self.statement(&format!(
-            "SELECT COUNT(*) FROM sites WHERE verdict IN ({}) {}{}",
-            placeholders(verdicts.len()),
-            confirmed(confirmed_only),
-            host_filter::condition(host)
-        ));
+        let key = (verdicts.len(), confirmed_only, host_filter::shape(host));
+        let sql = cached!(self.db.dialect(), key => (usize, bool, Shape), |_, (n, confirmed_only, host)| {
+            format!(
+                "SELECT COUNT(*) FROM sites WHERE verdict IN ({}) {}{}",
+                placeholders(n),
+                confirmed(confirmed_only),
+                host_filter::condition(host)
+            )
+        });
         let (count,): (i64,) = with_pool!(&self.db, pool => {
             let mut q = sqlx::query_as(&sql);
             for verdict in verdicts {
@@ -277,9 +278,12 @@ impl Reports<'_> {
 
     /// Sites per state.
     pub async fn state_counts(&self) -> Result<StateCounts, Error> {
-        let sql = self.statement("SELECT state, COUNT(*) FROM sites GROUP BY state");
+        let sql = cached!(
+            self.db.dialect(),
+            "SELECT state, COUNT(*) FROM sites GROUP BY state"
+        );
         let rows: Vec<(i16, i64)> = with_pool!(&self.db, pool => {
-            sqlx::query_as(&sql).fetch_all(pool).await?
+            sqlx::query_as(sql).fetch_all(pool).await?
         });
         let mut counts = StateCounts::default();
         for (state, n) in rows {
@@ -294,10 +298,12 @@ impl Reports<'_> {
 
     /// Whether any site is pending or claimed: false once the whole list has a verdict.
     pub async fn has_unfinished(&self) -> Result<bool, Error> {
-        let sql =
-            self.statement("SELECT id FROM sites WHERE state IN ({pending}, {claimed}) LIMIT 1");
+        let sql = cached!(
+            self.db.dialect(),
+            "SELECT id FROM sites WHERE state IN ({pending}, {claimed}) LIMIT 1"
+        );
         let row: Option<i64> = with_pool!(&self.db, pool => {
-            sqlx::query_scalar(&sql)
+            sqlx::query_scalar(sql)
                 .fetch_optional(pool)
                 .await?
         });
@@ -306,11 +312,12 @@ impl Reports<'_> {
 
     /// Checked sites per verdict.
     pub async fn verdict_counts(&self) -> Result<Vec<(Verdict, i64)>, Error> {
-        let sql = self.statement(
-            "SELECT verdict, COUNT(*) FROM sites WHERE verdict IS NOT NULL GROUP BY verdict",
+        let sql = cached!(
+            self.db.dialect(),
+            "SELECT verdict, COUNT(*) FROM sites WHERE verdict IS NOT NULL GROUP BY verdict"
         );
         let rows: Vec<(String, i64)> = with_pool!(&self.db, pool => {
-            sqlx::query_as(&sql)
+            sqlx::query_as(sql)
             .fetch_all(pool)
             .await?
         });
@@ -319,12 +326,13 @@ impl Reports<'_> {
 
     /// The `limit` hosts with the most dead sites.
     pub async fn top_dead_hosts(&self, limit: u32) -> Result<Vec<(String, i64)>, Error> {
-        let sql = self.statement(
+        let sql = cached!(
+            self.db.dialect(),
             "SELECT host, COUNT(*) AS n FROM sites WHERE verdict = {dead} \
-             GROUP BY host ORDER BY n DESC, host LIMIT ?",
+             GROUP BY host ORDER BY n DESC, host LIMIT ?"
         );
         Ok(with_pool!(&self.db, pool => {
-            sqlx::query_as(&sql)
+            sqlx::query_as(sql)
             .bind(i64::from(limit))
             .fetch_all(pool)
             .await?
@@ -333,12 +341,13 @@ impl Reports<'_> {
 
     /// The registered workers, most recent heartbeat first.
     pub async fn workers(&self) -> Result<Vec<WorkerRow>, Error> {
-        let sql = self.statement(
+        let sql = cached!(
+            self.db.dialect(),
             "SELECT id, host, pid, started_at, heartbeat_at, checked FROM workers \
-             ORDER BY heartbeat_at DESC",
+             ORDER BY heartbeat_at DESC"
         );
         Ok(with_pool!(&self.db, pool => {
-            sqlx::query_as(&sql)
+            sqlx::query_as(sql)
             .fetch_all(pool)
             .await?
         }))
