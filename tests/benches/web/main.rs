@@ -193,7 +193,7 @@ fn web(runtime: &Runtime, world: &World, queues: &Queues, cap: Duration, dns: &D
     let crawler_row = score("crawler", &crawler, world, &tallies);
     println!("  crawler's verdicts: {}", kinds(&crawler.kinds));
     println!("  crawler's log: {}", crawler.summary.trim());
-    tail(&crawler, world);
+    tail(&crawler, world, &tallies);
     println!("  DNS queries so far: {}", dns.total_queries());
     for tally in &tallies {
         tally.reset();
@@ -279,8 +279,9 @@ fn score(tool: &str, run: &Verdicts, world: &World, tallies: &[Arc<Tally>]) -> D
 }
 
 /// Where the crawler's time went: when the verdicts came in, and the last of each kind of
-/// host, against the floor (the largest host's URLs at its rate).
-fn tail(run: &Verdicts, world: &World) {
+/// host, against the floor (the largest host's URLs at its rate) and against the time its
+/// requests take at that rate (retries, redirect hops and GETs after HEADs are requests too).
+fn tail(run: &Verdicts, world: &World, tallies: &[Arc<Tally>]) {
     let mut times: Vec<f64> = run.done_at.values().copied().collect();
     if times.is_empty() {
         return;
@@ -318,12 +319,15 @@ fn tail(run: &Verdicts, world: &World) {
         .take(5)
         .map(|&h| {
             let host = &world.hosts[h];
+            let requests = tallies[h].seen().requests;
             format!(
-                "{} ({:?}, {} URLs, floor {:.1} s) {:.1} s",
+                "{} ({:?}, {} URLs, floor {:.1} s; {requests} requests, {:.1} s at the rate) \
+                 {:.1} s",
                 host.name,
                 host.kind,
                 host.urls,
                 host.urls as f64 / HOST_RATE as f64,
+                requests as f64 / HOST_RATE as f64,
                 last[h]
             )
         })

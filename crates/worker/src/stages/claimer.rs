@@ -94,8 +94,8 @@ pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: Cancellat
                     permit.send(site);
                 }
                 // More than asked for (a database that let a claim's LIMIT slip, as PostgreSQL
-                // once did, `sql::PICK`): they are held too, so they are checked, not dropped
-                // to have their lease extended until the worker stops.
+                // once did, see `sql::limited_update`): they are held too, so they are checked,
+                // not dropped to have their lease extended until the worker stops.
                 let extra: Vec<Site> = sites_claimed.collect();
                 if !extra.is_empty() {
                     tracing::warn!(
