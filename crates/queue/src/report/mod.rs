@@ -120,6 +120,17 @@ impl TryFrom<CheckedRow> for Checked {
 }
 
 /// The condition that keeps only confirmed dead sites, when asked.
+/// The filter of [`Reports::any_checked`] and [`Reports::checked_count`]: one of `n` verdicts
+/// (bound in order), confirmed dead with `confirmed_only`, of the host the shape names.
+fn with_verdicts(n: usize, confirmed_only: bool, host: Shape) -> String {
+    format!(
+        "verdict IN ({}) {}{}",
+        placeholders(n),
+        confirmed(confirmed_only),
+        host_filter::condition(host)
+    )
+}
+
 fn confirmed(only: bool) -> &'static str {
     match only {
         true => "AND confirmed_at IS NOT NULL ",
@@ -230,10 +241,8 @@ impl Reports<'_> {
         let key = (verdicts.len(), confirmed_only, host_filter::shape(host));
         let sql = cached!(self.db.dialect(), key => (usize, bool, Shape), |_, (n, confirmed_only, host)| {
             format!(
-                "SELECT id FROM sites WHERE verdict IN ({}) {}{} LIMIT 1",
-                placeholders(n),
-                confirmed(confirmed_only),
-                host_filter::condition(host)
+                "SELECT id FROM sites WHERE {} LIMIT 1",
+                with_verdicts(n, confirmed_only, host)
             )
         });
         let found: Option<(i64,)> = with_pool!(&self.db, pool => {
@@ -260,10 +269,8 @@ impl Reports<'_> {
         let key = (verdicts.len(), confirmed_only, host_filter::shape(host));
         let sql = cached!(self.db.dialect(), key => (usize, bool, Shape), |_, (n, confirmed_only, host)| {
             format!(
-                "SELECT COUNT(*) FROM sites WHERE verdict IN ({}) {}{}",
-                placeholders(n),
-                confirmed(confirmed_only),
-                host_filter::condition(host)
+                "SELECT COUNT(*) FROM sites WHERE {}",
+                with_verdicts(n, confirmed_only, host)
             )
         });
         let (count,): (i64,) = with_pool!(&self.db, pool => {
