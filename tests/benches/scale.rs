@@ -11,8 +11,11 @@
 //!   holds its share of the host partitions, claims batches of 500 in them
 //!   (`claim_in_parts`, with the list its keeper read), extends
 //!   the batch's lease once, and writes results back `SCALE_WRITES` at a time (default
-//!   `500,5`: a worker writes back every 100 ms or 500 results, so a worker doing 50 sites/s
-//!   writes 5 at a time). The database's CPU time is the private `mariadbd`'s utime + stime
+//!   `500,50`: a worker writes back once 500 results wait or the oldest has waited a second,
+//!   so a worker doing 50 sites/s writes 50 at a time; before 2026-11-26 it wrote every
+//!   100 ms, 5 at a time). `SCALE_ROUND=first` makes it a list's first round (every site
+//!   unchecked, every verdict new); by default it is a recheck round of the filled mix (the
+//!   15 % not alive turn alive). The database's CPU time is the private `mariadbd`'s utime + stime
 //!   (`/proc/<pid>/stat`); PostgreSQL's is that of its postmaster and every descendant (one
 //!   backend per connection, background workers), with backends that exited counted through
 //!   the postmaster's cutime + cstime (`scale::tree_cpu`); SQLite runs inside this process, so
@@ -49,7 +52,8 @@ use crawler_queue::{Queue, PARTS};
 use crawler_tests::bench::machine_cpu;
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::scale::{
-    fill, own_cpu, reset_statement_costs, sizes, statement_costs, statement_costs_on, DbCpu,
+    fill, forget_verdicts, own_cpu, reset_statement_costs, sizes, statement_costs,
+    statement_costs_on, DbCpu,
 };
 use crawler_tests::{mariadb, postgres, Backend};
 
@@ -149,12 +153,28 @@ async fn work(queue: Queue, worker: usize, workers: usize, write: usize) -> u64 
 /// The life cycle's database CPU per site, for each count of workers and write-back size.
 async fn cpu(backend: Backend) {
     let sites: u64 = env_or("SCALE_CPU_SITES", 50_000);
+    let first_round = match std::env::var("SCALE_ROUND").as_deref() {
+        Ok("first") => true,
+        Ok("recheck") | Err(_) => false,
+        Ok(other) => panic!("SCALE_ROUND is first or recheck, not {other:?}"),
+    };
+    println!(
+        "life cycle of a {} round",
+        if first_round {
+            "first (every verdict new)"
+        } else {
+            "recheck (15 % of verdicts change)"
+        }
+    );
     let clock = db_cpu(backend);
-    for write in crawler_tests::bench::counts("SCALE_WRITES", "500,5") {
+    for write in crawler_tests::bench::counts("SCALE_WRITES", "500,50") {
         for workers in crawler_tests::bench::counts("SCALE_WORKERS", "4,16") {
             let db = backend.fresh().await;
             let queue = db.queue().await;
             fill(&queue, sites, 1000, |_| {}).await;
+            if first_round {
+                forget_verdicts(&queue).await;
+            }
             if costs_wanted() {
                 reset_statement_costs(&queue).await;
             }

@@ -146,10 +146,11 @@ both_backends!(
         // second is a real error, and stays one.
         let raw = Db::connect(&db.url, 1).await.unwrap();
         let private = "https://a.example/private";
+        // (An older worker recorded every verdict in the history, the first included.)
         for sql in [
             "UPDATE sites SET error_kind = 'excluded' WHERE url = ?",
-            "UPDATE verdict_changes SET error_kind = 'excluded' \
-             WHERE site_id = (SELECT id FROM sites WHERE url = ?)",
+            "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
+             SELECT id, checked_at, verdict, NULL, 'excluded' FROM sites WHERE url = ?",
         ] {
             execute_binding(&raw, sql, private).await;
         }

@@ -1,10 +1,10 @@
-//! Verdict history (`verdict_changes`), against every backend: a row per change of a site's
-//! verdict, none for a check that confirms it or for a stale write-back; pruning by age keeps
-//! each site's latest change.
+//! Verdict history (`verdict_changes`), against every backend: a row per verdict replaced, none
+//! for a site's first verdict, a check that confirms it or a stale write-back; the reader adds
+//! the current verdict; pruning by age leaves the current verdict.
 
 use std::time::Duration;
 
-use crawler_queue::{Db, Finding, NewSite, Queue, Verdict};
+use crawler_queue::{Db, ErrorKind, Finding, NewSite, Queue, Unreachable, Verdict};
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::{both_backends, TestDb};
 
@@ -38,12 +38,29 @@ async fn one_site(db: &TestDb) -> Queue {
     queue
 }
 
+/// One number `sql` reads, straight from the database.
+async fn scalar(raw: &Db, sql: &str) -> i64 {
+    match raw {
+        Db::MySql(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
+        Db::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
+    }
+}
+
+async fn execute(raw: &Db, sql: &str) {
+    match raw {
+        Db::MySql(pool) => drop(sqlx::query(sql).execute(pool).await.unwrap()),
+        Db::Sqlite(pool) => drop(sqlx::query(sql).execute(pool).await.unwrap()),
+        Db::Postgres(pool) => drop(sqlx::query(sql).execute(pool).await.unwrap()),
+    }
+}
+
 fn verdicts(changes: &[crawler_queue::VerdictChange]) -> Vec<&str> {
     changes.iter().map(|c| c.verdict.as_str()).collect()
 }
 
 both_backends!(
-    async fn a_row_per_change_none_per_repeat_and_pruning_keeps_the_latest(backend: Backend) {
+    async fn a_row_per_change_none_per_repeat_and_pruning_leaves_the_current(backend: Backend) {
         let db = backend.fresh().await;
         let queue = one_site(&db).await;
         for finding in [alive(), alive(), dead(), dead(), alive()] {
@@ -87,11 +104,78 @@ both_backends!(
             2
         );
         let changes = queue.reports().verdict_changes(id).await.unwrap();
-        assert_eq!(verdicts(&changes), ["alive"], "the latest change stays");
+        assert_eq!(verdicts(&changes), ["alive"], "the current verdict stays");
         assert_eq!(
             queue.prune_verdict_changes(Duration::ZERO).await.unwrap(),
             0
         );
+    }
+);
+
+both_backends!(
+    async fn a_first_verdict_costs_the_history_nothing_and_a_replaced_one_keeps_when_it_began(
+        backend: Backend,
+    ) {
+        let db = backend.fresh().await;
+        let queue = one_site(&db).await;
+        let raw = Db::connect(&db.url, 1).await.unwrap();
+        let recorded = "SELECT COUNT(*) FROM verdict_changes";
+        let id = scalar(&raw, "SELECT id FROM sites").await;
+        check(&queue, &alive()).await;
+        assert_eq!(
+            scalar(&raw, recorded).await,
+            0,
+            "the first verdict is the row's own"
+        );
+        let first = queue.reports().verdict_changes(id).await.unwrap();
+        assert_eq!(verdicts(&first), ["alive"]);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        check(&queue, &alive()).await;
+        assert_eq!(scalar(&raw, recorded).await, 0, "the same verdict again");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        check(&queue, &dead()).await;
+        assert_eq!(scalar(&raw, recorded).await, 1, "alive, replaced");
+        let changes = queue.reports().verdict_changes(id).await.unwrap();
+        assert_eq!(verdicts(&changes), ["alive", "dead"]);
+        assert_eq!(
+            changes[0].changed_at, first[0].changed_at,
+            "alive since its first check, not its last"
+        );
+        assert!(changes[1].changed_at >= changes[0].changed_at + 40);
+        // The current verdict recorded already, as a worker before `verdict_since` did: shown once.
+        let older =
+            "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
+                     SELECT id, checked_at, verdict, http_status, error_kind FROM sites";
+        execute(&raw, older).await;
+        let changes = queue.reports().verdict_changes(id).await.unwrap();
+        assert_eq!(verdicts(&changes), ["alive", "dead"]);
+    }
+);
+
+both_backends!(
+    async fn a_host_decision_records_the_verdicts_it_replaces(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = one_site(&db).await;
+        let raw = Db::connect(&db.url, 1).await.unwrap();
+        let id = scalar(&raw, "SELECT id FROM sites").await;
+        check(&queue, &alive()).await;
+        queue.recheck(Duration::ZERO).await.unwrap();
+        queue.take_parts("history", 7, 1024, LEASE).await.unwrap();
+        let why = Unreachable {
+            kind: ErrorKind::Dns,
+            detail: "no such host".into(),
+        };
+        let decided = queue.decide_host(7, "a.example", "https://a.example", &why);
+        assert_eq!(decided.await.unwrap(), 1);
+        let changes = queue.reports().verdict_changes(id).await.unwrap();
+        assert_eq!(verdicts(&changes), ["alive", "unreachable"]);
+        assert_eq!(changes[1].error_kind.as_deref(), Some("dns"));
+        // Decided again (say, by another worker): nothing more to record.
+        queue.recheck(Duration::ZERO).await.unwrap();
+        let decided = queue.decide_host(7, "a.example", "https://a.example", &why);
+        assert_eq!(decided.await.unwrap(), 1);
+        let recorded = "SELECT COUNT(*) FROM verdict_changes";
+        assert_eq!(scalar(&raw, recorded).await, 1, "alive, replaced once");
     }
 );
 
@@ -117,7 +201,7 @@ both_backends!(
         // to prune says nothing of it.
         assert!(!reap(&[]).contains("pruned"));
         assert!(reap(&["--prune-history-after", "1h"]).contains("; 0 old verdict changes pruned"));
-        // Two hours older: the first change goes, the site's latest stays however old.
+        // Two hours older: the replaced verdict goes; the current one is the site's own row.
         let raw = Db::connect(&db.url, 1).await.unwrap();
         let age = "UPDATE verdict_changes SET changed_at = changed_at - 7200000";
         let site = "SELECT id FROM sites";

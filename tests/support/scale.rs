@@ -329,6 +329,20 @@ pub async fn sizes(queue: &Queue) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// Makes every filled row a site never checked (no verdict, no check), for a first round: a
+/// list's first crawl, where every verdict is new.
+pub async fn forget_verdicts(queue: &Queue) {
+    let mut session = Session::of(queue.db()).await;
+    session
+        .exec(
+            "UPDATE sites SET verdict = NULL, http_status = NULL, error_kind = NULL, \
+             redirects = NULL, latency_ms = NULL, checked_at = NULL, last_alive_at = NULL, \
+             consecutive_failures = 0",
+            &[],
+        )
+        .await;
+}
+
 /// One connection of the database's pool: a fill drops and recreates indexes, and SQLite
 /// connections that did not make a schema change may still plan with the old schema.
 enum Session {

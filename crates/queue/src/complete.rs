@@ -96,6 +96,18 @@ struct Row<'a> {
     delay: i64,
 }
 
+impl Row<'_> {
+    /// Whether the result replaces a verdict the site had (not its first, not the same).
+    fn replaces_verdict(&self) -> bool {
+        let new = self.outcome.finding.verdict.as_str();
+        self.outcome
+            .site
+            .last_verdict
+            .as_deref()
+            .is_some_and(|old| old != new)
+    }
+}
+
 /// Which rows a write-back may change: those its claim still owns, and, for a claim made in
 /// held host partitions, only while the partition is still held.
 #[derive(Clone, Copy, Debug)]
@@ -281,6 +293,17 @@ impl Queue {
                 }
             };
         }
+        // The verdicts these results replace go to the history first, read from the rows the
+        // claim still holds: only where the verdict changed since the claim (a first verdict
+        // replaces none; a recheck that finds what it found before costs the history nothing).
+        let replaced: Vec<i64> = rows
+            .iter()
+            .filter(|r| r.replaces_verdict())
+            .map(|r| r.outcome.site.id)
+            .collect();
+        if !replaced.is_empty() {
+            self.record_replaced(fence.token, &padded(&replaced)).await;
+        }
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
                 let mut q = sqlx::query(&sql);
@@ -291,6 +314,7 @@ impl Queue {
                     }
                 }
                 column!(q, o => o.finding.verdict.as_str());
+                column!(q, o => i32::from(o.site.last_verdict.as_deref() != Some(o.finding.verdict.as_str())));
                 column!(q, o => o.finding.status.map(i32::from));
                 column!(q, o => o.finding.error_kind.map(|k| k.as_str()));
                 column!(q, o => o.finding.final_url.as_deref());
@@ -315,19 +339,6 @@ impl Queue {
             .await?
             .rows_affected()
         });
-        // Only the sites whose verdict changed since their claim can have a change to record:
-        // a recheck that finds what it found before (most of them) costs the history nothing.
-        let changed: Vec<i64> = rows
-            .iter()
-            .filter(|r| {
-                r.outcome.site.last_verdict.as_deref() != Some(r.outcome.finding.verdict.as_str())
-            })
-            .map(|r| r.outcome.site.id)
-            .collect();
-        if !changed.is_empty() {
-            self.record_verdict_changes(fence.token, &padded(&changed))
-                .await;
-        }
         if let Some(policy) = confirm {
             let dead: Vec<i64> = rows
                 .iter()
@@ -419,8 +430,10 @@ impl Queue {
         let sql = cached!(self.db.dialect(), held => bool, |dialect, held| {
             format!(
                 "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
-                 checked_at = {{now}}, next_check_at = {{now}}, verdict = ?, http_status = NULL, \
-                 error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, detail = NULL, \
+                 checked_at = {{now}}, next_check_at = {{now}}, \
+                 verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {{now}} END, verdict = ?, \
+                 http_status = NULL, error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, \
+                 tries = 0, detail = NULL, \
                  attempts = ?, consecutive_failures = consecutive_failures + 1, \
                  dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL WHERE {}",
                 Statements::get(dialect).sites_by_id,
@@ -431,6 +444,7 @@ impl Queue {
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
                 let q = sqlx::query(&sql)
+                    .bind(Verdict::Error.as_str())
                     .bind(Verdict::Error.as_str())
                     .bind(ErrorKind::Unstorable.as_str())
                     .bind(site.tries + 1);
@@ -455,7 +469,8 @@ impl Queue {
 /// only bound values and its own old value, never another column this statement changes
 /// (MySQL evaluates SET left to right with the new values, SQLite with the old ones); the one
 /// exception, `confirm_check_at` reading `confirmed_at`, reads it only for a dead result,
-/// which leaves `confirmed_at` as it was.
+/// which leaves `confirmed_at` as it was. `verdict_since` is set when the bound "replaces the
+/// verdict it was claimed with" flag says so (a first verdict included).
 fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
     let case = case_by_id(rows);
     let next_check_at = match deferred {
@@ -464,7 +479,8 @@ fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
     };
     format!(
         "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
-         checked_at = {{now}}, next_check_at = {next_check_at}, verdict = {case}, http_status = {case}, \
+         checked_at = {{now}}, next_check_at = {next_check_at}, verdict = {case}, \
+         verdict_since = CASE WHEN {case} = 1 THEN {{now}} ELSE verdict_since END, http_status = {case}, \
          error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
          tries = 0, attempts = {case}, consecutive_failures = {case}, detail = {case}, \
          last_alive_at = CASE WHEN {case} = 1 THEN {{now}} ELSE last_alive_at END, \

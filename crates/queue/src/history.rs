@@ -1,16 +1,22 @@
-//! Verdict history for continuous monitoring: `verdict_changes` gets a row only when a site's
-//! verdict changes, not per check, so that `sites` stays one row per URL however many rounds
-//! run, and the history grows with the changes alone (docs/scale.md, section 4).
+//! Verdict history for continuous monitoring: `verdict_changes` holds the verdicts a site had
+//! before its current one, one row per change, not per check, so that `sites` stays one row
+//! per URL however many rounds run, and the history grows with the changes alone
+//! (docs/scale.md, section 4). The current verdict is the site's own row, with the time it began
+//! (`sites.verdict_since`): a site's first verdict, and every check that finds what the last one
+//! found, cost the history nothing.
 //!
-//! A final write-back records the changes of the rows it wrote, right after its fenced
-//! `UPDATE`: the rows its claim token completed whose verdict differs from the site's latest
-//! change. It asks only about the sites whose new verdict differs from the one they had when
-//! claimed (`Site::last_verdict`), so a recheck that finds the same verdict costs the history
-//! nothing; the price is that a change whose recording failed (a database error after the
-//! retries, logged) is recorded only at the site's next change, not at its next check. Comparing with the history rather than with the verdict the `UPDATE` overwrote makes
-//! the statement idempotent: a retry, or a second write-back of the same rows, finds the
-//! change already recorded. Pruning drops changes older than a given age, but never a site's
-//! latest one, which later checks compare with. A site's changes are read through [`Reports`].
+//! A verdict is recorded when it is replaced, by the statement that replaces it, just before:
+//! a final write-back records the verdicts of the sites whose new verdict differs from the one
+//! they had when claimed (`Site::last_verdict`), read from the rows its claim still holds; a
+//! host decided at once records those of the host's pending sites it is about to decide.
+//! Each row records the verdict with the time it began, unless the site's latest recorded
+//! change is that verdict already, which makes it idempotent: a retry, or a second write-back of
+//! the same rows, records nothing more. It is best effort: a failure (after the retries) is
+//! logged and the write goes on; the history then misses that verdict. Rows written before
+//! `verdict_since` existed recorded every verdict, the current one included: the reader shows
+//! a current verdict only when the latest recorded change is not that verdict. Pruning drops
+//! changes older than a given age; the current verdict is in `sites`, never pruned. A site's
+//! changes are read through [`Reports`].
 
 use std::time::Duration;
 
@@ -19,7 +25,8 @@ use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::report::Reports;
 use crate::retry::retry;
-use crate::sql::{cached, owned_ids, sites_using, SitesIndex, Statements};
+use crate::sql::{cached, owned_ids, Statements};
+use crate::verdict::Verdict;
 
 /// Rows one pruning statement deletes at most: a large prune never holds one long transaction.
 const PRUNE_CHUNK: i64 = 10_000;
@@ -34,24 +41,26 @@ pub struct VerdictChange {
     pub error_kind: Option<String>,
 }
 
-/// The latest verdict recorded for the `sites` row at hand.
-const LATEST: &str = "(SELECT v.verdict FROM verdict_changes AS v WHERE v.site_id = sites.id \
-                      ORDER BY v.id DESC LIMIT 1)";
+/// The columns a replaced verdict is recorded with, read from its `sites` row.
+const REPLACED: &str = "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
+                        SELECT id, COALESCE(verdict_since, checked_at), verdict, http_status, error_kind";
+
+/// Which `sites` rows have a verdict to record: one, not their latest recorded change.
+const UNRECORDED: &str = "verdict IS NOT NULL AND checked_at IS NOT NULL AND COALESCE(\
+                          (SELECT v.verdict FROM verdict_changes AS v WHERE v.site_id = sites.id \
+                          ORDER BY v.id DESC LIMIT 1), '') <> verdict";
 
 impl Queue {
-    /// Records the verdict changes among `ids`, the rows claim `token` has just completed (those
-    /// whose verdict changed since their claim). Best effort: the write-back has stored the
-    /// verdicts already, so a failure is logged, never returned; the history then misses that
-    /// change until the site's verdict changes again.
-    pub(crate) async fn record_verdict_changes(&self, token: i64, ids: &[i64]) {
+    /// Records the verdicts of `ids`, sites claim `token` holds and is about to give another
+    /// verdict (their result differs from the verdict they had when claimed). Best effort: a
+    /// failure is logged, never returned.
+    pub(crate) async fn record_replaced(&self, token: i64, ids: &[i64]) {
         // Through the primary key: the token alone would have MariaDB scan `sites_token`.
         let sql = cached!(self.db.dialect(), ids.len(), |dialect, n| {
             format!(
-                "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
-                 SELECT id, checked_at, verdict, http_status, error_kind FROM {} \
-                 WHERE {} AND COALESCE({LATEST}, '') <> verdict",
+                "{REPLACED} FROM {} WHERE {} AND {UNRECORDED}",
                 Statements::get(dialect).sites_by_id,
-                owned_ids(dialect, "{done}", n)
+                owned_ids(dialect, "{claimed}", n)
             )
         });
         let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
@@ -70,36 +79,51 @@ impl Queue {
         }
     }
 
-    /// Records the verdict changes of every row claim `token` completed (a host decided at
-    /// once: `Queue::decide_host`), through the `sites_token` index.
-    pub(crate) async fn record_verdict_changes_of(&self, token: i64) {
+    /// Records the verdicts of the pending sites of `host` under `prefix` (in the partitions
+    /// `parts_token` holds) that a host decision is about to replace with `verdict`.
+    pub(crate) async fn record_replaced_of_host(
+        &self,
+        parts_token: i64,
+        host: &str,
+        prefix: &str,
+        verdict: Verdict,
+    ) {
         let sql = cached!(self.db.dialect(), |dialect| {
             format!(
-                "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
-                 SELECT id, checked_at, verdict, http_status, error_kind FROM {} \
-                 WHERE claim_token = ? AND state = {{done}} AND COALESCE({LATEST}, '') <> verdict",
-                sites_using(dialect, SitesIndex::Token)
+                "{REPLACED} FROM {} WHERE host = ? AND SUBSTR(url, 1, ?) = ? AND state = {{pending}} \
+                 AND part IN (SELECT id FROM parts WHERE token = ?) AND verdict <> ? AND {UNRECORDED}",
+                Statements::get(dialect).sites_by_host
             )
         });
         let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
-            retry("record verdict changes", || sqlx::query(sql).bind(token).execute(pool))
-                .await
-                .map(drop)
+            retry("record verdict changes", || {
+                sqlx::query(sql)
+                    .bind(host)
+                    .bind(prefix.len() as i32)
+                    .bind(prefix)
+                    .bind(parts_token)
+                    .bind(verdict.as_str())
+                    .execute(pool)
+            })
+            .await
+            .map(drop)
         });
         if let Err(error) = recorded {
             tracing::warn!(%error, "cannot record verdict changes; the history misses them");
         }
     }
 
-    /// Deletes the verdict changes recorded longer ago than `older_than`, except each site's
-    /// latest one; returns how many.
+    /// Deletes the verdict changes recorded longer ago than `older_than`; returns how many. A
+    /// site's current verdict is its `sites` row, which stays.
     pub async fn prune_verdict_changes(&self, older_than: Duration) -> Result<u64, Error> {
         // The inner SELECT is wrapped in a derived table: MySQL refuses both `LIMIT` in an
         // `IN` subquery and a subquery on the table a `DELETE` deletes from.
-        let sql = cached!(self.db.dialect(), "DELETE FROM verdict_changes WHERE id IN (SELECT id FROM ( \
+        let sql = cached!(
+            self.db.dialect(),
+            "DELETE FROM verdict_changes WHERE id IN (SELECT id FROM ( \
              SELECT o.id FROM verdict_changes AS o WHERE o.changed_at < {now} - ? \
-             AND EXISTS (SELECT 1 FROM verdict_changes AS n WHERE n.site_id = o.site_id AND n.id > o.id) \
-             ORDER BY o.changed_at LIMIT ?) AS old)");
+             ORDER BY o.changed_at LIMIT ?) AS old)"
+        );
         let mut pruned = 0;
         loop {
             let deleted = with_pool!(&self.db, pool => {
@@ -118,18 +142,38 @@ impl Queue {
 }
 
 impl Reports<'_> {
-    /// The verdict changes of site `id`, oldest first.
+    /// The verdicts of site `id`, oldest first: the recorded changes, then its current verdict
+    /// unless that is the latest recorded change (rows written before `verdict_since`).
     pub async fn verdict_changes(&self, id: i64) -> Result<Vec<VerdictChange>, Error> {
-        let sql = &cached!(
+        let recorded = &cached!(
             self.db.dialect(),
             "SELECT changed_at, verdict, http_status, error_kind FROM verdict_changes \
              WHERE site_id = ? ORDER BY id"
         );
-        Ok(with_pool!(&self.db, pool => {
-            retry("read verdict changes", || {
-                sqlx::query_as::<_, VerdictChange>(sql).bind(id).fetch_all(pool)
+        let current = &cached!(
+            self.db.dialect(),
+            "SELECT COALESCE(verdict_since, checked_at) AS changed_at, verdict, http_status, \
+             error_kind FROM sites WHERE id = ? AND verdict IS NOT NULL AND checked_at IS NOT NULL"
+        );
+        let (mut changes, current) = with_pool!(&self.db, pool => {
+            let changes = retry("read verdict changes", || {
+                sqlx::query_as::<_, VerdictChange>(recorded).bind(id).fetch_all(pool)
             })
-            .await?
-        }))
+            .await?;
+            let current = retry("read the current verdict", || {
+                sqlx::query_as::<_, VerdictChange>(current).bind(id).fetch_optional(pool)
+            })
+            .await?;
+            (changes, current)
+        });
+        if let Some(current) = current {
+            if changes
+                .last()
+                .is_none_or(|last| last.verdict != current.verdict)
+            {
+                changes.push(current);
+            }
+        }
+        Ok(changes)
     }
 }

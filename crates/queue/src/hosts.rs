@@ -118,14 +118,15 @@ impl Queue {
     ) -> Result<u64, Error> {
         let prefix = format!("{origin}/");
         self.record_unreachable(host, Some(why)).await?;
-        let token = rand::Rng::random_range(&mut rand::rng(), 1..i64::MAX);
+        self.record_replaced_of_host(parts_token, host, &prefix, Verdict::Unreachable)
+            .await;
         let sql = &self.sql().decide_host;
         let mut written = 0;
         loop {
             let n = with_pool!(&self.db, pool => {
                 retry("decide a host", || {
                     sqlx::query(sql)
-                        .bind(token)
+                        .bind(Verdict::Unreachable.as_str())
                         .bind(Verdict::Unreachable.as_str())
                         .bind(why.kind.as_str())
                         .bind(why.detail.as_str())
@@ -143,9 +144,6 @@ impl Queue {
             if n < DECIDE_CHUNK as u64 {
                 break;
             }
-        }
-        if written > 0 {
-            self.record_verdict_changes_of(token).await;
         }
         Ok(written)
     }

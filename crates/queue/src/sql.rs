@@ -412,10 +412,10 @@ pub(crate) struct Statements {
     /// host, milliseconds of backoff left, recent checks, recent errors, rate, unreachable
     /// kind.
     pub host_states: String,
-    /// Binds: claim token, verdict, error kind, detail, host, origin prefix length, origin
+    /// Binds: verdict, verdict again, error kind, detail, host, origin prefix length, origin
     /// prefix, parts token, n. Gives up to n pending sites of a host under an origin (in the
-    /// held partitions) the host's verdict, stamped with the claim token so their verdict
-    /// changes can be recorded.
+    /// held partitions) the host's verdict (`verdict_since` is read before `verdict` is
+    /// written: MySQL assigns left to right).
     pub decide_host: String,
     /// Binds: host, part, backoff ms, status, retry-after ms. Records that a host throttled.
     pub record_throttled: String,
@@ -524,8 +524,10 @@ impl Statements {
                  OR unreachable_since IS NOT NULL)",
             ),
             decide_host: limited(
-                "state = {done}, owner = NULL, expires_at = NULL, claim_token = ?, \
-                 checked_at = {now}, next_check_at = {now}, verdict = ?, http_status = NULL, \
+                "state = {done}, owner = NULL, expires_at = NULL, \
+                 checked_at = {now}, next_check_at = {now}, \
+                 verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {now} END, \
+                 verdict = ?, http_status = NULL, \
                  error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
                  attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?, \
                  dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL",

@@ -1,9 +1,12 @@
-//! Writing back: results are gathered and stored in bulk, every 100 ms or 500 results, fenced
-//! by their claim. While the database is away they wait in memory and are written when it
-//! returns; results whose lease was lost meanwhile are dropped by the fence and counted. At
-//! shutdown the writer keeps trying until the worker's last deadline (see `run.rs`), which
-//! abandons what the database would still not take: those sites stay claimed until their
-//! lease expires, a delay, not a loss.
+//! Writing back: results are gathered and stored in bulk, fenced by their claim, once 500 are
+//! waiting or the oldest has waited a second: a worker checking 50 sites a second writes 50 at a
+//! time, and the database's cost of a result falls with the size of its write-back
+//! (docs/scale.md). Host decisions go out every 100 ms whether or not results are written. While
+//! the database is away the results wait in memory and are written when it returns; results
+//! whose lease was lost meanwhile are dropped by the fence and counted. At shutdown the writer
+//! keeps trying until the worker's last deadline (see `run.rs`), which abandons what the
+//! database would still not take: those sites stay claimed until their lease expires, a delay,
+//! not a loss.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,18 +33,27 @@ pub struct Writer {
     pub parts_token: i64,
 }
 
-const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// How often the writer looks at what waits, and shares the checker's host decisions.
+const TICK: Duration = Duration::from_millis(100);
+/// The longest a result waits to be written back.
+const FLUSH_AFTER: Duration = Duration::from_secs(1);
+/// Results written back at once, at most (and at once when that many wait).
 pub const FLUSH_AT: usize = 500;
 
 pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
     let mut pending = Vec::new();
-    let mut tick = tokio::time::interval(FLUSH_EVERY);
+    // When the oldest result of `pending` came.
+    let mut oldest = tokio::time::Instant::now();
+    let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut failures = 0;
     loop {
         tokio::select! {
             outcome = outcomes.recv() => match outcome {
                 Some(outcome) => {
+                    if pending.is_empty() {
+                        oldest = tokio::time::Instant::now();
+                    }
                     pending.push(outcome);
                     if pending.len() < FLUSH_AT {
                         continue;
@@ -49,7 +61,7 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
                 }
                 None => break,
             },
-            _ = tick.tick() => if pending.is_empty() {
+            _ = tick.tick() => if pending.is_empty() || oldest.elapsed() < FLUSH_AFTER {
                 // Host decisions go out without waiting for results to carry them.
                 ctx.hosts.share(&ctx.queue, &ctx.checker, ctx.parts_token).await;
                 continue;
