@@ -18,6 +18,11 @@ pub const SAME: usize = 6;
 /// says it is missing, or that asks not to be indexed, is a soft 404.
 pub const CLOSE: usize = 24;
 pub const CLOSE_SHARE: f64 = 0.05;
+/// What a host's not-found page may vary by between two requests (shingles, or this share of
+/// the probe's, whichever is larger) for a page judged by a probe asked once to be in the
+/// gray zone, and the probe asked again ([`gray`]).
+pub const VARIES: usize = 24;
+pub const VARIES_SHARE: f64 = 0.1;
 
 /// An answer as the decision sees it: where it ended and what it said.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -77,15 +82,8 @@ pub fn decide(path: &str, page: &Answer, probe_path: &str, probe: &Answer) -> De
         return Decision::Alive;
     }
     // What the host's not-found page always says and the page does not, and what the page
-    // says beyond it: a soft 404 says it all, and no more than a not-found page varies. The
-    // page is read with its path's words masked, or as it is, whichever is nearer the probe.
-    let (missing, extra) = [Some(body), page.bare.as_ref()]
-        .into_iter()
-        .flatten()
-        .filter(|b| !b.shingles.is_empty())
-        .map(|b| (stable.missing_from(b), b.missing_from(stable)))
-        .min_by_key(|(missing, extra)| missing + extra)
-        .unwrap_or((usize::MAX / 4, usize::MAX / 4));
+    // says beyond it: a soft 404 says it all, and no more than a not-found page varies.
+    let (missing, extra) = distance(page, stable);
     let of = stable.shingles.len();
     let reason =
         format!("{missing} of the {of} shingles of probe {probe_path} missing, {extra} more");
@@ -107,6 +105,47 @@ pub fn decide(path: &str, page: &Answer, probe_path: &str, probe: &Answer) -> De
         }
         _ => Decision::Alive,
     }
+}
+
+/// Shingles `stable` has that `page` lacks, and that `page` has beyond it. The page is read
+/// with its path's words masked, or as it is, whichever is nearer the probe.
+fn distance(page: &Answer, stable: &Fingerprint) -> (usize, usize) {
+    [page.body.as_ref(), page.bare.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter(|b| !b.shingles.is_empty())
+        .map(|b| (stable.missing_from(b), b.missing_from(stable)))
+        .min_by_key(|(missing, extra)| missing + extra)
+        .unwrap_or((usize::MAX / 4, usize::MAX / 4))
+}
+
+/// Whether `page`, which `probe` asked once found alive, might be the not-found page once a
+/// second probe says what of that page varies between requests: the gray zone, where the
+/// second probe is asked. Only a body in the probe's status can be, and only one within
+/// [`SAME`] plus twice what a not-found page may vary by ([`VARIES`], or [`VARIES_SHARE`] of
+/// its shingles), as the page and the probe each carry their own variant (plus [`CLOSE`]
+/// when the page says it is missing). Outside it, the second probe could not turn the page
+/// dead unless its host's not-found page varied by more than that.
+pub fn gray(path: &str, page: &Answer, probe: &Answer) -> bool {
+    if !(200..400).contains(&probe.status) || is_root(path) || probe.redirects > 0 {
+        return false;
+    }
+    let (Some(body), Some(stable)) = (&page.body, &probe.body) else {
+        return false;
+    };
+    if body.shingles.is_empty() || page.status != probe.status || stable.shingles.is_empty() {
+        return false;
+    }
+    let (missing, extra) = distance(page, stable);
+    let of = stable.shingles.len();
+    let varies = VARIES.max((of as f64 * VARIES_SHARE) as usize);
+    let weak = page.signals.title_says_missing() || page.signals.noindex && probe.signals.noindex;
+    let close = if weak {
+        CLOSE.max((of as f64 * CLOSE_SHARE) as usize)
+    } else {
+        0
+    };
+    missing + extra <= SAME + 2 * varies + close
 }
 
 /// The root, or one of its default documents (`/index.html`, `/index.php`, `/default.aspx`…):
@@ -322,6 +361,59 @@ mod tests {
             decide("/docs/contact.html", &short, PROBE, &probe),
             Decision::Alive
         );
+    }
+
+    #[test]
+    fn a_page_near_a_probe_asked_once_is_in_the_gray_zone_and_a_far_one_is_not() {
+        let popular = |seed: &str| {
+            format!("popular now: {seed} red fox jumps {seed} lazy dog naps {seed} at noon")
+        };
+        let probe = |token: &str, seed: &str| {
+            answer(
+                token,
+                &format!("sorry, {token} is not here. {}", popular(seed)),
+                "Oops",
+            )
+        };
+        let once = probe("/docs/x1.html", "alpha");
+        let page = answer(
+            "/docs/old.html",
+            &format!("sorry, /docs/old.html is not here. {}", popular("gamma")),
+            "Oops",
+        );
+        // Asked once, the probe cannot tell the list that changes from a page's own words:
+        // the page is alive by it, and in the gray zone; asked twice, it is a soft 404.
+        assert_eq!(
+            decide("/docs/old.html", &page, PROBE, &once),
+            Decision::Alive
+        );
+        assert!(gray("/docs/old.html", &page, &once));
+        let twice = probed(&once, &probe("/docs/x2.html", "beta"));
+        assert!(matches!(
+            decide("/docs/old.html", &page, PROBE, &twice),
+            Decision::Soft404(_)
+        ));
+        // A page the probe asked once already finds dead, or that is far from it, or one
+        // in another status, or the root, is not.
+        let same = probe("/docs/gone.html", "alpha");
+        assert!(matches!(
+            decide("/docs/gone.html", &same, PROBE, &once),
+            Decision::Soft404(_)
+        ));
+        let manual = words_of("the widget manual covers setup care cleaning storage", 12);
+        let real = answer("/docs/a.html", &manual, "Docs");
+        assert!(!gray("/docs/a.html", &real, &once));
+        assert!(!gray("/", &page, &once));
+        let moved = Answer {
+            status: 203,
+            ..page.clone()
+        };
+        assert!(!gray("/docs/old.html", &moved, &once));
+    }
+
+    /// `text` repeated with a counter, `n` times: a page of its own words.
+    fn words_of(text: &str, n: usize) -> String {
+        (0..n).map(|i| format!("{text} part {i} ")).collect()
     }
 
     #[test]

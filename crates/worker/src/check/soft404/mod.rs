@@ -9,8 +9,9 @@
 //! `fingerprint.rs`). Only a page that the host's probe does not match and that looks like a
 //! not-found page (its title, `noindex`, a redirect elsewhere) gets its own directory and
 //! extension probed: a wiki or a blog under a host that answers otherwise. So a host costs
-//! one probe (two when it answers with a page, to learn what of it varies) unless parts of it
-//! behave differently.
+//! one probe request unless parts of it behave differently, or a page is in the gray zone
+//! (`decide::gray`): then the probe is asked a second time, to learn what of the host's
+//! not-found page varies between requests.
 //!
 //! # Layout
 //! - `probe.rs`: patterns, probe paths, the per-worker cache and the fleet's store
@@ -31,7 +32,7 @@ use url::Url;
 pub(crate) use self::probe::{Probe, Probes};
 pub use self::probe::{ProbeStore, TTL};
 
-use self::decide::{decide, mask_url, percent_decode, same_shape, Answer, Decision};
+use self::decide::{decide, gray, is_root, mask_url, percent_decode, same_shape, Answer, Decision};
 use self::probe::{host_pattern, pattern_of, probe_path, Pattern};
 use super::classify::without_userinfo;
 use super::reply::{Attempt, End};
@@ -66,10 +67,11 @@ impl Inner {
     }
 
     /// The host's probe, which every page of `url`'s host is compared with first: `None` when
-    /// `--soft-404` is off, or for the root and its default documents (never soft 404s); `Err`
+    /// `--soft-404` is off, or for the root and its default documents without a query (never
+    /// soft 404s); `Err`
     /// with how long the host is busy. With a probe, the page is asked with a GET.
     pub(crate) async fn soft_404_probe(&self, url: &Url) -> Result<Option<Arc<Probe>>, Duration> {
-        if !self.config.soft_404 || pattern_of(url).is_none() {
+        if !self.config.soft_404 || pattern_of(url).is_none() && root_query(url).is_none() {
             return Ok(None);
         }
         let Some(pattern) = host_pattern(url) else {
@@ -78,29 +80,43 @@ impl Inner {
         self.probe_of(url, &pattern).await.map(Some)
     }
 
-    /// The probe of `pattern` on `url`'s host: cached, stored by the fleet, or made now.
+    /// The probe of `pattern` on `url`'s host: cached, stored by the fleet, or made now, with
+    /// one request. A not-found page in the host's layout is asked again only for a page in
+    /// the gray zone ([`Inner::settled`]).
     async fn probe_of(&self, url: &Url, pattern: &Pattern) -> Result<Arc<Probe>, Duration> {
         let host = url.host_str().unwrap_or_default();
         let make = async {
-            let (path, first) = self.probe_once(url, pattern).await?;
-            // A not-found page in the host's layout is asked twice, to learn what of it
-            // changes between requests (dates, request ids, "popular now" lists).
-            let twice = first.as_ref().is_some_and(|a| {
-                a.redirects == 0 && a.body.as_ref().is_some_and(|b| !b.shingles.is_empty())
-            });
-            if !twice {
-                return Ok(Probe {
-                    path,
-                    answer: first,
-                });
-            }
-            let (_, second) = self.probe_once(url, pattern).await?;
+            let (path, answer) = self.probe_once(url, pattern).await?;
+            let settled = !answer.as_ref().is_some_and(varies);
             Ok(Probe {
                 path,
-                answer: first.zip(second).and_then(|(a, b)| combined(a, b)),
+                answer,
+                settled,
             })
         };
         self.probes.get(host, pattern, make).await
+    }
+
+    /// `first`, a probe of `pattern` asked once, asked a second time, to learn what of the
+    /// host's not-found page changes between requests (dates, request ids, "popular now"
+    /// lists): what both answers shared, and how much either had beyond it. Once per pattern.
+    async fn settled(
+        &self,
+        url: &Url,
+        pattern: &Pattern,
+        first: &Arc<Probe>,
+    ) -> Result<Arc<Probe>, Duration> {
+        let host = url.host_str().unwrap_or_default();
+        let make = async {
+            let (_, second) = self.probe_once(url, pattern).await?;
+            let answer = first.answer.clone().zip(second);
+            Ok(Probe {
+                path: first.path.clone(),
+                answer: answer.and_then(|(a, b)| combined(a, b)),
+                settled: true,
+            })
+        };
+        self.probes.settle(host, pattern, first, make).await
     }
 
     /// Asks `url`'s host for a path of `pattern` that cannot exist: the path and the answer.
@@ -131,7 +147,7 @@ impl Inner {
         &self,
         url: &Url,
         attempt: &Attempt,
-        host_probe: &Probe,
+        host_probe: &Arc<Probe>,
     ) -> Result<Option<String>, Duration> {
         let End::Answered(reply) = &attempt.end else {
             return Ok(None);
@@ -142,19 +158,69 @@ impl Inner {
         let Some(page) = answer_of(attempt, url.path(), true) else {
             return Ok(None);
         };
-        if let Some(reason) = judge(url.path(), &page, host_probe) {
-            return Ok(Some(reason));
-        }
-        let Some(pattern) = pattern_of(url) else {
+        let Some(host) = host_pattern(url) else {
             return Ok(None);
         };
-        let own = host_pattern(url).is_none_or(|host| host.key != pattern.key);
-        if !own || !looks_missing(&page) {
+        let Some(own) = pattern_of(url) else {
+            // The root with a query (`/?p=999999`) is the home page unless it says it is
+            // missing: then it is judged by the host's probe, as the path with its query.
+            return match missing_root(url, &page) {
+                Some(path) => self.judged(url, &path, &page, &host, host_probe).await,
+                None => Ok(None),
+            };
+        };
+        let path = url.path();
+        if let Some(reason) = self.judged(url, path, &page, &host, host_probe).await? {
+            return Ok(Some(reason));
+        }
+        if own.key == host.key || !looks_missing(&page) {
             return Ok(None);
         }
-        let probe = self.probe_of(url, &pattern).await?;
-        Ok(judge(url.path(), &page, &probe))
+        let probe = self.probe_of(url, &own).await?;
+        self.judged(url, path, &page, &own, &probe).await
     }
+
+    /// Why `page` is a soft 404 against `probe`, the probe of `pattern`, if it is: when the
+    /// probe was asked once and the page is in its gray zone, against the probe asked twice.
+    async fn judged(
+        &self,
+        url: &Url,
+        path: &str,
+        page: &Answer,
+        pattern: &Pattern,
+        probe: &Arc<Probe>,
+    ) -> Result<Option<String>, Duration> {
+        if let Some(reason) = judge(path, page, probe) {
+            return Ok(Some(reason));
+        }
+        let gray = probe.answer.as_ref().is_some_and(|p| gray(path, page, p));
+        if probe.settled || !gray {
+            return Ok(None);
+        }
+        let probe = self.settled(url, pattern, probe).await?;
+        Ok(judge(path, page, &probe))
+    }
+}
+
+/// `url`'s root with its query (`/?p=999999`, also for `/index.php?p=999999`), when its path
+/// is the root or a default document and it has a query: such a URL may name something
+/// missing, unlike the root alone.
+fn root_query(url: &Url) -> Option<String> {
+    let query = url.query().filter(|q| !q.is_empty())?;
+    is_root(url.path()).then(|| format!("/?{query}"))
+}
+
+/// The path `page`, the answer to the root with a query, is judged as (`/?p=999999`, no
+/// root for the decision), when its title says it is missing: a missing post asked by its
+/// id. Otherwise `None`: the home page (`/?utm_source=…`, a search), never a soft 404.
+fn missing_root(url: &Url, page: &Answer) -> Option<String> {
+    root_query(url).filter(|_| page.signals.title_says_missing())
+}
+
+/// Whether a probe's answer is a page worth asking twice (in the gray zone): a body in the
+/// host's layout, not a redirect, whose variation between requests a second answer shows.
+fn varies(answer: &Answer) -> bool {
+    answer.redirects == 0 && answer.body.as_ref().is_some_and(|b| !b.shingles.is_empty())
 }
 
 /// `finding` made `dead`/`soft_404` for `reason`; transient, due again after
@@ -317,6 +383,7 @@ mod tests {
         let probe = Probe {
             path: "/wiki/7qk3x".into(),
             answer: Some(probe),
+            settled: true,
         };
         assert!(judge("/wiki/missing_article", &page, &probe).is_some());
         // A probe the wiki did redirect (an older token shape) is judged where it landed too.
@@ -330,6 +397,7 @@ mod tests {
         let moved = Probe {
             path: "/wiki/qk3xz".into(),
             answer: Some(moved),
+            settled: true,
         };
         assert!(judge("/wiki/missing_article", &page, &moved).is_some());
         // A real article is not.
@@ -387,6 +455,36 @@ mod tests {
             assert_eq!(dead.status, Some(200));
             assert_eq!(dead.verdict, Verdict::Dead);
         }
+    }
+
+    #[test]
+    fn the_root_with_a_query_is_judged_only_when_its_title_says_missing() {
+        let wordpress = |title: &str| {
+            format!(
+                "<title>{title} - Acme blog</title><nav>home about posts contact archives                  categories</nav><h1>{title}</h1><p>It looks like nothing was found at this                  location. Maybe try a search?</p>"
+            )
+        };
+        let answer =
+            |path: &str, body: &str| answer_of(&attempt(path, path, body), path, true).unwrap();
+        let probe = Probe {
+            path: "/7qk3x".into(),
+            answer: Some(answer("/7qk3x", &wordpress("Page not found"))),
+            settled: true,
+        };
+        let url = |u: &str| Url::parse(&format!("http://wiki.example{u}")).unwrap();
+        let missing = answer("/", &wordpress("Page not found"));
+        let path = missing_root(&url("/?p=999999"), &missing).unwrap();
+        assert_eq!(path, "/?p=999999");
+        assert!(judge(&path, &missing, &probe).is_some());
+        assert_eq!(judge("/", &missing, &probe), None, "the root alone");
+        let index = missing_root(&url("/index.php?page_id=9"), &missing);
+        assert_eq!(index.as_deref(), Some("/?page_id=9"));
+        // The home page with a query, the root without one and other paths are not.
+        let home = answer("/", &wordpress("Latest posts"));
+        assert_eq!(missing_root(&url("/?utm_source=mail"), &home), None);
+        assert_eq!(missing_root(&url("/"), &missing), None);
+        assert_eq!(missing_root(&url("/?"), &missing), None);
+        assert_eq!(missing_root(&url("/docs/a?x=1"), &missing), None);
     }
 
     #[test]

@@ -45,6 +45,11 @@ pub struct Probe {
     pub path: String,
     /// `None` when no answer came (then nothing is judged by it).
     pub answer: Option<Answer>,
+    /// Whether what the host's not-found page varies by is known: the pattern was asked
+    /// twice (its `spread` is measured), or once where a second request tells nothing (an
+    /// error, a redirect, no body). A probe asked once is asked again only for a page in the
+    /// gray zone ([`super::decide::gray`]).
+    pub settled: bool,
 }
 
 impl Probe {
@@ -54,6 +59,7 @@ impl Probe {
         Probe {
             path: String::new(),
             answer: None,
+            settled: true,
         }
     }
 
@@ -229,7 +235,7 @@ impl ProbeStore for crawler_queue::Queue {
 pub struct Probes {
     /// One cell per pattern: the first check of a pattern probes, the others wait for it. A
     /// std mutex: held only to find or insert a cell, never across an await.
-    cells: Mutex<HashMap<String, Arc<OnceCell<Arc<Probe>>>>>,
+    cells: Mutex<HashMap<String, Arc<Cell>>>,
     /// The directory patterns each host was admitted to be probed in by this worker, against
     /// [`DIRECTORY_PROBES`]: a pattern counts from when its probe is decided, so checks of
     /// one host's directories at once cannot all pass the cap. A std mutex, as `cells`.
@@ -261,7 +267,11 @@ impl Probes {
         F: std::future::Future<Output = Result<Probe, Duration>>,
     {
         let cell = self.cell(&pattern.key);
+        if let Some(settled) = cell.settled.get() {
+            return Ok(settled.clone());
+        }
         let probe = cell
+            .first
             .get_or_try_init(|| async {
                 let store = self.store.get();
                 if let Some(row) = match store {
@@ -279,6 +289,36 @@ impl Probes {
                     store.save(host, &pattern.key, to_row(&probe)).await;
                 }
                 Ok(Arc::new(probe))
+            })
+            .await?;
+        Ok(probe.clone())
+    }
+
+    /// `first`, the probe of `pattern` on `host` asked once, settled: its second request
+    /// made by `make` (`first` and the second combined; stored for the fleet), once per
+    /// worker however many checks ask at once. `first` itself when it is settled already.
+    pub async fn settle<F>(
+        &self,
+        host: &str,
+        pattern: &Pattern,
+        first: &Arc<Probe>,
+        make: F,
+    ) -> Result<Arc<Probe>, Duration>
+    where
+        F: std::future::Future<Output = Result<Probe, Duration>>,
+    {
+        if first.settled {
+            return Ok(first.clone());
+        }
+        let cell = self.cell(&pattern.key);
+        let probe = cell
+            .settled
+            .get_or_try_init(|| async {
+                let probe = make.await?;
+                if let Some(store) = self.store.get() {
+                    store.save(host, &pattern.key, to_row(&probe)).await;
+                }
+                Ok::<_, Duration>(Arc::new(probe))
             })
             .await?;
         Ok(probe.clone())
@@ -317,7 +357,7 @@ impl Probes {
         true
     }
 
-    fn cell(&self, key: &str) -> Arc<OnceCell<Arc<Probe>>> {
+    fn cell(&self, key: &str) -> Arc<Cell> {
         let mut cells = self.cells.lock().unwrap_or_else(|e| e.into_inner());
         if cells.len() >= CACHE_CAP && !cells.contains_key(key) {
             cells.retain(|_, cell| Arc::strong_count(cell) > 1);
@@ -325,6 +365,18 @@ impl Probes {
         cells.entry(key.to_owned()).or_default().clone()
     }
 }
+
+/// A pattern's probe in a worker: asked once, then, if a page in the gray zone needs it,
+/// settled by a second request.
+#[derive(Default)]
+struct Cell {
+    first: OnceCell<Arc<Probe>>,
+    settled: OnceCell<Arc<Probe>>,
+}
+
+/// The stored `spread` of a probe asked once whose spread is not known yet (a worker of
+/// before the gray zone reads it as 0: a probe asked once, as it is).
+const UNSETTLED: i32 = -1;
 
 fn to_row(probe: &Probe) -> ProbeRow {
     let Some(answer) = &probe.answer else {
@@ -339,12 +391,17 @@ fn to_row(probe: &Probe) -> ProbeRow {
         final_url: Some(answer.final_url.clone()),
         redirects: answer.redirects as i32,
         fingerprint: answer.body.as_ref().map(Fingerprint::to_bytes),
-        spread: answer.spread as i32,
+        spread: if probe.settled {
+            answer.spread as i32
+        } else {
+            UNSETTLED
+        },
         noindex: answer.signals.noindex,
     }
 }
 
 fn from_row(row: ProbeRow) -> Probe {
+    let settled = row.status.is_none() || row.spread != UNSETTLED;
     let answer = row.status.map(|status| Answer {
         status: u16::try_from(status).unwrap_or_default(),
         final_url: row.final_url.unwrap_or_default(),
@@ -360,6 +417,7 @@ fn from_row(row: ProbeRow) -> Probe {
     Probe {
         path: row.probe_path,
         answer,
+        settled,
     }
 }
 
@@ -434,11 +492,22 @@ mod tests {
                     noindex: true,
                 },
             }),
+            settled: true,
         };
         assert_eq!(from_row(to_row(&probe)), probe);
+        // A probe asked once is stored so: the worker that loads it asks it again if needed.
+        let answer = probe.answer.clone().map(|a| Answer { spread: 0, ..a });
+        let once = Probe {
+            answer,
+            settled: false,
+            ..probe.clone()
+        };
+        assert_eq!(to_row(&once).spread, UNSETTLED);
+        assert_eq!(from_row(to_row(&once)), once);
         let silent = Probe {
             path: "/y".into(),
             answer: None,
+            settled: true,
         };
         assert_eq!(from_row(to_row(&silent)), silent);
         assert!(!silent.compares() && probe.compares());
@@ -459,6 +528,7 @@ mod tests {
                         Ok(Probe {
                             path: "/docs/x.html".into(),
                             answer: None,
+                            settled: true,
                         })
                     })
                     .await
@@ -471,6 +541,42 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_probe_asked_once_is_settled_once_and_then_served_settled() {
+        let probes = Arc::new(Probes::default());
+        let pattern = pattern("http://a.example/docs/page.html").unwrap();
+        let once = |settled| Probe {
+            path: "/docs/x.html".into(),
+            answer: None,
+            settled,
+        };
+        let first = probes.get("a.example", &pattern, async { Ok(once(false)) });
+        let first = first.await.unwrap();
+        let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let asks = (0..20).map(|_| {
+            let (probes, pattern, first, made) =
+                (probes.clone(), pattern.clone(), first.clone(), made.clone());
+            tokio::spawn(async move {
+                let second = async {
+                    made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    Ok(once(true))
+                };
+                probes.settle("a.example", &pattern, &first, second).await
+            })
+        });
+        for ask in asks.collect::<Vec<_>>() {
+            assert!(ask.await.unwrap().unwrap().settled);
+        }
+        assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // Later checks get the settled probe at once; a settled probe is not asked again.
+        let later = probes.get("a.example", &pattern, async { Err(Duration::MAX) });
+        let later = later.await.unwrap();
+        assert!(later.settled);
+        let again = probes.settle("a.example", &pattern, &later, async { Err(Duration::MAX) });
+        assert!(again.await.is_ok());
+    }
+
+    #[tokio::test]
     async fn a_busy_host_is_not_cached_as_probed() {
         let probes = Probes::default();
         let pattern = pattern("http://a.example/page").unwrap();
@@ -479,6 +585,7 @@ mod tests {
         let probe = Probe {
             path: "/z".into(),
             answer: None,
+            settled: true,
         };
         let again = probes.get("a.example", &pattern, async { Ok(probe.clone()) });
         assert_eq!(*again.await.unwrap(), probe);
@@ -510,6 +617,7 @@ mod tests {
                 Ok(Probe {
                     path: probe_path(&pattern),
                     answer: None,
+                    settled: true,
                 })
             });
             probe.await.unwrap();
