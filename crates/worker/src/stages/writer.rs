@@ -1,7 +1,7 @@
 //! Writing back: results are gathered and stored in bulk, fenced by their claim, once 500 are
-//! waiting or the oldest has waited a second: a worker checking 50 sites a second writes 50 at a
-//! time, and the database's cost of a result falls with the size of its write-back
-//! (docs/scale.md). Host decisions go out every 100 ms whether or not results are written. While
+//! waiting, the oldest has waited a second, or none has come for 250 ms: a worker checking 50
+//! sites a second writes 50 at a time, and the database's cost of a result falls with the size
+//! of its write-back (docs/scale.md). Host decisions go out every 100 ms whether or not results are written. While
 //! the database is away the results wait in memory and are written when it returns; results
 //! whose lease was lost meanwhile are dropped by the fence and counted. At shutdown the writer
 //! keeps trying until the worker's last deadline (see `run.rs`), which abandons what the
@@ -37,13 +37,17 @@ pub struct Writer {
 const TICK: Duration = Duration::from_millis(100);
 /// The longest a result waits to be written back.
 const FLUSH_AFTER: Duration = Duration::from_secs(1);
+/// What waits is written sooner when no result has come for this long: the checkers went
+/// quiet (the end of a drain, a pause), and nothing is gained by waiting for more.
+const QUIET: Duration = Duration::from_millis(250);
 /// Results written back at once, at most (and at once when that many wait).
 pub const FLUSH_AT: usize = 500;
 
 pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
     let mut pending = Vec::new();
-    // When the oldest result of `pending` came.
+    // When the oldest result of `pending` came, and the latest.
     let mut oldest = tokio::time::Instant::now();
+    let mut latest = oldest;
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut failures = 0;
@@ -51,8 +55,9 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
         tokio::select! {
             outcome = outcomes.recv() => match outcome {
                 Some(outcome) => {
+                    latest = tokio::time::Instant::now();
                     if pending.is_empty() {
-                        oldest = tokio::time::Instant::now();
+                        oldest = latest;
                     }
                     pending.push(outcome);
                     if pending.len() < FLUSH_AT {
@@ -61,7 +66,7 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
                 }
                 None => break,
             },
-            _ = tick.tick() => if pending.is_empty() || oldest.elapsed() < FLUSH_AFTER {
+            _ = tick.tick() => if !time_to_write(pending.len(), oldest.elapsed(), latest.elapsed()) {
                 // Host decisions go out without waiting for results to carry them.
                 ctx.hosts.share(&ctx.queue, &ctx.checker, ctx.parts_token).await;
                 continue;
@@ -77,6 +82,12 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
     while !pending.is_empty() && !flush(&ctx, &mut pending).await {
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// Whether `waiting` results are written back now, short of [`FLUSH_AT`]: the oldest came
+/// `oldest` ago, the latest `latest` ago.
+fn time_to_write(waiting: usize, oldest: Duration, latest: Duration) -> bool {
+    waiting > 0 && (oldest >= FLUSH_AFTER || latest >= QUIET)
 }
 
 /// Writes `pending` back; on success empties it and returns true.
@@ -105,5 +116,23 @@ async fn flush(ctx: &Writer, pending: &mut Vec<Outcome>) -> bool {
             tracing::warn!(error = %crate::chain(&error), results = pending.len(), "cannot write results; keeping them to try again");
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn a_busy_worker_writes_a_seconds_results_at_once_and_a_quiet_one_at_once() {
+        // 50 sites/s: a result every 20 ms, so results gather for a second.
+        assert!(!time_to_write(25, MS(500), MS(20)));
+        assert!(time_to_write(50, MS(1000), MS(20)));
+        // The checkers went quiet (the drain's last results): no waiting for more.
+        assert!(!time_to_write(3, MS(300), MS(200)));
+        assert!(time_to_write(3, MS(300), MS(250)));
+        assert!(!time_to_write(0, MS(5000), MS(5000)));
     }
 }
