@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crawler_queue::{Db, Finding, NewSite, Queue, Verdict};
 use crawler_tests::findings::outcomes_of;
+use crawler_tests::raw::execute;
 use crawler_tests::site::{spawn_site, Page};
 use crawler_tests::{both_backends, Backend, TestDb};
 use serde_json::Value;
@@ -95,16 +96,6 @@ fn migration(backend: Backend) -> &'static str {
             include_str!("../../migrations/postgres/20261127000001_excluded_verdict.sql")
         }
     }
-}
-
-/// Runs `sql` (fixed text, no values) on `db`.
-async fn execute(db: &Db, sql: &str) {
-    match db {
-        Db::MySql(pool) => sqlx::raw_sql(sql).execute(pool).await.map(drop),
-        Db::Postgres(pool) => sqlx::raw_sql(sql).execute(pool).await.map(drop),
-        Db::Sqlite(pool) => sqlx::raw_sql(sql).execute(pool).await.map(drop),
-    }
-    .unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 /// Runs `sql` on `db` with `value` bound to its one placeholder.

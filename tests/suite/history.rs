@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crawler_queue::{Db, ErrorKind, Finding, NewSite, Queue, Unreachable, Verdict};
 use crawler_tests::findings::{alive, outcomes_of};
+use crawler_tests::raw::{execute, scalar};
 use crawler_tests::{both_backends, TestDb};
 
 const LEASE: Duration = Duration::from_secs(600);
@@ -36,23 +37,6 @@ async fn one_site(db: &TestDb) -> Queue {
     };
     queue.seed(&[site], false).await.unwrap();
     queue
-}
-
-/// One number `sql` reads, straight from the database.
-async fn scalar(raw: &Db, sql: &str) -> i64 {
-    match raw {
-        Db::MySql(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
-    }
-}
-
-async fn execute(raw: &Db, sql: &str) {
-    match raw {
-        Db::MySql(pool) => drop(sqlx::query(sql).execute(pool).await.unwrap()),
-        Db::Sqlite(pool) => drop(sqlx::query(sql).execute(pool).await.unwrap()),
-        Db::Postgres(pool) => drop(sqlx::query(sql).execute(pool).await.unwrap()),
-    }
 }
 
 fn verdicts(changes: &[crawler_queue::VerdictChange]) -> Vec<&str> {
@@ -203,22 +187,12 @@ both_backends!(
         assert!(reap(&["--prune-history-after", "1h"]).contains("; 0 old verdict changes pruned"));
         // Two hours older: the replaced verdict goes; the current one is the site's own row.
         let raw = Db::connect(&db.url, 1).await.unwrap();
-        let age = "UPDATE verdict_changes SET changed_at = changed_at - 7200000";
-        let site = "SELECT id FROM sites";
-        let id: i64 = match &raw {
-            Db::MySql(pool) => {
-                sqlx::query(age).execute(pool).await.unwrap();
-                sqlx::query_scalar(site).fetch_one(pool).await.unwrap()
-            }
-            Db::Sqlite(pool) => {
-                sqlx::query(age).execute(pool).await.unwrap();
-                sqlx::query_scalar(site).fetch_one(pool).await.unwrap()
-            }
-            Db::Postgres(pool) => {
-                sqlx::query(age).execute(pool).await.unwrap();
-                sqlx::query_scalar(site).fetch_one(pool).await.unwrap()
-            }
-        };
+        execute(
+            &raw,
+            "UPDATE verdict_changes SET changed_at = changed_at - 7200000",
+        )
+        .await;
+        let id = scalar(&raw, "SELECT id FROM sites").await;
         assert!(reap(&["--prune-history-after", "1h"]).contains("; 1 old verdict changes pruned"));
         assert_eq!(
             verdicts(&queue.reports().verdict_changes(id).await.unwrap()),

@@ -34,6 +34,7 @@ pub mod galera;
 pub mod mariadb;
 pub mod meter;
 pub mod postgres;
+pub mod raw;
 pub mod recorder;
 pub mod scale;
 pub mod site;

@@ -96,15 +96,16 @@ struct Row<'a> {
     delay: i64,
 }
 
-impl Row<'_> {
+impl Outcome {
+    /// Whether the result's verdict differs from the one the site had when claimed (a first
+    /// verdict included): the verdict begins now.
+    fn verdict_begins(&self) -> bool {
+        self.site.last_verdict.as_deref() != Some(self.finding.verdict.as_str())
+    }
+
     /// Whether the result replaces a verdict the site had (not its first, not the same).
     fn replaces_verdict(&self) -> bool {
-        let new = self.outcome.finding.verdict.as_str();
-        self.outcome
-            .site
-            .last_verdict
-            .as_deref()
-            .is_some_and(|old| old != new)
+        self.site.last_verdict.is_some() && self.verdict_begins()
     }
 }
 
@@ -298,7 +299,7 @@ impl Queue {
         // replaces none; a recheck that finds what it found before costs the history nothing).
         let replaced: Vec<i64> = rows
             .iter()
-            .filter(|r| r.replaces_verdict())
+            .filter(|r| r.outcome.replaces_verdict())
             .map(|r| r.outcome.site.id)
             .collect();
         if !replaced.is_empty() {
@@ -314,7 +315,7 @@ impl Queue {
                     }
                 }
                 column!(q, o => o.finding.verdict.as_str());
-                column!(q, o => i32::from(o.site.last_verdict.as_deref() != Some(o.finding.verdict.as_str())));
+                column!(q, o => i32::from(o.verdict_begins()));
                 column!(q, o => o.finding.status.map(i32::from));
                 column!(q, o => o.finding.error_kind.map(|k| k.as_str()));
                 column!(q, o => o.finding.final_url.as_deref());

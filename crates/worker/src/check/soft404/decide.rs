@@ -326,21 +326,25 @@ mod tests {
         }
     }
 
+    /// A "popular now" list that changes with `seed`, as a not-found page's sidebar does.
+    fn popular(seed: &str) -> String {
+        format!("popular now: {seed} red fox jumps {seed} lazy dog naps {seed} at noon")
+    }
+
+    /// The answer to `token` of a host whose not-found page carries [`popular`] of `seed`.
+    fn varying_probe(token: &str, seed: &str) -> Answer {
+        answer(
+            token,
+            &format!("sorry, {token} is not here. {}", popular(seed)),
+            "Oops",
+        )
+    }
+
     #[test]
     fn a_not_found_page_that_varies_is_judged_by_what_its_probes_shared() {
-        let popular = |seed: &str| {
-            format!("popular now: {seed} red fox jumps {seed} lazy dog naps {seed} at noon")
-        };
-        let probe = |token: &str, seed: &str| {
-            answer(
-                token,
-                &format!("sorry, {token} is not here. {}", popular(seed)),
-                "Oops",
-            )
-        };
         let probe = probed(
-            &probe("/docs/x1.html", "alpha"),
-            &probe("/docs/x2.html", "beta"),
+            &varying_probe("/docs/x1.html", "alpha"),
+            &varying_probe("/docs/x2.html", "beta"),
         );
         assert!(probe.spread > SAME, "{}", probe.spread);
         let page = answer(
@@ -365,17 +369,7 @@ mod tests {
 
     #[test]
     fn a_page_near_a_probe_asked_once_is_in_the_gray_zone_and_a_far_one_is_not() {
-        let popular = |seed: &str| {
-            format!("popular now: {seed} red fox jumps {seed} lazy dog naps {seed} at noon")
-        };
-        let probe = |token: &str, seed: &str| {
-            answer(
-                token,
-                &format!("sorry, {token} is not here. {}", popular(seed)),
-                "Oops",
-            )
-        };
-        let once = probe("/docs/x1.html", "alpha");
+        let once = varying_probe("/docs/x1.html", "alpha");
         let page = answer(
             "/docs/old.html",
             &format!("sorry, /docs/old.html is not here. {}", popular("gamma")),
@@ -388,14 +382,14 @@ mod tests {
             Decision::Alive
         );
         assert!(gray("/docs/old.html", &page, &once));
-        let twice = probed(&once, &probe("/docs/x2.html", "beta"));
+        let twice = probed(&once, &varying_probe("/docs/x2.html", "beta"));
         assert!(matches!(
             decide("/docs/old.html", &page, PROBE, &twice),
             Decision::Soft404(_)
         ));
         // A page the probe asked once already finds dead, or that is far from it, or one
         // in another status, or the root, is not.
-        let same = probe("/docs/gone.html", "alpha");
+        let same = varying_probe("/docs/gone.html", "alpha");
         assert!(matches!(
             decide("/docs/gone.html", &same, PROBE, &once),
             Decision::Soft404(_)

@@ -461,7 +461,9 @@ mod tests {
     fn the_root_with_a_query_is_judged_only_when_its_title_says_missing() {
         let wordpress = |title: &str| {
             format!(
-                "<title>{title} - Acme blog</title><nav>home about posts contact archives                  categories</nav><h1>{title}</h1><p>It looks like nothing was found at this                  location. Maybe try a search?</p>"
+                "<title>{title} - Acme blog</title><nav>home about posts contact archives \
+                 categories</nav><h1>{title}</h1><p>It looks like nothing was found at this \
+                 location. Maybe try a search?</p>"
             )
         };
         let answer =
