@@ -1,7 +1,9 @@
 //! Work-aware balance of the host partitions and the fleet's shared host health, on every
-//! backend: an idle worker is handed a busy partition by its holder once nothing of it is in
-//! flight, and a host's recent error rate is kept for whoever holds it next.
+//! backend: an idle worker is handed a busy partition by a holder short of room once nothing
+//! of it is in flight, a holder with room keeps the hosts it is working, and a host's recent
+//! error rate is kept for whoever holds it next.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crawler_queue::{part_of, HostChecks, NewSite, Queue};
@@ -54,7 +56,7 @@ async fn owner_of(queue: &Queue, part: i16) -> Option<String> {
 }
 
 both_backends!(
-    async fn a_busy_partition_asked_for_goes_to_its_heir_once_nothing_of_it_is_in_flight(
+    async fn a_partition_asked_for_is_declined_or_goes_to_its_heir_once_nothing_of_it_is_in_flight(
         backend: Backend,
     ) {
         let db = backend.fresh().await;
@@ -82,6 +84,33 @@ both_backends!(
         assert!(
             !queue.ask_for_part(wanted, a, 3, "c").await.unwrap(),
             "one heir at a time"
+        );
+        let asked: Vec<(i16, bool)> = queue
+            .keep_parts(a, LEASE)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|p| p.asked)
+            .map(|p| (p.id, p.draining))
+            .collect();
+        assert_eq!(asked, [(wanted, false)], "asked, not yet handed over");
+        assert_eq!(
+            queue.release_drained(a, "a", LEASE).await.unwrap(),
+            0,
+            "the holder has not answered"
+        );
+        // Declined: the request is forgotten, and another may ask.
+        let declined = due[1].id;
+        assert!(queue.ask_for_part(declined, a, 3, "c").await.unwrap());
+        assert!(queue.decline_ask(a, declined).await.unwrap());
+        assert!(!queue.decline_ask(a, declined).await.unwrap(), "once");
+        assert!(queue.ask_for_part(declined, a, 3, "c").await.unwrap());
+        assert!(queue.decline_ask(a, declined).await.unwrap());
+        // Accepted: handed over once nothing of it is in flight.
+        assert!(queue.drain_part(a, wanted).await.unwrap());
+        assert!(
+            !queue.decline_ask(a, wanted).await.unwrap(),
+            "a hand-over under way is not declined"
         );
         assert_eq!(
             queue.release_drained(a, "a", LEASE).await.unwrap(),
@@ -151,33 +180,60 @@ both_backends!(
     }
 );
 
+/// Six slow hosts (300 ms a page, one request at a time), `pages` pages each, all in
+/// partitions a first worker keeps when a second joins (it hands over its highest 512): by
+/// count alone, the second would have nothing to do. Seeds them, starts the first worker with
+/// `flags` and waits until it holds every partition, then starts the second, "late".
+async fn six_slow_hosts_and_a_late_worker(
+    db: &TestDb,
+    pages: usize,
+    flags: &[&str],
+) -> (Vec<i16>, Vec<std::process::Child>, HashMap<String, Page>) {
+    let queue = db.queue().await;
+    let ips = hosts_below(512, 6, |i| format!("127.0.10.{}", i + 1));
+    let parts: Vec<i16> = ips.iter().map(|ip| part_of(ip)).collect();
+    let (file, expected) = url_file_at(&ips, pages, &[Page::Slow]).await;
+    seed(db, file.path());
+    let args = [
+        // Small batches: the first worker claims a few seconds of each host ahead, so the
+        // rest stays due, for the idle worker to see.
+        &["--drain", "--host-concurrency", "1", "--batch-size", "10"][..],
+        QUICK,
+        flags,
+    ]
+    .concat();
+    let first = spawn_worker(db, "first", &args);
+    crate::partitions::until_holders(
+        &queue,
+        Duration::from_secs(10),
+        "the first worker takes every partition",
+        |h| h == [("first".to_owned(), 1024)],
+    )
+    .await;
+    let late = spawn_worker(db, "late", &args);
+    (parts, vec![first, late], expected)
+}
+
+/// Waits for `workers` to drain the queue, then checks every verdict.
+async fn finish(db: &TestDb, workers: Vec<std::process::Child>, expected: &HashMap<String, Page>) {
+    for mut worker in workers {
+        let done = tokio::task::spawn_blocking(move || wait(&mut worker, Duration::from_secs(120)));
+        assert!(done.await.unwrap().success());
+    }
+    assert_report_matches(db, expected);
+    assert_eq!(unfinished(db), (0, 0));
+}
+
 both_backends!(
-    async fn an_idle_worker_gets_busy_partitions_from_a_loaded_one_and_nothing_is_lost(
+    async fn an_idle_worker_gets_busy_partitions_from_one_short_of_room_and_nothing_is_lost(
         backend: Backend,
     ) {
         let db: TestDb = backend.fresh().await;
         let queue = db.queue().await;
-        // Six hosts, all in partitions the first worker keeps when a second joins (it hands
-        // over its highest 512): by count alone, the second would have nothing to do.
-        let ips = hosts_below(512, 6, |i| format!("127.0.10.{}", i + 1));
-        let parts: Vec<i16> = ips.iter().map(|ip| part_of(ip)).collect();
-        // Enough slow pages that the first worker is still busy when the second is idle.
-        let (file, expected) = url_file_at(&ips, 100, &[Page::Slow]).await;
-        seed(&db, file.path());
-        let args = [
-            &["--drain", "--host-concurrency", "1", "--batch-size", "50"][..],
-            QUICK,
-        ]
-        .concat();
-        let first = spawn_worker(&db, "first", &args);
-        crate::partitions::until_holders(
-            &queue,
-            Duration::from_secs(10),
-            "the first worker takes every partition",
-            |h| h == [("first".to_owned(), 1024)],
-        )
-        .await;
-        let late = spawn_worker(&db, "late", &args);
+        // Two requests at a time for six hosts: the first worker is short of room, so the
+        // hosts wait for it, not for their pace, and it hands some to the idle one.
+        let (parts, workers, expected) =
+            six_slow_hosts_and_a_late_worker(&db, 30, &["--concurrency", "2"]).await;
         let started = std::time::Instant::now();
         loop {
             let mut owners = Vec::new();
@@ -193,12 +249,39 @@ both_backends!(
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        for mut worker in [first, late] {
-            let done =
-                tokio::task::spawn_blocking(move || wait(&mut worker, Duration::from_secs(120)));
-            assert!(done.await.unwrap().success());
+        finish(&db, workers, &expected).await;
+    }
+);
+
+both_backends!(
+    async fn a_worker_with_room_keeps_the_hosts_it_is_working_when_an_idle_one_asks(
+        backend: Backend,
+    ) {
+        let db: TestDb = backend.fresh().await;
+        let queue = db.queue().await;
+        // Room for 512 requests and six hosts at one at a time: each host goes at its own
+        // pace, and would only stop while it moved.
+        let (parts, workers, expected) = six_slow_hosts_and_a_late_worker(&db, 40, &[]).await;
+        let mut asked = false;
+        let started = std::time::Instant::now();
+        // The idle worker asks every keeper round (a second here); each ask is declined.
+        while started.elapsed() < Duration::from_secs(6) {
+            asked |= crawler_tests::raw::scalar(
+                queue.db(),
+                "SELECT COUNT(*) FROM parts WHERE heir_owner = 'late'",
+            )
+            .await
+                > 0;
+            for &part in &parts {
+                assert_eq!(
+                    owner_of(&queue, part).await.as_deref(),
+                    Some("first"),
+                    "a host being worked at its pace moved to the idle worker"
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        assert_report_matches(&db, &expected);
-        assert_eq!(unfinished(&db), (0, 0));
+        assert!(asked, "the idle worker never asked for a busy partition");
+        finish(&db, workers, &expected).await;
     }
 );

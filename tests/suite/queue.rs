@@ -157,13 +157,14 @@ async fn claim_held_all(queue: Queue, holder: Holder, moved: Arc<AtomicBool>) ->
     }
 }
 
-/// Hands partition `part` from `from` to `to` as the balance does (asked for, given once
-/// nothing of it is in flight), while `from`'s claimers keep claiming.
+/// Hands partition `part` from `from` to `to` as the balance does (asked for, accepted,
+/// given once nothing of it is in flight), while `from`'s claimers keep claiming.
 async fn hand_over(queue: &Queue, part: i16, from: &Holder, to: &Holder) {
     assert!(queue
         .ask_for_part(part, from.token, to.token, &to.owner)
         .await
         .unwrap());
+    assert!(queue.drain_part(from.token, part).await.unwrap());
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         queue

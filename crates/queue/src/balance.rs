@@ -6,12 +6,14 @@
 //! So each worker also looks, every keeper round, at the partitions of the earliest due sites
 //! ([`Queue::due_parts`], a bounded read of the `sites_due` index), and when it is idle (none
 //! of them is its own, its claims find nothing) and another worker holds at least two of them,
-//! asks for one ([`Queue::ask_for_part`]): the
-//! partition is marked draining with the asker as its *heir*, its holder stops claiming from
-//! it, and once none of its sites is in flight the holder's next round hands it straight to
-//! the heir ([`Queue::release_drained`]), so no third worker can take it in between and two
-//! workers never ask one host at once. The asker hands over one partition with nothing due in
-//! exchange, so the counts stay even. A worker's last busy partition is never asked for, so
+//! asks for one ([`Queue::ask_for_part`]): the asker is named the partition's *heir*. The
+//! holder answers at its next round. It declines ([`Queue::decline_ask`]) when it is working
+//! the partition's hosts and has room on the wire: a host goes at its own pace, so moving it
+//! gains nothing, and it would stop while it moves. Otherwise it accepts: it marks the
+//! partition draining, stops claiming from it, and once none of its sites is in flight its
+//! next round hands it straight to the heir ([`Queue::release_drained`]), so no third worker
+//! can take it in between and two workers never ask one host at once. The asker hands over
+//! one partition with nothing due in exchange, so the counts stay even. A worker's last busy partition is never asked for, so
 //! one huge host never moves from worker to worker (its own sites wait for its rate, not for
 //! the other hosts, see the checker's deferral).
 
@@ -53,8 +55,9 @@ impl Queue {
     }
 
     /// Asks the holder of partition `part` (parts token `holder`) to hand it to `heir_token`
-    /// (the worker `heir_owner`) once nothing of it is in flight. False when the partition
-    /// changed hands or is already being handed over (another asker won).
+    /// (the worker `heir_owner`); the holder answers at its next round, and if it accepts,
+    /// hands it over once nothing of it is in flight. False when the partition changed hands,
+    /// is being handed over, or was asked for already (another asker won).
     pub async fn ask_for_part(
         &self,
         part: i16,
@@ -64,8 +67,8 @@ impl Queue {
     ) -> Result<bool, Error> {
         let sql = cached!(
             self.db.dialect(),
-            "UPDATE parts SET draining = 1, heir_token = ?, heir_owner = ? \
-             WHERE id = ? AND token = ? AND draining = 0"
+            "UPDATE parts SET heir_token = ?, heir_owner = ? \
+             WHERE id = ? AND token = ? AND draining = 0 AND heir_token IS NULL"
         );
         Ok(with_pool!(&self.db, pool => {
             retry("ask for a partition", || {
@@ -75,6 +78,24 @@ impl Queue {
                     .bind(part)
                     .bind(holder)
                     .execute(pool)
+            })
+            .await?
+            .rows_affected()
+                == 1
+        }))
+    }
+
+    /// Declines the request for partition `part`, which `token` holds and is not handing over:
+    /// its heir is forgotten. False when there was no such request.
+    pub async fn decline_ask(&self, token: i64, part: i16) -> Result<bool, Error> {
+        let sql = cached!(
+            self.db.dialect(),
+            "UPDATE parts SET heir_token = NULL, heir_owner = NULL \
+             WHERE id = ? AND token = ? AND draining = 0 AND heir_token IS NOT NULL"
+        );
+        Ok(with_pool!(&self.db, pool => {
+            retry("decline a request for a partition", || {
+                sqlx::query(sql).bind(part).bind(token).execute(pool)
             })
             .await?
             .rows_affected()

@@ -41,6 +41,9 @@ pub struct HeldPart {
     pub id: i16,
     /// Being handed over: no more claims from it.
     pub draining: bool,
+    /// Another worker asked for it (it is its heir's once nothing of it is in flight); the
+    /// holder may decline ([`Queue::decline_ask`]).
+    pub asked: bool,
 }
 
 impl Queue {
@@ -73,9 +76,9 @@ impl Queue {
         let sql = &self.sql().keep_parts;
         let held = cached!(
             self.db.dialect(),
-            "SELECT id, draining FROM parts WHERE token = ?"
+            "SELECT id, draining, heir_token FROM parts WHERE token = ?"
         );
-        let rows: Vec<(i16, i16)> = with_pool!(&self.db, pool => {
+        let rows: Vec<(i16, i16, Option<i64>)> = with_pool!(&self.db, pool => {
             retry("keep parts", || sqlx::query(sql).bind(millis(lease)).bind(token).execute(pool))
                 .await?;
             retry("held parts", || {
@@ -87,9 +90,10 @@ impl Queue {
         });
         Ok(rows
             .into_iter()
-            .map(|(id, draining)| HeldPart {
+            .map(|(id, draining, heir)| HeldPart {
                 id,
                 draining: draining != 0,
+                asked: heir.is_some(),
             })
             .collect())
     }

@@ -68,11 +68,11 @@ pub async fn run(
     // A worker started while the fleet is paused claims nothing until it is resumed.
     upkeep::read_paused(&ctx).await;
     // Take a share of the host partitions before claiming anything.
-    crate::stages::parts::keep(&ctx).await;
+    let first_round = crate::stages::parts::keep(&ctx).await;
 
     let stop = CancellationToken::new(); // stop claiming and checking
     let done = CancellationToken::new(); // stop the upkeep, once everything is written or given back
-    let mut upkeep = spawn_upkeep(&ctx, &stop, &done);
+    let mut upkeep = spawn_upkeep(&ctx, first_round, &stop, &done);
     let archiver = match &ctx.config.archive {
         Some(config) => Some(Arc::new(tokio::sync::Mutex::new(
             Archiver::new(
@@ -155,6 +155,7 @@ pub async fn run(
 
 fn spawn_upkeep(
     ctx: &Arc<Ctx>,
+    first_round: crate::stages::parts::Round,
     stop: &CancellationToken,
     done: &CancellationToken,
 ) -> Vec<tokio::task::JoinHandle<()>> {
@@ -163,15 +164,7 @@ fn spawn_upkeep(
         let c = c.clone();
         async move { upkeep::extend_leases(&c).await }
     });
-    let c = ctx.clone();
-    let parts = every(
-        crate::stages::parts::keep_every(ctx.config.lease),
-        stop.clone(),
-        move || {
-            let c = c.clone();
-            async move { crate::stages::parts::keep(&c).await }
-        },
-    );
+    let parts = keep_parts(ctx.clone(), first_round, stop.clone());
     let c = ctx.clone();
     let heartbeat = every(ctx.config.heartbeat, done.clone(), move || {
         let c = c.clone();
@@ -189,6 +182,20 @@ fn spawn_upkeep(
         tokio::spawn(reaper),
         tokio::spawn(upkeep::progress(ctx.clone(), done.clone())),
     ]
+}
+
+/// Keeps the host partitions until `stop`, each round after the wait the last one calls for
+/// (`stages::parts::Cadence`).
+async fn keep_parts(ctx: Arc<Ctx>, first: crate::stages::parts::Round, stop: CancellationToken) {
+    let mut cadence = crate::stages::parts::Cadence::new(ctx.config.lease);
+    let mut round = first;
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(cadence.next(round)) => {}
+        }
+        round = crate::stages::parts::keep(&ctx).await;
+    }
 }
 
 /// Looks up archived copies of dead sites every [`archive::EVERY`] while the fleet is not

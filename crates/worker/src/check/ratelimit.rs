@@ -73,6 +73,8 @@ pub(crate) struct Limits {
     hosts: Mutex<HostMap>,
     /// Requests in flight over all hosts.
     global: Semaphore,
+    /// Its permits: `--concurrency`.
+    global_slots: usize,
     /// The limits of a host without an override.
     default: HostLimit,
     /// Per-host limits the user set (`--host-limits`), by host name.
@@ -210,6 +212,7 @@ impl Limits {
                 sweep_at: MIN_SWEEP,
             }),
             global: Semaphore::new(concurrency),
+            global_slots: concurrency,
             default,
             overrides,
             horizon,
@@ -324,6 +327,26 @@ impl Limits {
     /// the host when it is idle (then learnt again, for one request).
     pub(crate) fn head_refused(&self, host: &str) {
         self.host(host).head_refused.store(true, Ordering::Relaxed);
+    }
+
+    /// Hosts with a check waiting for them or a request on the wire.
+    pub(crate) fn busy_hosts(&self) -> Vec<String> {
+        let hosts = self.hosts.lock().expect("host map lock poisoned");
+        hosts
+            .map
+            .iter()
+            .filter(|(_, h)| {
+                h.waiting.load(Ordering::Relaxed) > 0 || h.slots.available_permits() < h.concurrency
+            })
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// Whether a quarter of the global slots (`--concurrency`) at least are free: the worker
+    /// could start more requests than it does, so its hosts wait for their own pace, not for
+    /// it.
+    pub(crate) fn has_room(&self) -> bool {
+        self.global.available_permits() * 4 >= self.global_slots
     }
 
     /// Hosts with more checks waiting than they can start within `backlog` at their current

@@ -1,19 +1,20 @@
 //! The host partitions this worker holds (see `crawler_queue::parts`), kept every
-//! [`keep_every`] (a third of the lease, at most 5 s):
-//! extend their lease, notice the ones lost, balance with the fleet, and load what the fleet
-//! learned about their hosts.
+//! [`keep_every`] (a third of the lease, at most 5 s) once settled, and every [`SETTLING`]
+//! while partitions move ([`Cadence`]): extend their lease, notice the ones lost, answer
+//! requests for them, balance with the fleet, and load what the fleet learned about their
+//! hosts.
 //!
 //! Balance (the rule, as in the KCL lease table): every worker aims at a fair share,
 //! `ceil(PARTS / live workers)`. Below it, it takes free partitions (never held, given back,
 //! expired, or of a dead worker). Above it, it hands the excess over: no more claims from
 //! them, and each is given back once none of its sites is in flight, so that two workers never
-//! ask one host at once. A worker that joins a running fleet gets its share within about two
-//! keeper periods (10 s by default): one for the others to notice it and hand over, one for
-//! it to take.
+//! ask one host at once. A worker that joins a running fleet gets its share within a few
+//! seconds: the others notice it and hand over, then it takes, at a second's cadence.
 //!
 //! Work-aware balance (see `crawler_queue::balance`): an idle worker asks a worker holding at
 //! least two of the partitions with sites due for one, and hands over one with nothing due in
-//! exchange; the busy one comes straight to it once nothing of it is in flight.
+//! exchange; the holder declines while it works the partition's hosts with room to spare
+//! ([`answer_asks`]), and otherwise comes straight to it once nothing of it is in flight.
 //!
 //! A partition lost (its lease expired while this worker was stalled, and another took it), or
 //! starting to be handed over, cuts off the checks on its hosts that have sent nothing yet
@@ -27,7 +28,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crawler_queue::{DuePart, HeldPart, PARTS};
 use rand::Rng;
@@ -56,6 +57,8 @@ struct Holding {
     stop: CancellationToken,
     /// Being handed over: when it goes, it was given back, not lost.
     draining: bool,
+    /// When a claim last found sites of it: its hosts are being worked.
+    claimed_at: Option<Instant>,
 }
 
 impl Default for Parts {
@@ -99,12 +102,22 @@ impl Parts {
         let mut held = self.held.lock().expect("parts lock poisoned");
         let mut kept: HashMap<i16, Holding> = HashMap::with_capacity(now_held.len());
         for part in now_held {
-            let stop = held.remove(&part.id).map(|h| h.stop).unwrap_or_default();
+            let (stop, claimed_at) = held
+                .remove(&part.id)
+                .map(|h| (h.stop, h.claimed_at))
+                .unwrap_or_default();
             let draining = part.draining;
             if draining {
                 stop.cancel();
             }
-            kept.insert(part.id, Holding { stop, draining });
+            kept.insert(
+                part.id,
+                Holding {
+                    stop,
+                    draining,
+                    claimed_at,
+                },
+            );
         }
         let mut lost = 0;
         for (_, gone) in held.drain() {
@@ -117,15 +130,29 @@ impl Parts {
 
     /// Takes note of partitions a claim just found held by this worker's token (the database
     /// said so in the claim's own read) but the keeper has not seen yet: taken or handed over
-    /// since its last round. Without this, their sites would be dropped as if lost.
+    /// since its last round. Without this, their sites would be dropped as if lost. Notes the
+    /// claim's time on each, for [`Parts::worked_within`].
     pub fn adopt(&self, parts: impl IntoIterator<Item = i16>) {
+        let now = Instant::now();
         let mut held = self.held.lock().expect("parts lock poisoned");
         for id in parts {
-            held.entry(id).or_insert_with(|| Holding {
-                stop: CancellationToken::new(),
-                draining: false,
-            });
+            held.entry(id)
+                .or_insert_with(|| Holding {
+                    stop: CancellationToken::new(),
+                    draining: false,
+                    claimed_at: None,
+                })
+                .claimed_at = Some(now);
         }
+    }
+
+    /// Whether a claim found sites of partition `part` within `within`: its hosts are being
+    /// worked.
+    fn worked_within(&self, part: i16, within: Duration) -> bool {
+        let held = self.held.lock().expect("parts lock poisoned");
+        held.get(&part)
+            .and_then(|h| h.claimed_at)
+            .is_some_and(|at| at.elapsed() <= within)
     }
 
     /// Tells what the claimer's last claim found: sites, or nothing due.
@@ -155,11 +182,62 @@ impl Parts {
     }
 }
 
-/// How often the partitions are kept: a third of the lease (so a lease is extended twice before
-/// it could lapse), and at most 5 s, so that a fleet rebalances within seconds of a worker
-/// joining or leaving. Each round is a few statements on a 1,024-row table.
+/// How often the partitions are kept once settled: a third of the lease (so a lease is extended
+/// twice before it could lapse), and at most 5 s. Each round is a few statements on a
+/// 1,024-row table.
 pub fn keep_every(lease: Duration) -> Duration {
     (lease / 3).min(Duration::from_secs(5))
+}
+
+/// How soon the keeper comes back while partitions move (taken, handed over, waiting for their
+/// checks to end), so that a fleet starting together, or a worker joining, settles within a
+/// few seconds: a host of a partition on its way between two workers is asked by neither.
+pub const SETTLING: Duration = Duration::from_secs(1);
+
+/// A partition a claim found sites of this recently is being worked: this worker declines to
+/// hand it to an idle one while it has room on the wire (see [`answer_asks`]).
+const WORKING: Duration = Duration::from_secs(10);
+
+/// What a keeper round saw, for when the next one comes ([`Cadence`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Round {
+    /// Partitions moved or are moving: taken, handed over, or waiting for their checks to end.
+    moving: bool,
+    /// Fewer held than the fair share, and none free to take.
+    wanting: bool,
+}
+
+/// When the keeper comes back: every [`SETTLING`] while partitions move; while this worker
+/// wants more than it could take, after 1, 2, 4… s up to the settled period (the 1,024
+/// partitions do not divide evenly among most fleets, so some worker always wants one);
+/// otherwise every [`keep_every`].
+pub struct Cadence {
+    settled: Duration,
+    wait: Duration,
+    wanting: bool,
+}
+
+impl Cadence {
+    pub fn new(lease: Duration) -> Cadence {
+        Cadence {
+            settled: keep_every(lease),
+            wait: SETTLING,
+            wanting: false,
+        }
+    }
+
+    /// The wait before the round after `round`.
+    pub fn next(&mut self, round: Round) -> Duration {
+        self.wait = match round {
+            Round { moving: true, .. } => SETTLING,
+            Round { wanting: true, .. } if self.wanting => self.wait * 2,
+            Round { wanting: true, .. } => SETTLING,
+            Round { .. } => self.settled,
+        }
+        .min(self.settled);
+        self.wanting = round.wanting;
+        self.wait
+    }
 }
 
 /// The fair share of partitions among `live` workers.
@@ -167,17 +245,24 @@ fn fair_share(live: u64) -> u64 {
     u64::from(PARTS).div_ceil(live.max(1))
 }
 
-/// One keeper round: extend, notice losses, hand over the excess, take up to the share, ask
-/// for busy partitions when idle, and load what the fleet learned about the hosts.
-pub async fn keep(ctx: &Ctx) {
-    if let Err(error) = try_keep(ctx).await {
-        tracing::warn!(error = %crate::chain(&error), "cannot keep the host partitions; will try again");
+/// One keeper round: extend, notice losses, decline requests for partitions being worked, hand
+/// over the excess, take up to the share, ask for busy partitions when idle, and load what the
+/// fleet learned about the hosts. A round that fails counts as settled: a database gone away
+/// is not asked every second.
+pub async fn keep(ctx: &Ctx) -> Round {
+    match try_keep(ctx).await {
+        Ok(round) => round,
+        Err(error) => {
+            tracing::warn!(error = %crate::chain(&error), "cannot keep the host partitions; will try again");
+            Round::default()
+        }
     }
 }
 
-async fn try_keep(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
+async fn try_keep(ctx: &Ctx) -> Result<Round, crawler_queue::Error> {
     let (queue, parts, config) = (&ctx.queue, &ctx.parts, &ctx.config);
-    let held = queue.keep_parts(parts.token, config.lease).await?;
+    let mut held = queue.keep_parts(parts.token, config.lease).await?;
+    answer_asks(ctx, &mut held).await?;
     let lost = parts.update(&held);
     if lost > 0 {
         tracing::warn!(
@@ -186,17 +271,21 @@ async fn try_keep(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
         );
     }
     let share = fair_share(queue.live_workers(config.dead_after).await?);
-    let active = held.iter().filter(|p| !p.draining).count() as u64;
+    let mut active = held.iter().filter(|p| !p.draining).count() as u64;
+    let mut moved = false;
     if active > share {
         queue
             .drain_parts(parts.token, (active - share) as u32)
             .await?;
         // Known as draining before it goes, so that its going is not taken for a loss.
-        parts.update(&queue.keep_parts(parts.token, config.lease).await?);
+        held = queue.keep_parts(parts.token, config.lease).await?;
+        parts.update(&held);
+        moved = true;
     }
-    queue
+    moved |= queue
         .release_drained(parts.token, &config.id, config.lease)
-        .await?;
+        .await?
+        > 0;
     if active < share {
         let taken = queue
             .take_parts(
@@ -207,12 +296,60 @@ async fn try_keep(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
             )
             .await?;
         if taken > 0 {
-            let held = queue.keep_parts(parts.token, config.lease).await?;
+            held = queue.keep_parts(parts.token, config.lease).await?;
             parts.update(&held);
+            active += taken;
+            moved = true;
         }
     }
+    // An ask is answered at the holder's round; the partition, if it comes, is seen at this
+    // worker's next settled round, as before: asking often would only ask again.
     balance_by_work(ctx).await?;
-    load_host_states(ctx).await
+    load_host_states(ctx).await?;
+    Ok(Round {
+        moving: moved || held.iter().any(|p| p.draining),
+        wanting: active < share,
+    })
+}
+
+/// Answers the requests of idle workers for partitions this worker holds
+/// (`crawler_queue::balance`). It declines those it is working (a check of one of their hosts
+/// waits or is on the wire, or a claim found sites of them within [`WORKING`]) while it has
+/// room on the wire: such a host goes at its own pace here,
+/// moving it gains nothing, and it would stop while it moves (its checks cut off, nothing
+/// asked until the heir's next round). It accepts the others, and all of them when short of
+/// room, so that an idle worker takes part of its load: marked draining, they go to their heir
+/// once nothing of them is in flight.
+async fn answer_asks(ctx: &Ctx, held: &mut [HeldPart]) -> Result<(), crawler_queue::Error> {
+    if !held.iter().any(|p| p.asked && !p.draining) {
+        return Ok(());
+    }
+    let room = ctx.checker.has_room();
+    let busy: HashSet<i16> = ctx
+        .checker
+        .busy_hosts()
+        .iter()
+        .map(|host| crawler_queue::parts::part_of(host))
+        .collect();
+    for part in held.iter_mut().filter(|p| p.asked && !p.draining) {
+        let worked = busy.contains(&part.id) || ctx.parts.worked_within(part.id, WORKING);
+        if room && worked {
+            if ctx.queue.decline_ask(ctx.parts.token, part.id).await? {
+                tracing::debug!(
+                    partition = part.id,
+                    "declined to hand over a partition whose hosts are being worked"
+                );
+            }
+            part.asked = false;
+        } else if ctx.queue.drain_part(ctx.parts.token, part.id).await? {
+            tracing::debug!(
+                partition = part.id,
+                "handing a partition to the worker that asked"
+            );
+            part.draining = true;
+        }
+    }
+    Ok(())
 }
 
 /// Work-aware balance (see `crawler_queue::balance`): an idle worker (its last claim found
@@ -295,6 +432,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_keeper_comes_back_soon_while_partitions_move_and_backs_off_while_it_only_wants() {
+        let secs = Duration::from_secs;
+        let moving = Round {
+            moving: true,
+            wanting: false,
+        };
+        let wanting = Round {
+            moving: false,
+            wanting: true,
+        };
+        let mut cadence = Cadence::new(secs(30));
+        assert_eq!(cadence.next(moving), SETTLING);
+        assert_eq!(cadence.next(wanting), SETTLING);
+        assert_eq!(cadence.next(wanting), secs(2));
+        assert_eq!(cadence.next(wanting), secs(4));
+        assert_eq!(cadence.next(wanting), secs(5), "at most the settled period");
+        assert_eq!(cadence.next(Round::default()), secs(5));
+        assert_eq!(cadence.next(wanting), SETTLING, "wanting again starts over");
+        assert_eq!(cadence.next(moving), SETTLING);
+        assert_eq!(
+            Cadence::new(Duration::from_millis(900)).next(moving),
+            Duration::from_millis(300),
+            "never slower than a third of the lease"
+        );
+    }
+
+    #[test]
     fn the_fair_share_covers_every_partition() {
         assert_eq!(fair_share(0), 1024);
         assert_eq!(fair_share(1), 1024);
@@ -312,6 +476,7 @@ mod tests {
                 .map(|&id| HeldPart {
                     id,
                     draining: false,
+                    asked: false,
                 })
                 .collect()
         };
@@ -326,7 +491,11 @@ mod tests {
     #[test]
     fn a_partition_starting_its_hand_over_cuts_its_checks_off() {
         let parts = Parts::default();
-        let part = |draining| HeldPart { id: 4, draining };
+        let part = |draining| HeldPart {
+            id: 4,
+            draining,
+            asked: false,
+        };
         parts.update(&[part(false)]);
         let watching = parts.watch(4).unwrap();
         parts.update(&[part(true)]);
@@ -376,6 +545,7 @@ mod tests {
         parts.update(&[HeldPart {
             id: 5,
             draining: true,
+            asked: false,
         }]);
         assert_eq!(parts.update(&[]), 0);
     }
