@@ -203,7 +203,7 @@ const WORKING: Duration = Duration::from_secs(10);
 pub struct Round {
     /// Partitions moved or are moving: taken, handed over, or waiting for their checks to end.
     moving: bool,
-    /// Fewer held than the fair share, and none free to take.
+    /// Fewer held than the fair share after this round's take.
     wanting: bool,
 }
 
@@ -245,9 +245,9 @@ fn fair_share(live: u64) -> u64 {
     u64::from(PARTS).div_ceil(live.max(1))
 }
 
-/// One keeper round: extend, notice losses, decline requests for partitions being worked, hand
-/// over the excess, take up to the share, ask for busy partitions when idle, and load what the
-/// fleet learned about the hosts. A round that fails counts as settled: a database gone away
+/// One keeper round: extend, answer requests for partitions held, notice losses, hand over the
+/// excess, take up to the share, ask for busy partitions when idle, and load what the fleet
+/// learned about the hosts. A round that fails counts as settled: a database gone away
 /// is not asked every second.
 pub async fn keep(ctx: &Ctx) -> Round {
     match try_keep(ctx).await {
