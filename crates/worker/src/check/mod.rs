@@ -321,11 +321,6 @@ impl Checker {
         self.inner.health.take_recoveries()
     }
 
-    /// Hosts with a check waiting for them or a request on the wire.
-    pub fn busy_hosts(&self) -> Vec<String> {
-        self.inner.limits.busy_hosts()
-    }
-
     /// Whether this worker has room on the wire (a quarter of `--concurrency` free at least).
     pub fn has_room(&self) -> bool {
         self.inner.limits.has_room()

@@ -329,19 +329,6 @@ impl Limits {
         self.host(host).head_refused.store(true, Ordering::Relaxed);
     }
 
-    /// Hosts with a check waiting for them or a request on the wire.
-    pub(crate) fn busy_hosts(&self) -> Vec<String> {
-        let hosts = self.hosts.lock().expect("host map lock poisoned");
-        hosts
-            .map
-            .iter()
-            .filter(|(_, h)| {
-                h.waiting.load(Ordering::Relaxed) > 0 || h.slots.available_permits() < h.concurrency
-            })
-            .map(|(name, _)| name.clone())
-            .collect()
-    }
-
     /// Whether a quarter of the global slots (`--concurrency`) at least are free: the worker
     /// could start more requests than it does, so its hosts wait for their own pace, not for
     /// it.

@@ -16,8 +16,8 @@ pub struct HeldSites(Mutex<Sites>);
 
 #[derive(Debug, Default)]
 struct Sites {
-    /// Claim token → ids of its sites not yet written back.
-    by_token: HashMap<i64, HashSet<i64>>,
+    /// Claim token → ids of its sites not yet written back, each with its host partition.
+    by_token: HashMap<i64, HashMap<i64, i16>>,
     /// (token, id) of the sites whose result the writer is storing. Such a site may already
     /// be done in the database while it is still held here: it is not lost.
     writing: HashSet<(i64, i64)>,
@@ -37,7 +37,7 @@ impl Sites {
 
 impl HeldSites {
     pub fn add(&self, batch: &Batch) {
-        let ids = batch.sites.iter().map(|s| s.id).collect();
+        let ids = batch.sites.iter().map(|s| (s.id, s.part)).collect();
         self.0.lock().unwrap().by_token.insert(batch.token, ids);
     }
 
@@ -64,7 +64,7 @@ impl HeldSites {
                     && held
                         .by_token
                         .get(&token)
-                        .is_some_and(|ids| ids.contains(id))
+                        .is_some_and(|ids| ids.contains_key(id))
             })
             .collect();
         for &id in &lost {
@@ -78,14 +78,23 @@ impl HeldSites {
         let held = self.0.lock().unwrap();
         held.by_token
             .iter()
-            .map(|(token, ids)| (*token, ids.iter().copied().collect()))
+            .map(|(token, ids)| (*token, ids.keys().copied().collect()))
             .collect()
     }
 
     /// Sites held, all claims together.
     pub fn count(&self) -> usize {
         let held = self.0.lock().unwrap();
-        held.by_token.values().map(HashSet::len).sum()
+        held.by_token.values().map(HashMap::len).sum()
+    }
+
+    /// The host partitions of the sites held: those whose hosts this worker is working.
+    pub fn parts(&self) -> HashSet<i16> {
+        let held = self.0.lock().unwrap();
+        held.by_token
+            .values()
+            .flat_map(|ids| ids.values().copied())
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -103,18 +112,30 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_is_forgotten_when_its_last_site_is_written() {
+    fn a_claim_is_forgotten_when_its_last_site_is_written_and_so_are_its_partitions() {
         let held = HeldSites::default();
         held.add(&Batch {
             token: 7,
             sites: vec![site(1), site(2)],
         });
+        held.add(&Batch {
+            token: 8,
+            sites: vec![Site { part: 5, ..site(3) }],
+        });
+        assert_eq!(held.parts(), HashSet::from([0, 5]));
+        held.remove(8, 3);
+        assert_eq!(
+            held.parts(),
+            HashSet::from([0]),
+            "no site of partition 5 is held"
+        );
         held.remove(7, 1);
         assert_eq!(held.snapshot(), vec![(7, vec![2])]);
         assert_eq!(held.count(), 1);
         held.remove(7, 2);
         held.remove(7, 2);
         assert!(held.is_empty());
+        assert!(held.parts().is_empty());
         assert_eq!(held.count(), 0);
     }
 

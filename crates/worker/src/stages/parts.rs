@@ -28,7 +28,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crawler_queue::{DuePart, HeldPart, PARTS};
 use rand::Rng;
@@ -57,8 +57,6 @@ struct Holding {
     stop: CancellationToken,
     /// Being handed over: when it goes, it was given back, not lost.
     draining: bool,
-    /// When a claim last found sites of it: its hosts are being worked.
-    claimed_at: Option<Instant>,
 }
 
 impl Default for Parts {
@@ -102,22 +100,12 @@ impl Parts {
         let mut held = self.held.lock().expect("parts lock poisoned");
         let mut kept: HashMap<i16, Holding> = HashMap::with_capacity(now_held.len());
         for part in now_held {
-            let (stop, claimed_at) = held
-                .remove(&part.id)
-                .map(|h| (h.stop, h.claimed_at))
-                .unwrap_or_default();
+            let stop = held.remove(&part.id).map(|h| h.stop).unwrap_or_default();
             let draining = part.draining;
             if draining {
                 stop.cancel();
             }
-            kept.insert(
-                part.id,
-                Holding {
-                    stop,
-                    draining,
-                    claimed_at,
-                },
-            );
+            kept.insert(part.id, Holding { stop, draining });
         }
         let mut lost = 0;
         for (_, gone) in held.drain() {
@@ -130,29 +118,15 @@ impl Parts {
 
     /// Takes note of partitions a claim just found held by this worker's token (the database
     /// said so in the claim's own read) but the keeper has not seen yet: taken or handed over
-    /// since its last round. Without this, their sites would be dropped as if lost. Notes the
-    /// claim's time on each, for [`Parts::worked_within`].
+    /// since its last round. Without this, their sites would be dropped as if lost.
     pub fn adopt(&self, parts: impl IntoIterator<Item = i16>) {
-        let now = Instant::now();
         let mut held = self.held.lock().expect("parts lock poisoned");
         for id in parts {
-            held.entry(id)
-                .or_insert_with(|| Holding {
-                    stop: CancellationToken::new(),
-                    draining: false,
-                    claimed_at: None,
-                })
-                .claimed_at = Some(now);
+            held.entry(id).or_insert_with(|| Holding {
+                stop: CancellationToken::new(),
+                draining: false,
+            });
         }
-    }
-
-    /// Whether a claim found sites of partition `part` within `within`: its hosts are being
-    /// worked.
-    fn worked_within(&self, part: i16, within: Duration) -> bool {
-        let held = self.held.lock().expect("parts lock poisoned");
-        held.get(&part)
-            .and_then(|h| h.claimed_at)
-            .is_some_and(|at| at.elapsed() <= within)
     }
 
     /// Tells what the claimer's last claim found: sites, or nothing due.
@@ -193,10 +167,6 @@ pub fn keep_every(lease: Duration) -> Duration {
 /// checks to end), so that a fleet starting together, or a worker joining, settles within a
 /// few seconds: a host of a partition on its way between two workers is asked by neither.
 pub const SETTLING: Duration = Duration::from_secs(1);
-
-/// A partition a claim found sites of this recently is being worked: this worker declines to
-/// hand it to an idle one while it has room on the wire (see [`answer_asks`]).
-const WORKING: Duration = Duration::from_secs(10);
 
 /// What a keeper round saw, for when the next one comes ([`Cadence`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -313,9 +283,8 @@ async fn try_keep(ctx: &Ctx) -> Result<Round, crawler_queue::Error> {
 }
 
 /// Answers the requests of idle workers for partitions this worker holds
-/// (`crawler_queue::balance`). It declines those it is working (a check of one of their hosts
-/// waits or is on the wire, or a claim found sites of them within [`WORKING`]) while it has
-/// room on the wire: such a host goes at its own pace here,
+/// (`crawler_queue::balance`). It declines those it is working (it holds sites of them,
+/// claimed and not yet written back) while it has room on the wire: such a host goes at its own pace here,
 /// moving it gains nothing, and it would stop while it moves (its checks cut off, nothing
 /// asked until the heir's next round). It accepts the others, and all of them when short of
 /// room, so that an idle worker takes part of its load: marked draining, they go to their heir
@@ -325,15 +294,9 @@ async fn answer_asks(ctx: &Ctx, held: &mut [HeldPart]) -> Result<(), crawler_que
         return Ok(());
     }
     let room = ctx.checker.has_room();
-    let busy: HashSet<i16> = ctx
-        .checker
-        .busy_hosts()
-        .iter()
-        .map(|host| crawler_queue::parts::part_of(host))
-        .collect();
+    let worked = ctx.held.parts();
     for part in held.iter_mut().filter(|p| p.asked && !p.draining) {
-        let worked = busy.contains(&part.id) || ctx.parts.worked_within(part.id, WORKING);
-        if room && worked {
+        if room && worked.contains(&part.id) {
             if ctx.queue.decline_ask(ctx.parts.token, part.id).await? {
                 tracing::debug!(
                     partition = part.id,

@@ -1,12 +1,12 @@
 //! Writing back: results are gathered and stored in bulk, fenced by their claim, once 500 are
 //! waiting, the oldest has waited a second, or none has come for 250 ms: a worker checking 50
 //! sites a second writes 50 at a time, and the database's cost of a result falls with the size
-//! of its write-back (docs/scale.md). Host decisions go out every 100 ms whether or not results are written. While
-//! the database is away the results wait in memory and are written when it returns; results
-//! whose lease was lost meanwhile are dropped by the fence and counted. At shutdown the writer
-//! keeps trying until the worker's last deadline (see `run.rs`), which abandons what the
-//! database would still not take: those sites stay claimed until their lease expires, a delay,
-//! not a loss.
+//! of its write-back (docs/scale.md). Host decisions go out every 100 ms whether or not results
+//! are written. While the database is away the results wait in memory and are written when it
+//! returns; results whose lease was lost meanwhile are dropped by the fence and counted. At
+//! shutdown the writer keeps trying until the worker's last deadline (see `run.rs`), which
+//! abandons what the database would still not take: those sites stay claimed until their lease
+//! expires, a delay, not a loss.
 
 use std::sync::Arc;
 use std::time::Duration;
