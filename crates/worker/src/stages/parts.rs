@@ -284,19 +284,22 @@ async fn try_keep(ctx: &Ctx) -> Result<Round, crawler_queue::Error> {
 
 /// Answers the requests of idle workers for partitions this worker holds
 /// (`crawler_queue::balance`). It declines those it is working (it holds sites of them,
-/// claimed and not yet written back) while it has room on the wire: such a host goes at its own pace here,
-/// moving it gains nothing, and it would stop while it moves (its checks cut off, nothing
-/// asked until the heir's next round). It accepts the others, and all of them when short of
-/// room, so that an idle worker takes part of its load: marked draining, they go to their heir
-/// once nothing of them is in flight.
+/// claimed and not yet written back) while it has room on the wire: such a host goes at its
+/// own pace here, moving it gains nothing, and it would stop while it moves (its checks cut
+/// off, nothing asked until the heir's next round). It accepts the others, and all of them
+/// when short of room, so that an idle worker takes part of its load: marked draining, they go
+/// to their heir once nothing of them is in flight.
 async fn answer_asks(ctx: &Ctx, held: &mut [HeldPart]) -> Result<(), crawler_queue::Error> {
     if !held.iter().any(|p| p.asked && !p.draining) {
         return Ok(());
     }
-    let room = ctx.checker.has_room();
-    let worked = ctx.held.parts();
+    // Short of room, every request is accepted: which partitions are worked does not matter.
+    let worked = match ctx.checker.has_room() {
+        true => ctx.held.parts(),
+        false => HashSet::new(),
+    };
     for part in held.iter_mut().filter(|p| p.asked && !p.draining) {
-        if room && worked.contains(&part.id) {
+        if worked.contains(&part.id) {
             if ctx.queue.decline_ask(ctx.parts.token, part.id).await? {
                 tracing::debug!(
                     partition = part.id,
