@@ -30,6 +30,7 @@ use crawler_tests::bench::{raise_fd_limit, source_state};
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::mariadb::{drop_database, URL_VAR};
 use crawler_tests::meter::{spawn_meter, Meter, Report};
+use crawler_tests::scale::{children_cpu, mysql_server_pid, own_cpu, process_cpu};
 use crawler_tests::Backend;
 use tokio::runtime::Runtime;
 
@@ -111,16 +112,68 @@ struct Bench {
     runtime: Runtime,
     backend: Backend,
     tmp: tempfile::TempDir,
+    /// The MySQL server's process, whose CPU time a crawl's costs include (none on SQLite,
+    /// which runs inside the worker).
+    database: Option<u32>,
+}
+
+/// CPU seconds a run used: the tool's processes, the database server, this process (the
+/// meter).
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    tool: f64,
+    database: f64,
+    meter: f64,
+}
+
+impl Cpu {
+    /// Runs `run` and measures what it cost.
+    fn of<T>(bench: &Bench, run: impl FnOnce() -> T) -> (T, Cpu) {
+        let database = || bench.database.map_or(0.0, process_cpu);
+        let before = Cpu {
+            tool: children_cpu(),
+            database: database(),
+            meter: own_cpu(),
+        };
+        let out = run();
+        let cpu = Cpu {
+            tool: children_cpu() - before.tool,
+            database: database() - before.database,
+            meter: own_cpu() - before.meter,
+        };
+        (out, cpu)
+    }
+
+    /// Each figure in microseconds per URL.
+    fn per_url(&self, urls: usize) -> String {
+        let us = |s: f64| s * 1e6 / urls as f64;
+        format!(
+            "CPU per URL: tool {:.0} µs, database {:.0} µs, meter {:.0} µs; all {:.0} µs",
+            us(self.tool),
+            us(self.database),
+            us(self.meter),
+            us(self.tool + self.database + self.meter)
+        )
+    }
 }
 
 fn main() {
     let picked = std::env::var("POLITENESS_BENCH").unwrap_or_else(|_| "a,b,c".into());
     let picked: Vec<&str> = picked.split(',').map(str::trim).collect();
     raise_fd_limit(); // inherited by the workers: connections to 1,000 hosts
+    let backend = backend();
+    let database = match backend {
+        Backend::MariaDb => std::env::var(URL_VAR)
+            .ok()
+            .and_then(|url| url::Url::parse(&url).ok()?.port())
+            .and_then(mysql_server_pid),
+        _ => None,
+    };
     let bench = Bench {
         runtime: Runtime::new().expect("a tokio runtime"),
-        backend: backend(),
+        backend,
         tmp: tempfile::tempdir().expect("a temp dir"),
+        database,
     };
     let _ = crawler_tests::bins::bin("crawler-worker"); // builds the release binaries
     println!(
@@ -158,7 +211,7 @@ impl Scenario {
             "{:<22} {:>8} {:>8} {:>9} {:>14} {:>14}",
             "run", "time s", "/floor", "requests", "max in flight", "max in 1 s"
         );
-        let (seed, crawler) = self.crawl(bench, &path);
+        let (seed, crawler, cpu) = self.crawl(bench, &path);
         self.print_row(
             &format!("crawler, {} worker(s)", self.workers),
             crawler,
@@ -166,15 +219,17 @@ impl Scenario {
             &meter,
         );
         println!(
-            "  (after crawler-seed: {:.1} s, not counted)",
-            seed.as_secs_f64()
+            "  (after crawler-seed: {:.1} s, not counted) {}",
+            seed.as_secs_f64(),
+            cpu.per_url(self.urls)
         );
         if self.lychee {
             meter.reset();
             match lychee() {
                 Some(lychee) => {
-                    let time = self.lychee(bench, &lychee, &path);
+                    let (time, cpu) = Cpu::of(bench, || self.lychee(bench, &lychee, &path));
                     self.print_row(&lychee.version, time, floor, &meter);
+                    println!("  {}", cpu.per_url(self.urls));
                     println!(
                         "crawler / lychee time: {:.2}",
                         crawler.as_secs_f64() / time.as_secs_f64()
@@ -205,26 +260,29 @@ impl Scenario {
         flags
     }
 
-    /// Seeds the list into a fresh database, then drains it: the time of each.
-    fn crawl(&self, bench: &Bench, list: &Path) -> (Duration, Duration) {
+    /// Seeds the list into a fresh database, then drains it: the time of each, and what the
+    /// drain cost.
+    fn crawl(&self, bench: &Bench, list: &Path) -> (Duration, Duration, Cpu) {
         let db = bench.runtime.block_on(bench.backend.fresh());
         let url = db.url.expose();
         let started = Instant::now();
         let seeded = run(command("crawler-seed", url).arg(list));
         assert!(seeded.status.success(), "crawler-seed: {}", stderr(&seeded));
         let seed = started.elapsed();
-        let started = Instant::now();
-        let workers: Vec<Child> = (0..self.workers)
-            .map(|i| {
-                command("crawler-worker", url)
-                    .args(["--id", &format!("bench-{i}")])
-                    .args(self.flags())
-                    .spawn()
-                    .expect("start crawler-worker")
-            })
-            .collect();
-        assert!(wait_all(workers), "a worker failed or ran out of time");
-        let time = started.elapsed();
+        let (time, cpu) = Cpu::of(bench, || {
+            let started = Instant::now();
+            let workers: Vec<Child> = (0..self.workers)
+                .map(|i| {
+                    command("crawler-worker", url)
+                        .args(["--id", &format!("bench-{i}")])
+                        .args(self.flags())
+                        .spawn()
+                        .expect("start crawler-worker")
+                })
+                .collect();
+            assert!(wait_all(workers), "a worker failed or ran out of time");
+            started.elapsed()
+        });
         let counts = bench.runtime.block_on(async {
             let queue = db.queue().await;
             let counts = queue
@@ -244,7 +302,7 @@ impl Scenario {
         if bench.backend == Backend::MariaDb {
             bench.runtime.block_on(drop_database(url));
         }
-        (seed, time)
+        (seed, time, cpu)
     }
 
     /// Times lychee over the list with the same limits: per host the concurrency and the

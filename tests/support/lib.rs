@@ -8,6 +8,8 @@
 //! - [`postgres`]: private PostgreSQL servers, on `mariadb`'s spawner and scratch directory.
 //! - [`site`]: a local website whose paths say what they answer.
 //! - [`meter`]: a local server of many hosts that measures what each one sees (politeness).
+//! - [`stamped`]: a server's TCP stream that knows when its bytes arrived (the kernel's
+//!   receive time), so the meters count what the client sent, not their own scheduling.
 //! - [`dns`]: a tiny authoritative DNS server (A, NXDOMAIN, SERVFAIL, silent) counting queries.
 //! - [`bench`]: what the benchmarks share (loopback hosts, claim latency).
 //! - [`scale`]: millions of realistic rows made in SQL, table sizes, the database's CPU time.
@@ -41,6 +43,7 @@ pub mod site;
 pub mod soft404_pages;
 pub mod soft404_real;
 pub mod soft404_site;
+pub mod stamped;
 pub mod static_site;
 pub mod terminal;
 

@@ -13,7 +13,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -23,6 +23,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use crate::bench::{bind_hosts, host};
+use crate::stamped::{stamp_listener, Stamped};
 
 /// The sliding window of [`Report::max_per_second`].
 const WINDOW: Duration = Duration::from_secs(1);
@@ -42,7 +43,7 @@ pub struct Report {
     /// The most requests in flight at once, from a request's arrival to its answer.
     pub max_in_flight: usize,
     /// The most requests that arrived within any one second: the sliding window `[t, t + 1 s)`
-    /// over the arrival times.
+    /// over the arrival times (the kernel's receive times, `stamped.rs`).
     pub max_per_second: usize,
 }
 
@@ -58,9 +59,10 @@ pub struct UrlList {
 struct Tally {
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
-    /// When each request arrived; the per-second maximum is computed from these when read.
-    /// A mutex: one short push per request, far below the cost of the request itself.
-    starts: Mutex<Vec<Instant>>,
+    /// When each request arrived (the kernel's receive time, since the Unix epoch); the
+    /// per-second maximum is computed from these when read. A mutex: one short push per
+    /// request, far below the cost of the request itself.
+    starts: Mutex<Vec<Duration>>,
 }
 
 /// Starts a meter of `hosts` hosts (1 to `bench::HOSTS`) that answers after `latency`.
@@ -169,15 +171,20 @@ impl UrlList {
 
 /// Serves one host on `listener`, counting into `tally`, until the meter is dropped.
 async fn serve(listener: TcpListener, tally: Arc<Tally>, latency: Duration) {
+    stamp_listener(&listener).expect("ask for receive times");
     loop {
         let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let Ok((stream, arrival)) = Stamped::new(stream) else {
             continue;
         };
         let tally = tally.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |_request| {
                 let tally = tally.clone();
-                async move { tally.answer(latency).await }
+                let arrived = arrival.last_or_now();
+                async move { tally.answer(arrived, latency).await }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -187,18 +194,23 @@ async fn serve(listener: TcpListener, tally: Arc<Tally>, latency: Duration) {
 }
 
 impl Tally {
-    /// Counts a request from its arrival until it is answered (or its connection drops).
-    async fn answer(&self, latency: Duration) -> Result<Response<Full<Bytes>>, Infallible> {
-        let _in_flight = self.arrive();
+    /// Counts a request that `arrived` from then until it is answered (or its connection
+    /// drops).
+    async fn answer(
+        &self,
+        arrived: Duration,
+        latency: Duration,
+    ) -> Result<Response<Full<Bytes>>, Infallible> {
+        let _in_flight = self.arrive(arrived);
         tokio::time::sleep(latency).await;
         Ok(Response::new(Full::new(Bytes::from_static(b"meter\n"))))
     }
 
-    fn arrive(&self) -> InFlight<'_> {
+    fn arrive(&self, arrived: Duration) -> InFlight<'_> {
         self.starts
             .lock()
             .expect("starts lock poisoned")
-            .push(Instant::now());
+            .push(arrived);
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
         InFlight(self)
@@ -225,7 +237,7 @@ impl Drop for InFlight<'_> {
 
 /// The most of `starts` within any half-open window `[t, t + window)`. The busiest window can
 /// always be slid to begin at a start, so only those are tried (two pointers, after a sort).
-fn most_within(starts: &mut [Instant], window: Duration) -> usize {
+pub fn most_within(starts: &mut [Duration], window: Duration) -> usize {
     starts.sort_unstable();
     let mut first = 0;
     let mut most = 0;
@@ -242,7 +254,7 @@ fn most_within(starts: &mut [Instant], window: Duration) -> usize {
 mod tests {
     use super::*;
 
-    fn at(base: Instant, millis: &[u64]) -> Vec<Instant> {
+    fn at(base: Duration, millis: &[u64]) -> Vec<Duration> {
         millis
             .iter()
             .map(|&ms| base + Duration::from_millis(ms))
@@ -251,9 +263,9 @@ mod tests {
 
     #[test]
     fn a_window_holds_the_starts_less_than_a_second_apart() {
-        let base = Instant::now();
+        let base = crate::stamped::now();
         // Every 50 ms for 2 s: 20 in any second, the 21st is exactly a second after the first.
-        let mut even: Vec<Instant> = at(base, &(0..40).map(|i| i * 50).collect::<Vec<_>>());
+        let mut even: Vec<Duration> = at(base, &(0..40).map(|i| i * 50).collect::<Vec<_>>());
         assert_eq!(most_within(&mut even, WINDOW), 20);
         let mut burst = at(base, &[1500, 0, 10, 990, 1000, 1001, 1989]);
         assert_eq!(most_within(&mut burst, WINDOW), 5, "1000 to 1989");

@@ -521,12 +521,45 @@ fn seconds(ticks: f64) -> f64 {
 
 /// user + system CPU of this process so far, in seconds.
 pub fn own_cpu() -> f64 {
+    usage_cpu(libc::RUSAGE_SELF)
+}
+
+/// user + system CPU of this process's children that have ended and been waited for, in
+/// seconds: the difference around a run of child processes is what they used.
+pub fn children_cpu() -> f64 {
+    usage_cpu(libc::RUSAGE_CHILDREN)
+}
+
+fn usage_cpu(who: libc::c_int) -> f64 {
     // SAFETY: getrusage fills a local struct.
     let usage = unsafe {
         let mut usage = std::mem::zeroed::<libc::rusage>();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        libc::getrusage(who, &mut usage);
         usage
     };
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// The process of the MySQL server listening on `port` on this machine (`mariadbd` or
+/// `mysqld` started with `--port=PORT`, or the only one when none says its port).
+pub fn mysql_server_pid(port: u16) -> Option<u32> {
+    let servers: Vec<(u32, String)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .filter_map(|pid: u32| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let program = cmdline.split(' ').next()?.rsplit('/').next()?.to_owned();
+            matches!(program.as_str(), "mariadbd" | "mysqld").then_some((pid, cmdline))
+        })
+        .collect();
+    let flag = format!("--port={port} ");
+    servers
+        .iter()
+        .find(|(_, cmdline)| cmdline.contains(&flag))
+        .or_else(|| (servers.len() == 1).then(|| &servers[0]))
+        .map(|(pid, _)| *pid)
 }

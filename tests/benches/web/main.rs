@@ -255,6 +255,15 @@ fn score(tool: &str, run: &Verdicts, world: &World, tallies: &[Arc<Tally>]) -> D
         .count();
     let worst_flight = seen.iter().map(|s| s.max_in_flight).max().unwrap_or(0);
     let worst_rate = seen.iter().map(|s| s.max_per_second).max().unwrap_or(0);
+    let over_handled = seen
+        .iter()
+        .filter(|s| s.max_per_second_handled > HOST_RATE)
+        .count();
+    let worst_handled = seen
+        .iter()
+        .map(|s| s.max_per_second_handled)
+        .max()
+        .unwrap_or(0);
     let requests: usize = seen.iter().map(|s| s.requests).sum();
     let state = match run.finished {
         true => "finished".to_owned(),
@@ -274,6 +283,11 @@ fn score(tool: &str, run: &Verdicts, world: &World, tallies: &[Arc<Tally>]) -> D
         "  hosts over their limits: {over} (most in flight on one host {worst_flight}, limit \
          {HOST_CONCURRENCY}; most started in 1 s {worst_rate}, limit {HOST_RATE}); {requests} \
          requests to the HTTP hosts"
+    );
+    println!(
+        "  (arrivals are the kernel's receive times; by the servers' handler clock, which adds \
+         this busy process's own delays: {over_handled} hosts over the rate, most in 1 s \
+         {worst_handled})"
     );
     run.time
 }

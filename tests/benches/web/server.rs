@@ -3,15 +3,19 @@
 //! answering as its kind and the path say ([`crate::world`]).
 //!
 //! The tally is the meter's (`crawler_tests::meter`), which keeps it private to its one-answer
-//! server; these hosts answer by path, so they count for themselves, the same way.
+//! server; these hosts answer by path, so they count for themselves, the same way: a request
+//! arrives when the kernel received it (`crawler_tests::stamped`), not when this busy process
+//! got round to it.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
+use crawler_tests::meter::most_within;
+use crawler_tests::stamped::{stamp_listener, Stamped};
 use http_body_util::Full;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -27,8 +31,11 @@ pub type Answer = Response<Full<Bytes>>;
 pub struct Tally {
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
-    /// Arrival times; a mutex, one short push per request.
-    starts: Mutex<Vec<Instant>>,
+    /// Arrival times (the kernel's receive times); a mutex, one short push per request.
+    starts: Mutex<Vec<Duration>>,
+    /// When this process's handler got each request: the arrival plus the server's own
+    /// scheduling delays, kept to show what a meter that reads its clock there would count.
+    handled: Mutex<Vec<Duration>>,
     asked: Mutex<HashMap<String, usize>>,
 }
 
@@ -38,12 +45,19 @@ pub struct Seen {
     pub requests: usize,
     pub max_in_flight: usize,
     pub max_per_second: usize,
+    /// The same by the handler's clock ([`Tally::handled`]).
+    pub max_per_second_handled: usize,
 }
 
 impl Tally {
-    /// Counts a request in until the guard drops; returns how often its path was asked.
-    pub fn arrive(&self, path: &str) -> (InFlight<'_>, usize) {
-        self.starts.lock().unwrap().push(Instant::now());
+    /// Counts a request that `arrived` in until the guard drops; returns how often its path
+    /// was asked.
+    pub fn arrive(&self, path: &str, arrived: Duration) -> (InFlight<'_>, usize) {
+        self.starts.lock().unwrap().push(arrived);
+        self.handled
+            .lock()
+            .unwrap()
+            .push(crawler_tests::stamped::now());
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
         let mut asked = self.asked.lock().unwrap();
@@ -54,16 +68,19 @@ impl Tally {
 
     pub fn seen(&self) -> Seen {
         let mut starts = self.starts.lock().unwrap().clone();
+        let mut handled = self.handled.lock().unwrap().clone();
         Seen {
             requests: starts.len(),
             max_in_flight: self.max_in_flight.load(Ordering::SeqCst),
             max_per_second: most_within(&mut starts, Duration::from_secs(1)),
+            max_per_second_handled: most_within(&mut handled, Duration::from_secs(1)),
         }
     }
 
     /// Forgets everything, for the next tool (call it when idle).
     pub fn reset(&self) {
         self.starts.lock().unwrap().clear();
+        self.handled.lock().unwrap().clear();
         self.asked.lock().unwrap().clear();
         let now = self.in_flight.load(Ordering::SeqCst);
         self.max_in_flight.store(now, Ordering::SeqCst);
@@ -76,19 +93,6 @@ impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
-}
-
-/// The most of `starts` within any window `[t, t + window)` (as the meter computes it).
-fn most_within(starts: &mut [Instant], window: Duration) -> usize {
-    starts.sort_unstable();
-    let (mut first, mut most) = (0, 0);
-    for (last, &at) in starts.iter().enumerate() {
-        while at - starts[first] >= window {
-            first += 1;
-        }
-        most = most.max(last + 1 - first);
-    }
-    most
 }
 
 /// Starts the servers of every live, hung and slow host; one tally per host of `world`.
@@ -126,19 +130,30 @@ async fn hang(listener: TcpListener) {
     }
 }
 
-/// Serves HTTP/1.1 on `listener` with `handle`, forever.
+/// When a request arrived: the kernel's receive time, in the request's extensions.
+#[derive(Clone, Copy)]
+pub struct Arrived(pub Duration);
+
+/// Serves HTTP/1.1 on `listener` with `handle`, forever; each request carries [`Arrived`].
 pub async fn serve<F, Fut>(listener: TcpListener, handle: F)
 where
     F: Fn(Request<hyper::body::Incoming>) -> Fut + Clone + Send + Sync + 'static,
     Fut: std::future::Future<Output = Answer> + Send + 'static,
 {
+    stamp_listener(&listener).expect("ask for receive times");
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
+        let Ok((stream, arrival)) = Stamped::new(stream) else {
+            continue;
+        };
         let handle = handle.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
+            let service = hyper::service::service_fn(move |mut request: Request<_>| {
+                request
+                    .extensions_mut()
+                    .insert(Arrived(arrival.last_or_now()));
                 let answer = handle(request);
                 async move { Ok::<_, Infallible>(answer.await) }
             });
@@ -156,7 +171,9 @@ async fn answer(
     request: Request<hyper::body::Incoming>,
 ) -> Answer {
     let path = request.uri().path().to_owned();
-    let (_in_flight, asked) = tally.arrive(&path);
+    let arrived = request.extensions().get::<Arrived>().map(|a| a.0);
+    let arrived = arrived.unwrap_or_else(crawler_tests::stamped::now);
+    let (_in_flight, asked) = tally.arrive(&path, arrived);
     if kind == HostKind::Slow {
         tokio::time::sleep(slow).await;
         return status(StatusCode::OK);
