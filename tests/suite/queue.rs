@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crawler_queue::{
-    part_of, ClaimMethod, Db, Finding, NewSite, Next, Outcome, Queue, QueueConfig, Site, Verdict,
+    part_of, ClaimMethod, Db, ErrorKind, Finding, NewSite, Next, Outcome, Queue, QueueConfig, Site,
+    Verdict,
 };
 use crawler_tests::{both_backends, Backend};
 
@@ -767,5 +768,141 @@ both_backends!(
         queue.release_drained(holder, "w0", LONG).await.unwrap();
         let kept = queue.keep_parts(asker, LONG).await.unwrap();
         assert!(kept.is_empty(), "handed to a stopped worker: {kept:?}");
+    }
+);
+
+/// What one site of [`a_write_back_of_mixed_results_stores_each_sites_own`] is found to be in
+/// a round: its verdict, status, error kind, redirects and detail.
+type Found = (
+    Verdict,
+    Option<u16>,
+    Option<ErrorKind>,
+    u32,
+    Option<&'static str>,
+);
+
+/// Writes back one result per site of `batch`, `found[i]` for the site of the `i`-th URL
+/// seeded, each with a final URL and a latency of its own, in one write-back.
+async fn complete_as(queue: &Queue, batch: &[Site], found: &[Found], round: u64) {
+    let outcomes: Vec<Outcome> = batch
+        .iter()
+        .map(|site| {
+            let i: usize = site.url.rsplit('/').next().unwrap().parse().unwrap();
+            let (verdict, status, error_kind, redirects, detail) = found[i];
+            let finding = Finding {
+                verdict,
+                status,
+                error_kind,
+                final_url: Some(format!("https://final.example/{round}/{i}")),
+                redirects,
+                latency: Duration::from_millis(100 * round + i as u64),
+                attempts: 1,
+                next: Next::Final,
+                detail: detail.map(str::to_owned),
+            };
+            Outcome {
+                site: site.clone(),
+                finding,
+            }
+        })
+        .collect();
+    let done = queue.complete(&outcomes).await.unwrap();
+    assert_eq!(done.done, found.len() as u64);
+}
+
+/// Every checked site, by the index of its URL.
+async fn checked_by_index(queue: &Queue) -> HashMap<usize, crawler_queue::Checked> {
+    let mut all = HashMap::new();
+    for verdict in [
+        Verdict::Alive,
+        Verdict::Dead,
+        Verdict::Blocked,
+        Verdict::Unreachable,
+        Verdict::Error,
+        Verdict::Excluded,
+    ] {
+        for site in queue
+            .reports()
+            .checked_page(verdict, None, 0, 100)
+            .await
+            .unwrap()
+        {
+            let i: usize = site.url.rsplit('/').next().unwrap().parse().unwrap();
+            all.insert(i, site);
+        }
+    }
+    all
+}
+
+both_backends!(
+    async fn a_write_back_of_mixed_results_stores_each_sites_own(backend: Backend) {
+        // Results that share a verdict are written together, what they share bound once: each
+        // row must still get its own values, and its streak of failures from its own row.
+        // Pairs alike but for one value (sites 0/1 the redirects, 0/6 the status, 3/7 the
+        // detail, 4/8 the error kind; in the second round 6/7 the detail).
+        let (_db, queue) = seeded(backend, 9, QueueConfig::default()).await;
+        let rounds: [[Found; 9]; 2] = [
+            [
+                (Verdict::Alive, Some(200), None, 0, None),
+                (Verdict::Alive, Some(200), None, 2, None),
+                (Verdict::Dead, Some(404), None, 0, None),
+                (Verdict::Dead, Some(200), None, 0, Some("soft 404: like /x")),
+                (Verdict::Unreachable, None, Some(ErrorKind::Dns), 0, None),
+                (Verdict::Blocked, Some(429), None, 1, None),
+                (Verdict::Alive, Some(204), None, 0, None),
+                (Verdict::Dead, Some(200), None, 0, None),
+                (
+                    Verdict::Unreachable,
+                    None,
+                    Some(ErrorKind::Timeout),
+                    0,
+                    None,
+                ),
+            ],
+            [
+                (Verdict::Dead, Some(404), None, 0, None),
+                (Verdict::Alive, Some(200), None, 2, None),
+                (Verdict::Dead, Some(404), None, 0, None),
+                (Verdict::Excluded, None, None, 0, None),
+                (Verdict::Unreachable, None, Some(ErrorKind::Dns), 0, None),
+                (Verdict::Alive, Some(204), None, 0, None),
+                (Verdict::Error, Some(500), None, 3, Some("why")),
+                (Verdict::Error, Some(500), None, 3, None),
+                (Verdict::Unreachable, None, Some(ErrorKind::Dns), 0, None),
+            ],
+        ];
+        // Failures in a row after each round: an answer resets them, a failure adds one, a
+        // site left out keeps them.
+        let streaks = [[0, 0, 1, 1, 1, 1, 0, 1, 1], [1, 0, 2, 1, 2, 0, 1, 2, 2]];
+        for (round, found) in rounds.iter().enumerate() {
+            if round > 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                assert_eq!(queue.recheck(Duration::ZERO).await.unwrap(), 9);
+            }
+            let batch = queue.claim("w", 9, LONG).await.unwrap();
+            assert_eq!(batch.sites.len(), 9);
+            complete_as(&queue, &batch.sites, found, round as u64).await;
+            let stored = checked_by_index(&queue).await;
+            for (i, &(verdict, status, error_kind, redirects, detail)) in found.iter().enumerate() {
+                let site = &stored[&i];
+                let got = (
+                    site.verdict,
+                    site.status,
+                    site.error_kind,
+                    site.redirects,
+                    site.detail.as_deref(),
+                );
+                let want = (verdict, status, error_kind, Some(redirects as i32), detail);
+                assert_eq!(got, want, "round {round}, site {i}");
+                let final_url = format!("https://final.example/{round}/{i}");
+                assert_eq!(site.final_url.as_deref(), Some(final_url.as_str()));
+                assert_eq!(site.latency_ms, Some(100 * round as i32 + i as i32));
+                assert_eq!(site.attempts, 1, "round {round}, site {i}");
+                assert_eq!(
+                    site.consecutive_failures, streaks[round][i],
+                    "round {round}, site {i}"
+                );
+            }
+        }
     }
 );

@@ -172,8 +172,10 @@ impl Queue {
     }
 
     async fn write_back(&self, outcomes: &[Outcome]) -> Result<Completed, Error> {
-        // One group per claim token, parts token and kind of write: each is one statement shape.
-        type Key = (i64, Option<i64>, u8);
+        // One group per claim token, parts token, kind of write and, for verdicts, the values
+        // that rows share ([`Shared`]): each is one statement shape, with its shared values
+        // bound once rather than in a `CASE` list per column.
+        type Key<'a> = (i64, Option<i64>, u8, Option<Shared<'a>>);
         let mut by_token: BTreeMap<Key, (Write, Vec<Row>)> = BTreeMap::new();
         for outcome in outcomes {
             let (write, delay) = match self.decide(outcome) {
@@ -182,15 +184,17 @@ impl Queue {
                 Decision::Retry { after } => (Write::Retry, after),
                 Decision::Unchecked { after } => (Write::Unchecked, after),
             };
+            let shared =
+                matches!(write, Write::Final | Write::Deferred).then(|| Shared::of(outcome));
             let site = &outcome.site;
             by_token
-                .entry((site.token, site.parts_token, write as u8))
+                .entry((site.token, site.parts_token, write as u8, shared))
                 .or_insert_with(|| (write, Vec::new()))
                 .1
                 .push(Row { outcome, delay });
         }
         let mut completed = Completed::default();
-        for ((token, parts, _), (write, rows)) in by_token {
+        for ((token, parts, _, _), (write, rows)) in by_token {
             let fence = Fence { token, parts };
             for chunk in rows.chunks(CHUNK) {
                 completed += self.write_isolating(fence, write, chunk).await?;
@@ -274,6 +278,9 @@ impl Queue {
         Ok(completed)
     }
 
+    /// Writes verdicts that share their [`Shared`] values (a group of `write_back`'s): those
+    /// are bound once, and only what differs by row (the final URL, the latency, a deferred
+    /// row's delay) goes in `CASE id` lists.
     async fn write_finals(
         &self,
         fence: Fence,
@@ -282,18 +289,11 @@ impl Queue {
     ) -> Result<u64, sqlx::Error> {
         let rows = padded(rows);
         let confirm = self.config.confirm;
+        let shared = Shared::of(rows[0].outcome);
         let key = (rows.len(), fence.parts.is_some(), write == Write::Deferred);
         let sql = cached!(self.db.dialect(), key => (usize, bool, bool), |dialect, (n, held, deferred)| {
             finals(dialect, n, held, deferred)
         });
-        // Binds one `CASE id WHEN ? THEN ?` list: the value of `$value` for each outcome `$o`.
-        macro_rules! column {
-            ($query:ident, $o:ident => $value:expr) => {
-                for $o in rows.iter().map(|r| r.outcome) {
-                    $query = $query.bind($o.site.id).bind($value);
-                }
-            };
-        }
         // The verdicts these results replace go to the history first, read from the rows the
         // claim still holds: only where the verdict changed since the claim (a first verdict
         // replaces none; a recheck that finds what it found before costs the history nothing).
@@ -305,47 +305,55 @@ impl Queue {
         if !replaced.is_empty() {
             self.record_replaced(fence.token, &padded(&replaced)).await;
         }
+        let verdict = shared.verdict;
+        let dead = i32::from(verdict == Verdict::Dead);
+        // consecutive_failures = consecutive_failures × kept + added: reset by an answer, one
+        // more after a failure, kept by a site not checked (neither a failure nor the end of a
+        // streak of them).
+        let (kept, added) = match verdict {
+            Verdict::Alive => (0, 0),
+            Verdict::Excluded => (1, 0),
+            _ => (1, 1),
+        };
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
                 let mut q = sqlx::query(&sql);
-                // In the order of the placeholders: next_check_at's CASE comes first.
+                // In the order of the placeholders.
                 if write == Write::Deferred {
                     for row in &rows {
                         q = q.bind(row.outcome.site.id).bind(row.delay);
                     }
                 }
-                column!(q, o => o.finding.verdict.as_str());
-                column!(q, o => i32::from(o.verdict_begins()));
-                column!(q, o => o.finding.status.map(i32::from));
-                column!(q, o => o.finding.error_kind.map(|k| k.as_str()));
-                column!(q, o => o.finding.final_url.as_deref());
-                column!(q, o => o.finding.redirects as i32);
-                column!(q, o => millis(o.finding.latency).min(i32::MAX.into()) as i32);
-                column!(q, o => o.site.tries + 1);
-                column!(q, o => match o.finding.verdict {
-                    Verdict::Alive => 0,
-                    // Not checked, so neither a failure nor the end of a streak of them.
-                    Verdict::Excluded => o.site.consecutive_failures,
-                    _ => o.site.consecutive_failures + 1,
-                });
-                column!(q, o => o.finding.detail.as_deref());
-                column!(q, o => i32::from(o.finding.verdict == Verdict::Alive));
-                column!(q, o => i32::from(o.finding.verdict == Verdict::Dead));
-                column!(q, o => i32::from(o.finding.verdict == Verdict::Dead));
-                column!(q, o => i32::from(o.finding.verdict == Verdict::Dead));
-                column!(q, o => i32::from(o.finding.verdict == Verdict::Dead && confirm.is_some()));
-                q = q.bind(confirm.map_or(0, |c| millis(c.interval())));
+                q = q
+                    .bind(i32::from(shared.begins))
+                    .bind(verdict.as_str())
+                    .bind(shared.status.map(i32::from))
+                    .bind(shared.error_kind.map(|k| k.as_str()));
+                for o in rows.iter().map(|r| r.outcome) {
+                    q = q.bind(o.site.id).bind(o.finding.final_url.as_deref());
+                }
+                q = q.bind(shared.redirects as i32);
+                for o in rows.iter().map(|r| r.outcome) {
+                    let latency = millis(o.finding.latency).min(i32::MAX.into()) as i32;
+                    q = q.bind(o.site.id).bind(latency);
+                }
+                q = q
+                    .bind(kept)
+                    .bind(added)
+                    .bind(shared.detail)
+                    .bind(i32::from(verdict == Verdict::Alive))
+                    .bind(dead)
+                    .bind(dead)
+                    .bind(dead)
+                    .bind(i32::from(verdict == Verdict::Dead && confirm.is_some()))
+                    .bind(confirm.map_or(0, |c| millis(c.interval())));
                 fence.bind(q, rows.iter().map(|r| r.outcome.site.id)).execute(pool)
             })
             .await?
             .rows_affected()
         });
-        if let Some(policy) = confirm {
-            let dead: Vec<i64> = rows
-                .iter()
-                .filter(|r| r.outcome.finding.verdict == Verdict::Dead)
-                .map(|r| r.outcome.site.id)
-                .collect();
+        if let Some(policy) = confirm.filter(|_| verdict == Verdict::Dead) {
+            let dead: Vec<i64> = rows.iter().map(|r| r.outcome.site.id).collect();
             // A failure here loses nothing: the site stays due for its next confirming check,
             // which confirms it then.
             if let Err(error) = self.confirm_dead(policy, fence.token, &padded(&dead)).await {
@@ -465,13 +473,41 @@ impl Queue {
     }
 }
 
-/// The statement of a write of `rows` final results by id, fenced ([`fenced`], `held`); for
-/// a `deferred` write, due again after a delay per row rather than at once. Every column reads
-/// only bound values and its own old value, never another column this statement changes
-/// (MySQL evaluates SET left to right with the new values, SQLite with the old ones); the one
-/// exception, `confirm_check_at` reading `confirmed_at`, reads it only for a dead result,
-/// which leaves `confirmed_at` as it was. `verdict_since` is set when the bound "replaces the
-/// verdict it was claimed with" flag says so (a first verdict included).
+/// What the rows of one verdict statement share, bound once: the verdict and how it was
+/// found. Only the final URL, the latency and a deferral's delay differ from row to row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Shared<'a> {
+    verdict: Verdict,
+    /// The verdict differs from the one the site had when claimed: it begins now.
+    begins: bool,
+    status: Option<u16>,
+    error_kind: Option<ErrorKind>,
+    redirects: u32,
+    detail: Option<&'a str>,
+}
+
+impl<'a> Shared<'a> {
+    fn of(outcome: &'a Outcome) -> Self {
+        let finding = &outcome.finding;
+        Shared {
+            verdict: finding.verdict,
+            begins: outcome.verdict_begins(),
+            status: finding.status,
+            error_kind: finding.error_kind,
+            redirects: finding.redirects,
+            detail: finding.detail.as_deref(),
+        }
+    }
+}
+
+/// The statement of a write of `rows` final results by id that share their [`Shared`]
+/// values, fenced ([`fenced`], `held`); for a `deferred` write, due again after a delay per
+/// row rather than at once. Every column reads only bound values and the row's old values,
+/// never a column this statement changed before it (MySQL evaluates SET left to right with
+/// the new values, SQLite and PostgreSQL with the old ones): `attempts` reads `tries` before
+/// `tries` is reset, and `confirm_check_at` reads `confirmed_at` only for a dead result, which
+/// leaves `confirmed_at` as it was. The old row is the one the claim read (a claimed row
+/// changes only by its claim's writes), so `tries + 1` is the attempts the verdict took.
 fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
     let case = case_by_id(rows);
     let next_check_at = match deferred {
@@ -480,15 +516,16 @@ fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
     };
     format!(
         "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
-         checked_at = {{now}}, next_check_at = {next_check_at}, verdict = {case}, \
-         verdict_since = CASE WHEN {case} = 1 THEN {{now}} ELSE verdict_since END, http_status = {case}, \
-         error_kind = {case}, final_url = {case}, redirects = {case}, latency_ms = {case}, \
-         tries = 0, attempts = {case}, consecutive_failures = {case}, detail = {case}, \
-         last_alive_at = CASE WHEN {case} = 1 THEN {{now}} ELSE last_alive_at END, \
-         dead_streak = CASE WHEN {case} = 1 THEN dead_streak + 1 ELSE 0 END, \
-         dead_since = CASE WHEN {case} = 1 THEN COALESCE(dead_since, {{now}}) ELSE NULL END, \
-         confirmed_at = CASE WHEN {case} = 1 THEN confirmed_at ELSE NULL END, \
-         confirm_check_at = CASE WHEN {case} = 1 AND confirmed_at IS NULL THEN {{now}} + ? ELSE NULL END \
+         checked_at = {{now}}, next_check_at = {next_check_at}, \
+         verdict_since = CASE WHEN ? = 1 THEN {{now}} ELSE verdict_since END, verdict = ?, \
+         http_status = ?, error_kind = ?, final_url = {case}, redirects = ?, latency_ms = {case}, \
+         attempts = tries + 1, tries = 0, consecutive_failures = consecutive_failures * ? + ?, \
+         detail = ?, \
+         last_alive_at = CASE WHEN ? = 1 THEN {{now}} ELSE last_alive_at END, \
+         dead_streak = CASE WHEN ? = 1 THEN dead_streak + 1 ELSE 0 END, \
+         dead_since = CASE WHEN ? = 1 THEN COALESCE(dead_since, {{now}}) ELSE NULL END, \
+         confirmed_at = CASE WHEN ? = 1 THEN confirmed_at ELSE NULL END, \
+         confirm_check_at = CASE WHEN ? = 1 AND confirmed_at IS NULL THEN {{now}} + ? ELSE NULL END \
          WHERE {}",
         Statements::get(dialect).sites_by_id,
         fenced(dialect, rows, held)

@@ -7,7 +7,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 /// The outcome of a site's last check, after retries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// The final response was 2xx.
@@ -98,7 +100,9 @@ impl FromIterator<Verdict> for VerdictCounts {
 }
 
 /// Why a check got no usable HTTP answer; `None` in a [`Finding`] when the server answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The name does not resolve.
