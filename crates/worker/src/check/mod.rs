@@ -395,10 +395,13 @@ impl Checker {
                 Step::Stop { retry_after } => {
                     let body = reading.and_then(|_| page::body_of(&attempt));
                     let soft = match &probe {
-                        Some(p) => match self.inner.soft_404_of(&url, &attempt, p).await {
-                            Ok(soft) => soft,
-                            Err(wait) => return (deferred_by_server(wait), None),
-                        },
+                        // Boxed, as the probe is (`soft_404_probe`): only `--soft-404` asks.
+                        Some(p) => {
+                            match Box::pin(self.inner.soft_404_of(&url, &attempt, p)).await {
+                                Ok(soft) => soft,
+                                Err(wait) => return (deferred_by_server(wait), None),
+                            }
+                        }
                         None => None,
                     };
                     let finding = attempt.into_finding(attempts, started.elapsed(), retry_after);

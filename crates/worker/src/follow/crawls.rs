@@ -57,10 +57,11 @@ impl Crawls {
         Ok(known.crawls.get(&id).cloned())
     }
 
-    /// Whether `url` is in the scope of a crawl that obeys robots.txt: on a host whose
-    /// robots.txt paces every request (its `Crawl-delay`), pages or not. The table is read
-    /// the first time; a crawl added since is known once one of its pages is claimed.
-    pub async fn paced_by_robots(&self, queue: &Queue, url: &Url) -> Result<bool, Error> {
+    /// `url`, parsed, when it is in the scope of a crawl that obeys robots.txt: on a host
+    /// whose robots.txt paces every request (its `Crawl-delay`), pages or not. The table is
+    /// read the first time; a crawl added since is known once one of its pages is claimed.
+    /// Without such a crawl (a plain list of links) the URL is not even parsed.
+    pub async fn paced_by_robots(&self, queue: &Queue, url: &str) -> Result<Option<Url>, Error> {
         let mut known = self.known.lock().await;
         if !known.read {
             // Tried once: a failure is not tried again by every check (the database away
@@ -68,10 +69,15 @@ impl Crawls {
             known.read = true;
             known.read(queue).await?;
         }
-        Ok(known
-            .crawls
-            .values()
-            .any(|c| c.robots && c.rules.scopes.iter().any(|s| s.contains(url))))
+        let mut obeying = known.crawls.values().filter(|c| c.robots).peekable();
+        if obeying.peek().is_none() {
+            return Ok(None);
+        }
+        let Ok(url) = Url::parse(url) else {
+            return Ok(None);
+        };
+        let paced = obeying.any(|c| c.rules.scopes.iter().any(|s| s.contains(&url)));
+        Ok(paced.then_some(url))
     }
 }
 

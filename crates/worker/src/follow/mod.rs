@@ -62,6 +62,17 @@ impl Follow {
 
     /// Checks `site`; if it is a page of a crawl that may be read, reads it and adds its links.
     pub async fn check(&self, site: &Site) -> Finding {
+        if site.crawl.is_none() {
+            self.pace_by_robots(site).await;
+            return self.checker.check(&site.url).await;
+        }
+        // Boxed: reading a page (robots.txt, the page, storing its links) is a future of
+        // several KB, which every link's task would otherwise carry and move.
+        Box::pin(self.check_page(site)).await
+    }
+
+    /// [`Follow::check`] of a site that is a page of a crawl.
+    async fn check_page(&self, site: &Site) -> Finding {
         let Some(crawl) = self.rules_of(site).await else {
             self.pace_by_robots(site).await;
             return self.checker.check(&site.url).await;
@@ -99,12 +110,10 @@ impl Follow {
     /// robots.txt is loaded first (from the fleet's copy, or fetched once), so that its
     /// `Crawl-delay` paces this check too, on a worker that has read no page of the host yet.
     async fn pace_by_robots(&self, site: &Site) {
-        let Ok(url) = Url::parse(&site.url) else {
-            return;
-        };
-        match self.crawls.paced_by_robots(&self.queue, &url).await {
-            Ok(true) => self.robots.pace(&self.queue, &self.checker, &url).await,
-            Ok(false) => {}
+        match self.crawls.paced_by_robots(&self.queue, &site.url).await {
+            // Boxed, as a page's check is: only a crawl that obeys robots.txt gets here.
+            Ok(Some(url)) => Box::pin(self.robots.pace(&self.queue, &self.checker, &url)).await,
+            Ok(None) => {}
             Err(error) => {
                 tracing::debug!(error = %crate::chain(&error), "cannot read the crawls: checking the link without its robots.txt");
             }

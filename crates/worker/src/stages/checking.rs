@@ -100,14 +100,13 @@ pub async fn check_loop(
 /// that has sent a request is never cut, `check/cut.rs`) because its partition was lost or is
 /// being handed over, so that the partition's next holder gets it without waiting for the
 /// lease; fenced by the claim, so it changes nothing if the site is no longer this worker's.
-/// It is forgotten first, so the lease keeper does not take it for lost.
+/// It is forgotten first, so the lease keeper does not take it for lost. (The release is
+/// boxed: a rare path, whose database future every check's task would carry otherwise.)
 async fn give_back(ctx: &Checking, site: Site) {
     ctx.held.remove(site.token, site.id);
-    if let Err(error) = ctx
-        .queue
-        .release(site.token, &[site.id], Duration::ZERO)
-        .await
-    {
+    let ids = [site.id];
+    let release = ctx.queue.release(site.token, &ids, Duration::ZERO);
+    if let Err(error) = Box::pin(release).await {
         tracing::debug!(error = %crate::chain(&error), "cannot give back a site; its lease will expire");
     }
 }

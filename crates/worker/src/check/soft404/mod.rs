@@ -77,7 +77,9 @@ impl Inner {
         let Some(pattern) = host_pattern(url) else {
             return Ok(None);
         };
-        self.probe_of(url, &pattern).await.map(Some)
+        // Boxed: the probe's future is some 8 KB, which every check's task would carry (and
+        // move) otherwise, with the option off too.
+        Box::pin(self.probe_of(url, &pattern)).await.map(Some)
     }
 
     /// The probe of `pattern` on `url`'s host: cached, stored by the fleet, or made now, with
