@@ -813,14 +813,7 @@ async fn complete_as(queue: &Queue, batch: &[Site], found: &[Found], round: u64)
 /// Every checked site, by the index of its URL.
 async fn checked_by_index(queue: &Queue) -> HashMap<usize, crawler_queue::Checked> {
     let mut all = HashMap::new();
-    for verdict in [
-        Verdict::Alive,
-        Verdict::Dead,
-        Verdict::Blocked,
-        Verdict::Unreachable,
-        Verdict::Error,
-        Verdict::Excluded,
-    ] {
+    for verdict in Verdict::ALL {
         for site in queue
             .reports()
             .checked_page(verdict, None, 0, 100)

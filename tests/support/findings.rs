@@ -29,7 +29,6 @@ pub fn claimed_site(id: i64, host: &str) -> Site {
         host: host.to_owned(),
         part: 0,
         tries: 0,
-        consecutive_failures: 0,
         crawl: None,
         depth: None,
         last_verdict: None,

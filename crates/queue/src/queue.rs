@@ -48,7 +48,6 @@ pub struct Site {
     pub part: i16,
     /// Checks already made in this round that ended in a transient failure.
     pub tries: i32,
-    pub consecutive_failures: i32,
     /// The crawl this site is a page of, to be read for links if it is alive HTML
     /// (`crawler-seed --follow`); `None` for a link that is only checked.
     pub crawl: Option<i64>,
@@ -420,7 +419,7 @@ impl Queue {
         // Binds: token, the partitions (`in_parts`: that many placeholders), n.
         fn choose(dialect: Dialect, in_parts: &str) -> String {
             format!(
-                "SELECT id, ? AS claim_token, url, host, part, tries, consecutive_failures, crawl, depth, verdict \
+                "SELECT id, ? AS claim_token, url, host, part, tries, crawl, depth, verdict \
                  FROM {} WHERE state = {{pending}} AND next_check_at <= {{now}} \
                  {in_parts} ORDER BY {CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED",
                 sites_using(dialect, SitesIndex::Due)

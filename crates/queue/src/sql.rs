@@ -40,8 +40,7 @@ const SQLITE_NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS IN
 const POSTGRES_NOW: &str = "(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
 
 /// The columns of a claimed site, as [`crate::Site`] reads them.
-const CLAIMED_COLUMNS: &str =
-    "id, claim_token, url, host, part, tries, consecutive_failures, crawl, depth, verdict";
+const CLAIMED_COLUMNS: &str = "id, claim_token, url, host, part, tries, crawl, depth, verdict";
 
 /// The statement `text` in `dialect`: `{now}` becomes the dialect's clock, `{pending}`,
 /// `{claimed}` and `{done}` the numbers of those states, `{alive}`, `{dead}`, `{blocked}`,

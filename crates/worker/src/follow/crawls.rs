@@ -69,14 +69,14 @@ impl Crawls {
             known.read = true;
             known.read(queue).await?;
         }
-        let mut obeying = known.crawls.values().filter(|c| c.robots).peekable();
-        if obeying.peek().is_none() {
+        let obeying = || known.crawls.values().filter(|c| c.robots);
+        if obeying().next().is_none() {
             return Ok(None);
         }
         let Ok(url) = Url::parse(url) else {
             return Ok(None);
         };
-        let paced = obeying.any(|c| c.rules.scopes.iter().any(|s| s.contains(&url)));
+        let paced = obeying().any(|c| c.rules.scopes.iter().any(|s| s.contains(&url)));
         Ok(paced.then_some(url))
     }
 }

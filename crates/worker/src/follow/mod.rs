@@ -63,19 +63,24 @@ impl Follow {
     /// Checks `site`; if it is a page of a crawl that may be read, reads it and adds its links.
     pub async fn check(&self, site: &Site) -> Finding {
         if site.crawl.is_none() {
-            self.pace_by_robots(site).await;
-            return self.checker.check(&site.url).await;
+            return self.check_link(site).await;
         }
         // Boxed: reading a page (robots.txt, the page, storing its links) is a future of
         // several KB, which every link's task would otherwise carry and move.
         Box::pin(self.check_page(site)).await
     }
 
+    /// [`Follow::check`] of a site that is only checked, paced by its host's robots.txt when
+    /// a crawl obeying it reads the host.
+    async fn check_link(&self, site: &Site) -> Finding {
+        self.pace_by_robots(site).await;
+        self.checker.check(&site.url).await
+    }
+
     /// [`Follow::check`] of a site that is a page of a crawl.
     async fn check_page(&self, site: &Site) -> Finding {
         let Some(crawl) = self.rules_of(site).await else {
-            self.pace_by_robots(site).await;
-            return self.checker.check(&site.url).await;
+            return self.check_link(site).await;
         };
         if crawl.robots
             && !self
