@@ -35,6 +35,8 @@
 //!   CAs, contact): bad values are usage errors, and secrets never print.
 //! - `soft404`: `--soft-404` on a labelled corpus: soft 404s found and explained, real pages
 //!   alive, each host and pattern probed once per fleet.
+//! - `requests`: what a verdict costs, as a metered server counts it: a retry asks with GET,
+//!   a host whose HEAD lies is asked with GET, a host whose checks queue is asked with GET.
 //! - `hosts`: decisions at the host's level: a DNS-dead or hung host decided once, one
 //!   throttling path slowing its host but never stopping it, an absurd Retry-After drained.
 //! - `docs`: README.md and docs/*.md stay true: links and paths exist, the README is short,
@@ -66,4 +68,5 @@ mod progress;
 mod queue;
 mod report_hosts;
 mod reports;
+mod requests;
 mod soft404;

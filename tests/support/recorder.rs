@@ -39,8 +39,18 @@ impl Answer {
 /// One request as the recorder saw it.
 #[derive(Clone, Debug)]
 pub struct Seen {
+    pub method: hyper::Method,
     pub path: String,
     pub at: Instant,
+}
+
+/// What a [`spawn_recorder_by`] handler is told of a request.
+#[derive(Clone, Copy, Debug)]
+pub struct Asked<'a> {
+    pub method: &'a hyper::Method,
+    pub path: &'a str,
+    /// Requests for this path before this one, any method.
+    pub before: usize,
 }
 
 /// A running recorder.
@@ -70,6 +80,15 @@ impl Recorder {
 /// Starts a recorder on a free port of `ip` (a loopback address), answering each path with
 /// `answer(path)`.
 pub async fn spawn_recorder(ip: &str, answer: fn(&str) -> Answer) -> Recorder {
+    spawn_recorder_by(ip, move |asked| answer(asked.path)).await
+}
+
+/// [`spawn_recorder`], answering by method and by how often the path was asked too.
+pub async fn spawn_recorder_by(
+    ip: &str,
+    answer: impl Fn(Asked<'_>) -> Answer + Send + Sync + 'static,
+) -> Recorder {
+    let answer = Arc::new(answer);
     let listener = TcpListener::bind((ip, 0)).await.expect("bind a local port");
     let addr = listener.local_addr().unwrap();
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
@@ -80,16 +99,26 @@ pub async fn spawn_recorder(ip: &str, answer: fn(&str) -> Answer) -> Recorder {
                 continue;
             };
             let log = log.clone();
+            let answer = answer.clone();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |request: Request<Incoming>| {
                     let path = request.uri().path().to_owned();
-                    log.lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push(Seen {
+                    let method = request.method().clone();
+                    let before = {
+                        let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
+                        let before = log.iter().filter(|s| s.path == path).count();
+                        log.push(Seen {
+                            method: method.clone(),
                             path: path.clone(),
                             at: Instant::now(),
                         });
-                    let a = answer(&path);
+                        before
+                    };
+                    let a = answer(Asked {
+                        method: &method,
+                        path: &path,
+                        before,
+                    });
                     let mut response = Response::builder().status(a.status);
                     if let Some(value) = a.retry_after {
                         response = response.header("retry-after", value);

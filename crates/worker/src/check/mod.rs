@@ -7,6 +7,7 @@
 //! # Layout
 //! - `mod.rs`: [`CheckConfig`], [`Checker`], the retry loop
 //! - `redirect.rs`: one attempt — HEAD then GET, redirects followed hop by hop
+//! - `head.rs`: whether a host's HEAD can be believed, so each hop costs one request where it can
 //! - `client.rs`: the shared reqwest client and one request through the limits
 //! - `cut.rs`: cutting a check off only before its first request, never once one is sent
 //! - `reply.rs`: what those hand back: a request's `Reply` or `Failure`, an `Attempt`
@@ -32,6 +33,7 @@ mod client;
 mod cookies;
 mod cut;
 mod dns;
+mod head;
 mod health;
 mod page;
 mod ratelimit;
@@ -65,6 +67,7 @@ pub use self::health::HostDecision;
 pub use self::page::{PAGE_CAP, ROBOTS_CAP};
 use self::ratelimit::Limits;
 pub(crate) use self::ratelimit::PaceReport;
+use self::redirect::Ask;
 use self::reply::{Attempt, Failure};
 use self::resolve::CachingResolver;
 use self::retry::{next_step, Step};
@@ -383,15 +386,22 @@ impl Checker {
             Err(wait) => return (deferred_by_server(wait), None),
         };
         let mut attempts = 0;
+        let mut ask = Ask {
+            keep_body: probe.is_some() || reading.is_some(),
+            get_first: false,
+        };
         loop {
             attempts += 1;
-            let keep_body = probe.is_some() || reading.is_some();
-            let attempt = page::scoped(reading, self.inner.attempt(&url, keep_body)).await;
+            let attempt = page::scoped(reading, self.inner.attempt(&url, ask)).await;
             if let Some(wait) = attempt.busy() {
                 return (deferred_by_server(wait), None);
             }
             match next_step(&attempt, attempts, &self.inner.config) {
-                Step::Retry(wait) => tokio::time::sleep(wait).await,
+                Step::Retry(wait) => {
+                    // A GET decides whatever the answer: a retry asks once, not HEAD then GET.
+                    ask.get_first = true;
+                    tokio::time::sleep(wait).await
+                }
                 Step::Stop { retry_after } => {
                     let body = reading.and_then(|_| page::body_of(&attempt));
                     let soft = match &probe {

@@ -33,7 +33,7 @@
 
 use std::collections::HashMap;
 use std::ops::Add;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -46,6 +46,7 @@ use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
 
 use super::classify::is_throttling;
+use super::head::Head;
 use super::HostLimit;
 
 /// The adaptive rate never goes below this share of the configured one: a path that always
@@ -103,9 +104,8 @@ struct Host {
     slots: Semaphore,
     rate: Option<HostRate>,
     pace: Mutex<Pace>,
-    /// The host answered a HEAD with 405 or 501 and the GET after it with something else: its
-    /// checks GET at once, one request where two would be ([`Limits::refuses_head`]).
-    head_refused: AtomicBool,
+    /// What its HEAD answers have shown against its GETs: whether to believe them (`head.rs`).
+    head: Mutex<Head>,
 }
 
 /// A host's configured rate, on tokio's clock.
@@ -314,19 +314,22 @@ impl Limits {
         let _ = paused.wait_for(|p| !*p).await;
     }
 
-    /// Whether `host` refuses HEAD (see [`Limits::head_refused`]): its checks GET at once.
-    pub(crate) fn refuses_head(&self, host: &str) -> bool {
+    /// Whether checks queue for `host`: as many wait for it as it has slots, so its rate or
+    /// its slots are what bounds them.
+    pub(crate) fn is_queueing(&self, host: &str) -> bool {
         let hosts = self.hosts.lock().expect("host map lock poisoned");
         hosts
             .map
             .get(host)
-            .is_some_and(|h| h.head_refused.load(Ordering::Relaxed))
+            .is_some_and(|h| h.waiting.load(Ordering::Relaxed) >= h.concurrency)
     }
 
-    /// `host` answered a HEAD with 405 or 501 and a GET with something else. Forgotten with
-    /// the host when it is idle (then learnt again, for one request).
-    pub(crate) fn head_refused(&self, host: &str) {
-        self.host(host).head_refused.store(true, Ordering::Relaxed);
+    /// What `host`'s HEAD has shown (`head.rs`), to read or to teach. Forgotten with the host
+    /// when it is idle, then learnt again.
+    pub(crate) fn head<R>(&self, host: &str, f: impl FnOnce(&mut Head) -> R) -> R {
+        let host = self.host(host);
+        let mut head = host.head.lock().expect("head lock poisoned");
+        f(&mut head)
     }
 
     /// Whether a quarter of the global slots (`--concurrency`) at least are free: the worker
@@ -383,7 +386,7 @@ impl Limits {
             rate: Quota::with_period(interval)
                 .map(|q| RateLimiter::direct_with_clock(q, TokioClock)),
             pace: Mutex::new(Pace::new(Instant::now())),
-            head_refused: AtomicBool::new(false),
+            head: Mutex::new(Head::default()),
         });
         hosts.map.insert(name.to_owned(), host.clone());
         host

@@ -7,8 +7,19 @@ use std::time::Duration;
 use reqwest::Method;
 use url::{Host, Url};
 
+use super::head::needs_get;
 use super::reply::{Attempt, End, Failure, Reply};
 use super::Inner;
+
+/// How an attempt asks each hop.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Ask {
+    /// Every hop a GET, and a 2xx text answer keeps its first 64 KiB (the soft-404
+    /// comparison, a page to read).
+    pub keep_body: bool,
+    /// Every hop a GET: a retry asks the way that decides in one request.
+    pub get_first: bool,
+}
 
 /// Where a response sends the checker next.
 #[derive(Debug, PartialEq)]
@@ -21,17 +32,16 @@ enum Hop {
 }
 
 impl Inner {
-    /// Follows `start` to its final answer within one time budget of `config.timeout`. With
-    /// `keep_body`, every hop is a GET (no HEAD first), and a 2xx text answer keeps its first
-    /// 64 KiB (for the soft-404 comparison).
-    pub(crate) async fn attempt(&self, start: &Url, keep_body: bool) -> Attempt {
+    /// Follows `start` to its final answer within one time budget of `config.timeout`, each
+    /// hop asked as `ask` says.
+    pub(crate) async fn attempt(&self, start: &Url, ask: Ask) -> Attempt {
         let mut budget = self.config.timeout;
         let mut url = start.clone();
         // The hops before `url`, to see loops; no allocation unless there is a redirect.
         let mut seen: Vec<Url> = Vec::new();
         loop {
             let redirects = seen.len() as u32;
-            let reply = match self.probe(&url, &mut budget, keep_body).await {
+            let reply = match self.probe(&url, &mut budget, ask).await {
                 Ok(reply) => reply,
                 Err(failure) => {
                     // The URL counts as final once a server has answered in this attempt.
@@ -74,36 +84,28 @@ impl Inner {
         }
     }
 
-    /// HEAD first; GET when HEAD answers 4xx/5xx (other than 429, which a GET would only
-    /// aggravate) or loses the connection. A host that refused HEAD (405 or 501, then answered
-    /// the GET otherwise) gets GET at once.
-    async fn probe(
-        &self,
-        url: &Url,
-        budget: &mut Duration,
-        keep_body: bool,
-    ) -> Result<Reply, Failure> {
+    /// HEAD first, then GET when HEAD's answer cannot decide (`head.rs`). GET at once for a
+    /// retry or a page to read (`ask`), for a host whose HEAD is not to be believed, and where
+    /// checks queue for the host: there every request is a turn of its rate, and one GET
+    /// decides where a HEAD may need a GET after it.
+    async fn probe(&self, url: &Url, budget: &mut Duration, ask: Ask) -> Result<Reply, Failure> {
         self.guard(url)?;
         let host = url.host_str().unwrap_or_default();
-        if keep_body || self.limits.refuses_head(host) {
+        let get_first = ask.keep_body
+            || ask.get_first
+            || self.limits.is_queueing(host)
+            || self.limits.head(host, |h| h.get_first());
+        if get_first {
             return self
-                .fetch_keeping(Method::GET, url, budget, keep_body)
+                .fetch_keeping(Method::GET, url, budget, ask.keep_body)
                 .await;
         }
         let head = self.fetch(Method::HEAD, url, budget).await;
-        let needs_get = match &head {
-            Ok(reply) => reply.status >= 400 && reply.status != 429,
-            Err(failure) => failure.worth_a_get(),
-        };
-        if !needs_get || budget.is_zero() {
+        if budget.is_zero() || !needs_get(&head) {
             return head;
         }
         let get = self.fetch(Method::GET, url, budget).await;
-        if let (Ok(head), Ok(get)) = (&head, &get) {
-            if matches!(head.status, 405 | 501) && get.status != head.status {
-                self.limits.head_refused(host);
-            }
-        }
+        self.limits.head(host, |h| h.learn(&head, &get));
         get
     }
 

@@ -35,6 +35,7 @@ pub use self::probe::{ProbeStore, TTL};
 use self::decide::{decide, gray, is_root, mask_url, percent_decode, same_shape, Answer, Decision};
 use self::probe::{host_pattern, pattern_of, probe_path, Pattern};
 use super::classify::without_userinfo;
+use super::redirect::Ask;
 use super::reply::{Attempt, End};
 use super::Inner;
 
@@ -132,7 +133,15 @@ impl Inner {
         probe_url.set_path(&path);
         probe_url.set_query(None);
         tracing::debug!(url = %probe_url, "soft-404 probe");
-        let attempt = self.attempt(&probe_url, true).await;
+        let attempt = self
+            .attempt(
+                &probe_url,
+                Ask {
+                    keep_body: true,
+                    get_first: true,
+                },
+            )
+            .await;
         if let Some(wait) = attempt.busy() {
             return Err(wait);
         }
