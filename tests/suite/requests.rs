@@ -88,8 +88,9 @@ both_backends!(
         }
         let asked = asked(&site);
         let requests: usize = asked.values().sum();
-        // Once the host's checks queue behind its rate, each is one GET; only the first few,
-        // asked before the queue formed, are a HEAD and then a GET.
+        println!("200 dead URLs cost {requests} requests"); // shown with --nocapture
+                                                            // Once the host's checks queue behind its rate, each is one GET; only the first few,
+                                                            // asked before the queue formed, are a HEAD and then a GET.
         assert!(
             requests <= 210,
             "{requests} requests for 200 dead URLs: {asked:?}"

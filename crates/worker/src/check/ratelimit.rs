@@ -66,6 +66,9 @@ const UNLIMITED_BASE: Duration = Duration::from_millis(100);
 /// that make a `Retry-After` host-wide.
 pub(crate) const HOST_WIDE_STREAK: u32 = 3;
 pub(crate) const HOST_WIDE_WINDOW: Duration = Duration::from_secs(2);
+/// A host whose waiting checks each take this long to start, or longer, is one whose rate or
+/// slots bound its checks (unless a worker's own limits do: a turn of microseconds).
+const QUEUEING_TURN: Duration = Duration::from_millis(1);
 /// The host map is swept for idle hosts whenever it doubles past this size.
 const MIN_SWEEP: usize = 1024;
 
@@ -314,14 +317,14 @@ impl Limits {
         let _ = paused.wait_for(|p| !*p).await;
     }
 
-    /// Whether checks queue for `host`: as many wait for it as it has slots, so its rate or
-    /// its slots are what bounds them.
+    /// Whether checks queue for `host`: as many wait for it as it has slots, each turn taking
+    /// a millisecond at least, so its rate (or its slots) bound them, not the worker.
     pub(crate) fn is_queueing(&self, host: &str) -> bool {
         let hosts = self.hosts.lock().expect("host map lock poisoned");
-        hosts
-            .map
-            .get(host)
-            .is_some_and(|h| h.waiting.load(Ordering::Relaxed) >= h.concurrency)
+        hosts.map.get(host).is_some_and(|h| {
+            h.waiting.load(Ordering::Relaxed) >= h.concurrency
+                && h.turn(&h.pace.lock().expect("pace lock poisoned")) >= QUEUEING_TURN
+        })
     }
 
     /// What `host`'s HEAD has shown (`head.rs`), to read or to teach. Forgotten with the host
@@ -452,25 +455,27 @@ impl Host {
         if waiting <= self.concurrency && pace.floor.is_zero() {
             return Duration::ZERO;
         }
-        // A turn: the pace's spacing, or the requests' own time shared by the host's slots,
-        // whichever is longer (a slow host is backlogged by a few, a fast one by many).
-        let latency = Duration::from_micros(self.latency_us.load(Ordering::Relaxed));
-        let turn = pace
-            .spacing(self.base())
-            .max(self.interval)
-            .max(latency / self.concurrency as u32);
         let deferred = pace
             .deferred_until
             .map(|u| u.saturating_duration_since(now))
             .unwrap_or_default();
         // Without a rate, a waiting check takes about a request's time; count a tenth of a
         // second each, so a host without limits is not backlogged by a few dozen.
-        let turn = if turn.is_zero() {
-            UNLIMITED_BASE / self.concurrency as u32
-        } else {
-            turn
+        let turn = match self.turn(&pace) {
+            Duration::ZERO => UNLIMITED_BASE / self.concurrency as u32,
+            turn => turn,
         };
         deferred + turn.saturating_mul(waiting as u32)
+    }
+
+    /// The time one waiting check takes to start: the pace's spacing, or the requests' own
+    /// time shared by the host's slots, whichever is longer (a slow host is backlogged by a
+    /// few, a fast one by many).
+    fn turn(&self, pace: &Pace) -> Duration {
+        let latency = Duration::from_micros(self.latency_us.load(Ordering::Relaxed));
+        pace.spacing(self.base())
+            .max(self.interval)
+            .max(latency / self.concurrency as u32)
     }
 
     fn report(&self, name: &str, now: Instant) -> Option<PaceReport> {
@@ -810,6 +815,30 @@ mod tests {
         let mut backlogged = limits.backlogged(Duration::from_secs(2));
         backlogged.sort();
         assert_eq!(backlogged, ["big.example", "slow.example"]);
+    }
+
+    #[test]
+    fn a_host_is_queueing_when_its_slots_are_taken_by_waiting_checks_and_its_turns_are_slow() {
+        let limits = at_ten_per_second();
+        limits
+            .host("busy.example")
+            .waiting
+            .store(8, Ordering::Relaxed);
+        limits
+            .host("calm.example")
+            .waiting
+            .store(7, Ordering::Relaxed);
+        assert!(limits.is_queueing("busy.example"));
+        assert!(!limits.is_queueing("calm.example"));
+        assert!(!limits.is_queueing("unknown.example"));
+        // No rate and quick answers: the worker's own limits hold the checks, not the host.
+        let unlimited = unlimited(8, 16);
+        let fast = unlimited.host("fast.example");
+        fast.waiting.store(100, Ordering::Relaxed);
+        fast.latency_us.store(1_000, Ordering::Relaxed);
+        assert!(!unlimited.is_queueing("fast.example"));
+        fast.latency_us.store(800_000, Ordering::Relaxed);
+        assert!(unlimited.is_queueing("fast.example"), "a slow host's slots");
     }
 
     #[test]
