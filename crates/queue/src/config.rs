@@ -2,10 +2,12 @@
 //! [`crate::database_url`]'s). The options that set it are `crawler-cli`'s: this crate parses no
 //! command line.
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
-/// Defined with the backoff, which it bounds; named here too, where `complete.rs` and
-/// `confirm.rs` take it from.
+/// Defined with the backoff, which it bounds; named here too, where `complete.rs` and the
+/// confirm policy take it from.
 pub use crate::backoff::MAX_DELAY;
 
 /// How a worker claims a batch on MySQL/MariaDB (SQLite has one writer at a time, and always
@@ -37,7 +39,7 @@ pub struct QueueConfig {
     pub defer_horizon: Duration,
     /// `--confirm N:SPAN`: dead sites are checked again every SPAN/N until confirmed
     /// (`confirm.rs`); none: a dead verdict is checked again only by a recheck.
-    pub confirm: Option<crate::confirm::Confirm>,
+    pub confirm: Option<Confirm>,
 }
 
 /// [`QueueConfig::max_attempts`] by default (`--attempts`).
@@ -56,6 +58,100 @@ impl Default for QueueConfig {
             retry_delay: DEFAULT_RETRY_DELAY,
             defer_horizon: DEFAULT_DEFER_HORIZON,
             confirm: None,
+        }
+    }
+}
+
+/// `--confirm N:SPAN`, dead confirmed over time: what `confirm.rs` applies.
+/// The most results a policy may ask for: more would recheck a dead link for ever.
+const MAX_RESULTS: u32 = 100;
+
+/// `N:SPAN`: a dead site is confirmed after N dead results in a row spanning SPAN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Confirm {
+    pub results: u32,
+    pub span: Duration,
+}
+
+impl Confirm {
+    /// The time between two checks of a dead site not confirmed yet: SPAN/N.
+    pub fn interval(&self) -> Duration {
+        self.span / self.results
+    }
+}
+
+impl fmt::Display for Confirm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}",
+            self.results,
+            humantime::format_duration(self.span)
+        )
+    }
+}
+
+impl FromStr for Confirm {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Confirm, String> {
+        let (n, span) = s
+            .split_once(':')
+            .ok_or_else(|| format!("{s:?} is not N:SPAN (e.g. 3:3d)"))?;
+        let results: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("{n:?} is not a number of results (N of N:SPAN)"))?;
+        if !(1..=MAX_RESULTS).contains(&results) {
+            return Err(format!(
+                "N of N:SPAN is between 1 and {MAX_RESULTS}, not {results}"
+            ));
+        }
+        let span = humantime::parse_duration(span.trim())
+            .map_err(|e| format!("{span:?} is not a duration (SPAN of N:SPAN): {e}"))?;
+        if span < Duration::from_secs(1) {
+            return Err("SPAN of N:SPAN is at least 1s".into());
+        }
+        if span > MAX_DELAY {
+            return Err(format!(
+                "SPAN of N:SPAN is at most {}",
+                humantime::format_duration(MAX_DELAY)
+            ));
+        }
+        Ok(Confirm { results, span })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_policy_parses_and_its_interval_is_span_over_n() {
+        let policy: Confirm = "3:3d".parse().unwrap();
+        assert_eq!(policy.results, 3);
+        assert_eq!(policy.span, Duration::from_secs(3 * 86_400));
+        assert_eq!(policy.interval(), Duration::from_secs(86_400));
+        assert_eq!(policy.to_string(), "3:3days");
+        assert_eq!(
+            " 2 : 90s ".parse::<Confirm>().unwrap().interval(),
+            Duration::from_secs(45)
+        );
+    }
+
+    #[test]
+    fn a_bad_policy_says_which_part_is_wrong() {
+        for (text, says) in [
+            ("3", "not N:SPAN"),
+            ("x:3d", "not a number"),
+            ("0:3d", "between 1 and 100"),
+            ("101:3d", "between 1 and 100"),
+            ("3:soon", "not a duration"),
+            ("3:0s", "at least 1s"),
+            ("3:1000d", "at most"),
+        ] {
+            let error = text.parse::<Confirm>().unwrap_err();
+            assert!(error.contains(says), "{text}: {error}");
         }
     }
 }

@@ -110,6 +110,17 @@ impl PathKind {
         }
     }
 
+    /// The requests a right verdict needs: one per redirect hop and one per transient answer
+    /// (a client that asks with GET needs one for a HEAD-405 path).
+    pub fn needed(self) -> usize {
+        match self {
+            PathKind::Ok | PathKind::NotFound | PathKind::NoHead => 1,
+            PathKind::Redirect | PathKind::Flaky500 => 2,
+            PathKind::Limit429After | PathKind::Limit429 => 2,
+            PathKind::Busy503 => 3,
+        }
+    }
+
     pub fn parse(name: &str) -> Option<PathKind> {
         MIX.iter().map(|&(k, _)| k).find(|k| k.name() == name)
     }
@@ -194,6 +205,19 @@ impl World {
 
     pub fn count(&self, kind: HostKind) -> usize {
         self.hosts.iter().filter(|h| h.kind == kind).count()
+    }
+
+    /// The requests host `host`'s right verdicts need ([`PathKind::needed`]); for a live host.
+    pub fn needed(&self, host: usize) -> usize {
+        let kind = |url: &str| {
+            let path = url.splitn(4, '/').nth(3).unwrap_or("");
+            PathKind::parse(path.split('/').next().unwrap_or("")).unwrap_or(PathKind::NotFound)
+        };
+        self.urls
+            .iter()
+            .filter(|u| u.host == host)
+            .map(|u| kind(&u.url).needed())
+            .sum()
     }
 
     /// The URLs of the host that has the most.

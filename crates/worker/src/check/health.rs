@@ -24,6 +24,7 @@ use crawler_queue::{ErrorKind, Unreachable};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use tokio::time::Instant;
 
+pub(crate) use super::reply::Cause;
 use super::reply::Failure;
 
 /// Failures in a row that decide a host never seen answering.
@@ -34,62 +35,6 @@ pub(crate) const PROBE_GAP: Duration = Duration::from_secs(1);
 pub(crate) const DECISION_TTL: Duration = Duration::from_secs(600);
 /// The map is swept for forgettable hosts whenever it doubles past this size.
 const MIN_SWEEP: usize = 1024;
-
-/// What decided a host unreachable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Cause {
-    Dns,
-    Refused,
-    Unreachable,
-    Timeout,
-    Tls,
-    Reset,
-}
-
-impl Cause {
-    /// The failures that belong to the host rather than to one URL.
-    pub(crate) fn of(failure: Failure) -> Option<Cause> {
-        Some(match failure {
-            Failure::Dns => Cause::Dns,
-            Failure::Refused => Cause::Refused,
-            Failure::Unreachable => Cause::Unreachable,
-            Failure::Timeout => Cause::Timeout,
-            Failure::Tls => Cause::Tls,
-            Failure::Reset => Cause::Reset,
-            _ => return None,
-        })
-    }
-
-    pub(crate) fn kind(self) -> ErrorKind {
-        match self {
-            Cause::Dns => ErrorKind::Dns,
-            Cause::Refused | Cause::Unreachable | Cause::Reset => ErrorKind::Connect,
-            Cause::Timeout => ErrorKind::Timeout,
-            Cause::Tls => ErrorKind::Tls,
-        }
-    }
-
-    fn from_kind(kind: ErrorKind) -> Cause {
-        match kind {
-            ErrorKind::Dns => Cause::Dns,
-            ErrorKind::Timeout => Cause::Timeout,
-            ErrorKind::Tls => Cause::Tls,
-            _ => Cause::Refused,
-        }
-    }
-
-    /// Says what happened, for the verdict's detail and the hosts report.
-    pub(crate) fn describe(self) -> &'static str {
-        match self {
-            Cause::Dns => "the name does not resolve",
-            Cause::Refused => "connections are refused",
-            Cause::Unreachable => "no route to the host",
-            Cause::Timeout => "no response in time",
-            Cause::Tls => "the TLS handshake fails",
-            Cause::Reset => "connections are reset without an answer",
-        }
-    }
-}
 
 /// A host (an origin of it) decided unreachable, for the queue to write and the fleet to
 /// know.

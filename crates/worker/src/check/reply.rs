@@ -1,5 +1,5 @@
 //! What the checker's parts hand back: a [`Reply`] from one request, a [`Failure`] when there
-//! was no usable answer, and the [`Attempt`] a chain of redirects ended with, which the retry
+//! was no usable answer (a [`Cause`] when the failure is the host's), and the [`Attempt`] a chain of redirects ended with, which the retry
 //! loop, the soft-404 comparison and `classify` (into the [`Finding`](super::Finding)) read.
 //!
 //! Only the types and what they say of themselves: making them is `client.rs` and
@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use crawler_queue::ErrorKind;
 use url::Url;
 
 /// What the checker keeps of one response.
@@ -42,7 +43,7 @@ pub(crate) enum Failure {
     /// the horizon; worth asking after this long.
     Busy(Duration),
     /// Not asked: the host was decided unreachable, for this cause (`health.rs`).
-    HostDown(super::health::Cause),
+    HostDown(Cause),
 }
 
 impl Failure {
@@ -105,6 +106,62 @@ impl Attempt {
         match &self.end {
             End::Answered(reply) => reply.retry_after,
             End::Failed { .. } => None,
+        }
+    }
+}
+
+/// What decided a host unreachable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cause {
+    Dns,
+    Refused,
+    Unreachable,
+    Timeout,
+    Tls,
+    Reset,
+}
+
+impl Cause {
+    /// The failures that belong to the host rather than to one URL.
+    pub(crate) fn of(failure: Failure) -> Option<Cause> {
+        Some(match failure {
+            Failure::Dns => Cause::Dns,
+            Failure::Refused => Cause::Refused,
+            Failure::Unreachable => Cause::Unreachable,
+            Failure::Timeout => Cause::Timeout,
+            Failure::Tls => Cause::Tls,
+            Failure::Reset => Cause::Reset,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn kind(self) -> ErrorKind {
+        match self {
+            Cause::Dns => ErrorKind::Dns,
+            Cause::Refused | Cause::Unreachable | Cause::Reset => ErrorKind::Connect,
+            Cause::Timeout => ErrorKind::Timeout,
+            Cause::Tls => ErrorKind::Tls,
+        }
+    }
+
+    pub(crate) fn from_kind(kind: ErrorKind) -> Cause {
+        match kind {
+            ErrorKind::Dns => Cause::Dns,
+            ErrorKind::Timeout => Cause::Timeout,
+            ErrorKind::Tls => Cause::Tls,
+            _ => Cause::Refused,
+        }
+    }
+
+    /// Says what happened, for the verdict's detail and the hosts report.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Cause::Dns => "the name does not resolve",
+            Cause::Refused => "connections are refused",
+            Cause::Unreachable => "no route to the host",
+            Cause::Timeout => "no response in time",
+            Cause::Tls => "the TLS handshake fails",
+            Cause::Reset => "connections are reset without an answer",
         }
     }
 }
