@@ -1,6 +1,7 @@
 //! What the checker's parts hand back: a [`Reply`] from one request, a [`Failure`] when there
-//! was no usable answer (a [`Cause`] when the failure is the host's), and the [`Attempt`] a chain of redirects ended with, which the retry
-//! loop, the soft-404 comparison and `classify` (into the [`Finding`](super::Finding)) read.
+//! was no usable answer (a [`Cause`] when the failure is the host's), and the [`Attempt`] a
+//! chain of redirects ended with, which the retry loop, the soft-404 comparison and `classify`
+//! (into the [`Finding`](super::Finding)) read.
 //!
 //! Only the types and what they say of themselves: making them is `client.rs` and
 //! `redirect.rs`'s work, judging them `classify.rs`'s, so none of those needs another.
