@@ -157,6 +157,70 @@ impl Cpu {
     }
 }
 
+/// What the MySQL server did, from its global status counters: statements, commits (autocommit
+/// statements included) and redo log flushes (`innodb_flush_log_at_trx_commit=1` flushes at
+/// every commit).
+#[derive(Clone, Copy, Default)]
+struct ServerWork {
+    statements: f64,
+    commits: f64,
+    log_flushes: f64,
+}
+
+impl ServerWork {
+    const NAMES: [&'static str; 3] = ["Questions", "Handler_commit", "Innodb_os_log_fsyncs"];
+
+    /// The server's counters now (zero on SQLite, which has none to read).
+    fn now(bench: &Bench, url: &str) -> ServerWork {
+        if bench.backend != Backend::MariaDb {
+            return ServerWork::default();
+        }
+        bench.runtime.block_on(async {
+            use sqlx::Connection;
+            let mut conn = sqlx::MySqlConnection::connect(url)
+                .await
+                .expect("connect to the bench's MariaDB");
+            let sql = format!(
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ('{}')",
+                Self::NAMES.join("', '")
+            );
+            let rows: Vec<(String, String)> = sqlx::query_as(&sql)
+                .fetch_all(&mut conn)
+                .await
+                .expect("read the server's status");
+            let value = |name: &str| {
+                rows.iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                    .and_then(|(_, v)| v.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
+            ServerWork {
+                statements: value(Self::NAMES[0]),
+                commits: value(Self::NAMES[1]),
+                log_flushes: value(Self::NAMES[2]),
+            }
+        })
+    }
+
+    fn since(self, before: ServerWork) -> ServerWork {
+        ServerWork {
+            statements: self.statements - before.statements,
+            commits: self.commits - before.commits,
+            log_flushes: self.log_flushes - before.log_flushes,
+        }
+    }
+
+    fn per_url(&self, urls: usize) -> String {
+        let per = |n: f64| n / urls as f64;
+        format!(
+            "statements {:.3}, commits {:.3}, log flushes {:.3} per URL",
+            per(self.statements),
+            per(self.commits),
+            per(self.log_flushes)
+        )
+    }
+}
+
 fn main() {
     let picked = std::env::var("POLITENESS_BENCH").unwrap_or_else(|_| "a,b,c".into());
     let picked: Vec<&str> = picked.split(',').map(str::trim).collect();
@@ -231,8 +295,11 @@ impl Scenario {
                     self.print_row(&lychee.version, time, floor, &meter);
                     println!("  {}", cpu.per_url(self.urls));
                     println!(
-                        "crawler / lychee time: {:.2}",
-                        crawler.as_secs_f64() / time.as_secs_f64()
+                        "crawler / lychee time: drain {:.2}, seed + drain {:.2} (the crawler's \
+                         rate / lychee's: {:.2})",
+                        crawler.as_secs_f64() / time.as_secs_f64(),
+                        (seed + crawler).as_secs_f64() / time.as_secs_f64(),
+                        time.as_secs_f64() / (seed + crawler).as_secs_f64()
                     );
                 }
                 None => println!("lychee: skipped (no `lychee` on PATH or in ~/.cargo/bin)"),
@@ -265,10 +332,12 @@ impl Scenario {
     fn crawl(&self, bench: &Bench, list: &Path) -> (Duration, Duration, Cpu) {
         let db = bench.runtime.block_on(bench.backend.fresh());
         let url = db.url.expose();
+        let before_seed = ServerWork::now(bench, url);
         let started = Instant::now();
         let seeded = run(command("crawler-seed", url).arg(list));
         assert!(seeded.status.success(), "crawler-seed: {}", stderr(&seeded));
         let seed = started.elapsed();
+        let before_drain = ServerWork::now(bench, url);
         let (time, cpu) = Cpu::of(bench, || {
             let started = Instant::now();
             let workers: Vec<Child> = (0..self.workers)
@@ -283,6 +352,14 @@ impl Scenario {
             assert!(wait_all(workers), "a worker failed or ran out of time");
             started.elapsed()
         });
+        if bench.backend == Backend::MariaDb {
+            let after = ServerWork::now(bench, url);
+            println!(
+                "  the server's work (all its clients): seed {}; drain {}",
+                before_drain.since(before_seed).per_url(self.urls),
+                after.since(before_drain).per_url(self.urls)
+            );
+        }
         let counts = bench.runtime.block_on(async {
             let queue = db.queue().await;
             let counts = queue

@@ -12,8 +12,7 @@
 //!   (`claim_in_parts`, with the list its keeper read), extends
 //!   the batch's lease once, and writes results back `SCALE_WRITES` at a time (default
 //!   `500,50`: a worker writes back once 500 results wait or the oldest has waited a second,
-//!   so a worker doing 50 sites/s writes 50 at a time; before 2026-11-26 it wrote every
-//!   100 ms, 5 at a time). `SCALE_ROUND=first` makes it a list's first round (every site
+//!   so a worker doing 50 sites/s writes 50 at a time). `SCALE_ROUND=first` makes it a list's first round (every site
 //!   unchecked, every verdict new); by default it is a recheck round of the filled mix (the
 //!   15 % not alive turn alive). The database's CPU time is the private `mariadbd`'s utime + stime
 //!   (`/proc/<pid>/stat`); PostgreSQL's is that of its postmaster and every descendant (one

@@ -8,7 +8,7 @@
 //! back.
 //!
 //! # The pace: the answer about one URL slows its host, never stops it
-//! A 429 or 503 takes a quarter off the host's rate when the host answered something else just
+//! A 429 or 503 takes an eighth off the host's rate when the host answered something else just
 //! before (a throttle about its own URL), and halves it when it follows another throttle (the
 //! host's own trouble), down to an eighth of its configured rate (the adaptive floor); every
 //! other answer adds back a sixteenth (AIMD, as TCP and Nutch's fetcher adapt). A
@@ -56,8 +56,10 @@ const MIN_SHARE: f64 = 1.0 / 8.0;
 const STEP_UP: f64 = 1.0 / 16.0;
 /// What a throttle leaves of the rate when the answer before it was not one: a server that
 /// throttles one path now and then while its others answer. Halving there would cost the
-/// host's big lists a quarter of their rate for nothing (the other paths show it can take it).
-const LONE_THROTTLE: f64 = 3.0 / 4.0;
+/// host's big lists a quarter of their rate for nothing (the other paths show it can take it);
+/// an eighth is won back by the next two answers, so a list whose paths each throttle once
+/// (a per-URL limit) costs its host about 10 ms of its turns per throttle.
+const LONE_THROTTLE: f64 = 7.0 / 8.0;
 /// What a throttle leaves of the rate when it follows another one: the host is struggling.
 const THROTTLE_IN_A_ROW: f64 = 1.0 / 2.0;
 /// The base interval for a host with no rate limit, once it throttles: 10 requests a second.
@@ -594,7 +596,7 @@ impl Pace {
         at
     }
 
-    /// A 429 or 503: a quarter off the rate when it comes alone, half when it follows another
+    /// A 429 or 503: an eighth off the rate when it comes alone, half when it follows another
     /// throttle, down to the floor.
     fn throttled(&mut self, now: Instant, path: &str, base: Duration) {
         let keep = if self.streak == 0 {
@@ -666,7 +668,7 @@ mod tests {
                 pace.share
             })
             .collect();
-        assert_eq!(shares, [0.75, 0.375, 0.1875, 0.125, 0.125]);
+        assert_eq!(shares, [0.875, 0.4375, 0.21875, 0.125, 0.125]);
         assert_eq!(pace.spacing(base), Duration::from_millis(800));
         pace.answered(base);
         assert_eq!(pace.share, 0.125 + STEP_UP);
@@ -678,16 +680,16 @@ mod tests {
     }
 
     #[test]
-    fn a_throttle_between_answers_takes_a_quarter_off() {
+    fn a_throttle_between_answers_takes_an_eighth_off() {
         let now = Instant::now();
         let base = Duration::from_millis(100);
         let mut pace = Pace::new(now);
         pace.throttled(now, "/a", base);
-        assert_eq!(pace.share, 0.75);
+        assert_eq!(pace.share, 0.875);
         pace.answered(base);
-        assert_eq!(pace.share, 0.75 + STEP_UP);
+        assert_eq!(pace.share, 0.875 + STEP_UP);
         pace.throttled(now, "/a", base);
-        assert_eq!(pace.share, (0.75 + STEP_UP) * 0.75);
+        assert_eq!(pace.share, (0.875 + STEP_UP) * 0.875);
     }
 
     #[test]
@@ -696,10 +698,10 @@ mod tests {
         let base = Duration::from_millis(100);
         let mut pace = Pace::new(now);
         pace.throttled(now, "/a", base);
-        pace.throttled(now, "/b", base); // in a row: 3/8 of the rate, 266 ms apart
+        pace.throttled(now, "/b", base); // in a row: 7/16 of the rate, 228 ms apart
         let spacing = pace.spacing(base);
         let at = pace.reserve(now + spacing, spacing);
-        assert_eq!(spacing, base.div_f64(0.375));
+        assert_eq!(spacing, base.div_f64(0.4375));
         assert_eq!(pace.next, at + spacing);
         pace.answered(base);
         assert!(pace.next < at + spacing, "{:?}", pace.next - at);
@@ -736,10 +738,10 @@ mod tests {
             starts.push(Instant::now());
             permit.record(429, Some(HOUR), "/always");
         }
-        // Slowed, never stopped: three quarters of the rate after the first 429, then half
-        // after each one in a row, down to an eighth: 102 ms (10/s with the margin) / 0.75,
-        // / 0.375, / 0.1875, / 0.125 apart (tokio's timer wakes on the next whole millisecond).
-        assert_eq!(after(starts[0], &starts), millis([0, 136, 408, 952, 1768]));
+        // Slowed, never stopped: seven eighths of the rate after the first 429, then half
+        // after each one in a row, down to an eighth: 102 ms (10/s with the margin) / 0.875,
+        // / 0.4375, / 0.21875, / 0.125 apart (tokio's timer wakes on the next whole millisecond).
+        assert_eq!(after(starts[0], &starts), millis([0, 117, 351, 818, 1634]));
         let host = limits.host("a.example");
         assert!(host.pace.lock().unwrap().deferred_until.is_none());
         assert!(host.deferred_past(Duration::ZERO).is_ok());
