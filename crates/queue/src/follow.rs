@@ -36,6 +36,9 @@ pub struct NewCrawl {
     pub max_pages: Option<i64>,
     /// Followed pages obey robots.txt (`--ignore-robots` turns it off).
     pub robots: bool,
+    /// Links' fragments are checked (`page#section`: a site of its own, decided from the
+    /// page's anchors); `--no-fragments` turns it off.
+    pub fragments: bool,
 }
 
 /// A crawl as the workers read it.
@@ -88,8 +91,8 @@ impl Queue {
         let sql = cached!(self.db.dialect(), |dialect| {
             insert_returning_id(
                 dialect,
-                "INTO crawls (scopes, includes, excludes, max_depth, max_pages, robots, created_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, {now})",
+                "INTO crawls (scopes, includes, excludes, max_depth, max_pages, robots, fragments, \
+                 created_at) VALUES (?, ?, ?, ?, ?, ?, ?, {now})",
             )
         });
         macro_rules! bound {
@@ -101,6 +104,7 @@ impl Queue {
                     .bind(crawl.max_depth)
                     .bind(crawl.max_pages)
                     .bind(i16::from(crawl.robots))
+                    .bind(i16::from(crawl.fragments))
             };
         }
         Ok(match &self.db {
@@ -112,7 +116,8 @@ impl Queue {
 
     /// Every crawl (a few rows: one per `--follow` seed).
     pub async fn crawls(&self) -> Result<Vec<Crawl>, Error> {
-        let sql = "SELECT id, scopes, includes, excludes, max_depth, max_pages, robots FROM crawls";
+        let sql = "SELECT id, scopes, includes, excludes, max_depth, max_pages, robots, fragments \
+                   FROM crawls";
         let lines = |text: String| -> Vec<String> {
             text.lines()
                 .filter(|l| !l.is_empty())
@@ -124,6 +129,7 @@ impl Queue {
             let mut crawls = Vec::new();
             for row in rows {
                 let robots: i16 = row.try_get("robots")?;
+                let fragments: i16 = row.try_get("fragments")?;
                 crawls.push(Crawl {
                     id: row.try_get("id")?,
                     spec: NewCrawl {
@@ -133,6 +139,7 @@ impl Queue {
                         max_depth: row.try_get("max_depth")?,
                         max_pages: row.try_get("max_pages")?,
                         robots: robots != 0,
+                        fragments: fragments != 0,
                     },
                 });
             }
