@@ -11,6 +11,8 @@
 //!   reports and `--fail-on`, and the migration of the rows older versions stored as errors.
 //! - `follow`: recursive checks (`--follow`, `--sitemap`, `--links-in`) of a local site by two
 //!   workers: every link checked once, each page read once, broken links with their referrers.
+//! - `fragments`: links to sections (`page#section`) of real pages served by nginx, with ids
+//!   removed: every broken fragment reported with its pages, each page read once.
 //! - `fleet`: several workers keep to one host's limits together, as the host measures them.
 //! - `hostile`: hostile servers, input lines, pipes and flags.
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
@@ -52,6 +54,7 @@ mod excluded;
 mod faults;
 mod fleet;
 mod follow;
+mod fragments;
 mod galera;
 mod history;
 mod hostile;

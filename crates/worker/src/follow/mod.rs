@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crawler_links::{html, Fate};
-use crawler_queue::{Finding, Frontier, Links, NewSite, Page, Queue, Site, Verdict};
+use crawler_queue::{Finding, Frontier, Links, NewSite, Next, Page, Queue, Site, Verdict};
 use url::Url;
 
 use self::crawls::{CrawlRules, Crawls};
@@ -107,6 +107,11 @@ impl Follow {
             return self.checker.check(&site.url).await;
         }
         let (finding, body) = self.checker.check_page(&site.url).await;
+        if crawl.fragments && finding.next == Next::Final {
+            // Whatever the page's verdict: its fragments take it from here. A redirected
+            // page's anchors are those of the page it ends at, as in a browser.
+            self.save_anchors(site, &finding, body.as_deref()).await;
+        }
         if finding.verdict != Verdict::Alive {
             return finding;
         }
@@ -116,9 +121,6 @@ impl Follow {
         };
         let depth = site.depth.unwrap_or(0);
         let (links, depth) = if Url::parse(&site.url).is_ok_and(|u| u == final_url) {
-            if crawl.fragments {
-                self.save_anchors(site, &finding, body.as_deref()).await;
-            }
             let links = body.map(|body| links_of(&crawl, &final_url, &body, depth + 1));
             (links.unwrap_or_default(), depth + 1)
         } else {
