@@ -261,3 +261,64 @@ both_backends!(
         );
     }
 );
+
+both_backends!(
+    async fn links_in_markdown_are_checked_against_its_github_slugs_and_the_web(backend: Backend) {
+        let page = "<h2 id=\"usage\">Usage</h2>";
+        let pages = HashMap::from([("/guide.html".to_owned(), Answer::html(page))]);
+        let site = spawn_static_site("127.0.0.1", pages).await;
+        let dir = tempfile::tempdir().unwrap();
+        let readme = dir.path().join("README.md");
+        let guide = site.url("/guide.html");
+        let text = format!(
+            "# Getting Started\n\
+             ## Install (v2) — quick\n\
+             ## FAQ\n\
+             ## FAQ\n\
+             ## Ünïcode héading\n\
+             ## Custom {{#custom-id}}\n\
+             <a name=\"legacy\"></a>\n\
+             ```\n# Not a heading\n```\n\
+             Links: [a](#getting-started) [b](#install-v2--quick) [c](#faq-1) [d](#faq-2)\n\
+             [e](#%C3%BCn%C3%AFcode-h%C3%A9ading) [f](#custom-id) [g](#legacy) [h](#not-a-heading)\n\
+             [i](#Getting-Started) [j](#top) [k]({guide}#usage) [l]({guide}#nowhere)\n"
+        );
+        std::fs::write(&readme, text).unwrap();
+        let db = backend.fresh().await;
+        let seeded = run(command("crawler-seed", db.url.expose())
+            .arg("--links-in")
+            .arg(&readme));
+        assert!(seeded.status.success(), "{}", stderr(&seeded));
+        let mut worker = spawn_worker(&db, "w1", &["--drain"]);
+        assert!(wait(&mut worker, Duration::from_secs(60)).success());
+
+        let sites = report(&db, &["--all"]);
+        let file = url::Url::from_file_path(std::fs::canonicalize(&readme).unwrap()).unwrap();
+        let own = |fragment: &str| format!("{file}#{fragment}");
+        let at = |line: u32| BTreeSet::from([format!("{}:{line}", readme.display())]);
+        let expected: BTreeMap<String, Reported> = [
+            (own("getting-started"), "found", 11),
+            (own("install-v2--quick"), "found", 11),
+            (own("faq-1"), "found", 11),
+            (own("faq-2"), "missing", 11),
+            (own("%C3%BCn%C3%AFcode-h%C3%A9ading"), "found", 12),
+            (own("custom-id"), "found", 12),
+            (own("legacy"), "found", 12),
+            (own("not-a-heading"), "missing", 12),
+            (own("Getting-Started"), "missing", 13),
+            (format!("{guide}#usage"), "found", 13),
+            (format!("{guide}#nowhere"), "missing", 13),
+        ]
+        .into_iter()
+        .map(|(url, fragment, line)| {
+            (
+                url,
+                ("alive".to_owned(), Some(fragment.to_owned()), at(line)),
+            )
+        })
+        .chain([(guide.clone(), ("alive".to_owned(), None, at(13)))])
+        .collect();
+        assert_eq!(sites, expected);
+        assert_eq!(site.requests().get("GET /guide.html"), Some(&1));
+    }
+);

@@ -36,7 +36,8 @@ const BINARIES: [&str; 5] = [
 /// The site report's CSV header: the first seven columns as they always were, then the new ones.
 const SITE_HEADER: &str = "url,verdict,status,error_kind,final_url,checked_at,attempts,\
                            latency_ms,redirects,last_alive_at,consecutive_failures,detail,\
-                           found_on,found_count,dead_since,confirmed_at,archived_url,archived_at";
+                           found_on,found_count,dead_since,confirmed_at,archived_url,archived_at,\
+                           fragment";
 
 /// A final result with `verdict` and `status`.
 fn finding(verdict: Verdict, status: u16) -> Finding {

@@ -12,6 +12,7 @@
 //!   `frame`/`source`/`embed`/`track`/`audio`/`video[src]`, `srcset`, `<base href>`).
 //! - [`markdown`]: links of a Markdown file (inline, reference, autolinks, bare URLs; not in
 //!   code), with their line.
+//! - [`slug`]: the anchors of a Markdown file: GitHub's heading slugs, `{#id}`, inline HTML.
 //! - [`entities`]: HTML character references.
 //! - [`fragment`]: which fragments name an anchor, and whether a page's anchors have it.
 //! - [`normalize`]: a resolved URL to the form the queue stores.
@@ -29,6 +30,7 @@ pub mod robots;
 pub mod rules;
 pub mod scope;
 pub mod sitemap;
+pub mod slug;
 
 pub use fragment::Anchors;
 pub use html::{extract as html_links, Found, HtmlLinks};
