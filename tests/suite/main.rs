@@ -32,6 +32,8 @@
 //!   chromedriver and a browser that can reach nothing but loopback).
 //! - `mariadb_server`: the private test server itself.
 //! - `metrics`: a worker's `--metrics` scraped during a crawl, against the database.
+//! - `config`: `crawler.toml` (`--config`): options from a file, `${VAR}`, precedence, errors
+//!   naming the key's line.
 //! - `compose`: docker-compose.yml and the Dockerfile, checked without a container engine.
 //! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
 //!   CAs, contact): bad values are usage errors, and secrets never print.
@@ -47,6 +49,7 @@
 mod balance;
 mod browser;
 mod compose;
+mod config;
 mod dashboard;
 mod docs;
 mod e2e;

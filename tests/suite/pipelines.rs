@@ -516,6 +516,8 @@ fn no_two_binaries_read_one_environment_variable_unless_it_means_the_same_to_bot
         "CRAWLER_INCLUDE",
         "CRAWLER_EXCLUDE",
         "CRAWLER_LOG_FORMAT",
+        // One file for every binary, a table each (crates/cli/src/config.rs).
+        "CRAWLER_CONFIG",
     ];
     let read: Vec<(&str, BTreeSet<String>)> = BINARIES.iter().map(|n| (*n, env_vars(n))).collect();
     for (i, (a, a_vars)) in read.iter().enumerate() {
