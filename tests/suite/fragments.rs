@@ -183,6 +183,18 @@ both_backends!(
         // The report's filter, --fail-on and the summary.
         let listed = report(&db, &["--missing-fragments"]);
         assert_eq!(listed.keys().cloned().collect::<BTreeSet<_>>(), missing);
+        let junit = run(command("crawler-report", db.url.expose()).args([
+            "--missing-fragments",
+            "--format",
+            "junit",
+        ]));
+        let junit = stdout(&junit);
+        let failures = format!("tests=\"{0}\" failures=\"{0}\"", missing.len());
+        assert!(junit.contains(&failures), "{junit}");
+        assert_eq!(
+            junit.matches("<failure type=\"fragment\"").count(),
+            missing.len()
+        );
         let fail = run(command("crawler-report", db.url.expose()).args([
             "--dead",
             "--fail-on",
