@@ -11,6 +11,8 @@
 //!   reports and `--fail-on`, and the migration of the rows older versions stored as errors.
 //! - `follow`: recursive checks (`--follow`, `--sitemap`, `--links-in`) of a local site by two
 //!   workers: every link checked once, each page read once, broken links with their referrers.
+//! - `fragments`: links to sections (`page#section`) of real pages served by nginx, with ids
+//!   removed: every broken fragment reported with its pages, each page read once.
 //! - `fleet`: several workers keep to one host's limits together, as the host measures them.
 //! - `hostile`: hostile servers, input lines, pipes and flags.
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
@@ -30,6 +32,8 @@
 //!   chromedriver and a browser that can reach nothing but loopback).
 //! - `mariadb_server`: the private test server itself.
 //! - `metrics`: a worker's `--metrics` scraped during a crawl, against the database.
+//! - `config`: `crawler.toml` (`--config`): options from a file, `${VAR}`, precedence, errors
+//!   naming the key's line.
 //! - `compose`: docker-compose.yml and the Dockerfile, checked without a container engine.
 //! - `options`: the worker's request options (headers, basic auth, cookies, accepted statuses,
 //!   CAs, contact): bad values are usage errors, and secrets never print.
@@ -47,6 +51,7 @@
 mod balance;
 mod browser;
 mod compose;
+mod config;
 mod dashboard;
 mod docs;
 mod e2e;
@@ -54,6 +59,7 @@ mod excluded;
 mod faults;
 mod fleet;
 mod follow;
+mod fragments;
 mod galera;
 mod history;
 mod hostile;

@@ -36,7 +36,8 @@ const BINARIES: [&str; 5] = [
 /// The site report's CSV header: the first seven columns as they always were, then the new ones.
 const SITE_HEADER: &str = "url,verdict,status,error_kind,final_url,checked_at,attempts,\
                            latency_ms,redirects,last_alive_at,consecutive_failures,detail,\
-                           found_on,found_count,dead_since,confirmed_at,archived_url,archived_at";
+                           found_on,found_count,dead_since,confirmed_at,archived_url,archived_at,\
+                           fragment";
 
 /// A final result with `verdict` and `status`.
 fn finding(verdict: Verdict, status: u16) -> Finding {
@@ -515,6 +516,8 @@ fn no_two_binaries_read_one_environment_variable_unless_it_means_the_same_to_bot
         "CRAWLER_INCLUDE",
         "CRAWLER_EXCLUDE",
         "CRAWLER_LOG_FORMAT",
+        // One file for every binary, a table each (crates/cli/src/config.rs).
+        "CRAWLER_CONFIG",
     ];
     let read: Vec<(&str, BTreeSet<String>)> = BINARIES.iter().map(|n| (*n, env_vars(n))).collect();
     for (i, (a, a_vars)) in read.iter().enumerate() {

@@ -37,6 +37,7 @@ fn finding(verdict: Verdict, transient: bool) -> Finding {
             Next::Final
         },
         detail: None,
+        fragment: None,
     }
 }
 
@@ -799,6 +800,7 @@ async fn complete_as(queue: &Queue, batch: &[Site], found: &[Found], round: u64)
                 attempts: 1,
                 next: Next::Final,
                 detail: detail.map(str::to_owned),
+                fragment: None,
             };
             Outcome {
                 site: site.clone(),

@@ -125,12 +125,12 @@ both_backends!(
         let lines: Vec<&str> = markdown.lines().collect();
         assert_eq!(
             lines[0],
-            "| URL | Verdict | Status | Reason | Found on | Archived copy |"
+            "| URL | Verdict | Status | Reason | Found on | Archived copy | Fragment |"
         );
-        assert_eq!(lines[1], "| --- | --- | --- | --- | --- | --- |");
+        assert_eq!(lines[1], "| --- | --- | --- | --- | --- | --- | --- |");
         assert_eq!(lines.len(), 2 + dead.len(), "{markdown}");
         let row = format!(
-            "| {} | dead | 404 | HTTP 404 |  | [2013-09-19]({}) |",
+            "| {} | dead | 404 | HTTP 404 |  | [2013-09-19]({}) |  |",
             dead[0],
             Archive::copy_of(&dead[0])
         );

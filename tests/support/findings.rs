@@ -17,6 +17,7 @@ pub fn alive() -> Finding {
         attempts: 1,
         next: Next::Final,
         detail: None,
+        fragment: None,
     }
 }
 

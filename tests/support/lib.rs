@@ -7,6 +7,7 @@
 //! - [`galera`]: a three-node Galera cluster of such servers, whose nodes can be killed.
 //! - [`postgres`]: private PostgreSQL servers, on `mariadb`'s spawner and scratch directory.
 //! - [`site`]: a local website whose paths say what they answer.
+//! - [`nginx`]: a private nginx serving a directory, counting every request (fragments).
 //! - [`meter`]: a local server of many hosts that measures what each one sees (politeness).
 //! - [`stamped`]: a server's TCP stream that knows when its bytes arrived (the kernel's
 //!   receive time), so the meters count what the client sent, not their own scheduling.
@@ -35,6 +36,7 @@ pub mod findings;
 pub mod galera;
 pub mod mariadb;
 pub mod meter;
+pub mod nginx;
 pub mod postgres;
 pub mod raw;
 pub mod recorder;

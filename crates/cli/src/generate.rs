@@ -26,8 +26,9 @@ pub enum Kind {
 /// The option's id and long name.
 const GENERATE: &str = "generate";
 
-/// Parses the command line as `A`; given `--generate KIND` instead, prints KIND for `A` on
-/// stdout and returns the exit code. A bad command line exits 2 with clap's message, as
+/// Parses the command line as `A`, after the options of its config file (`crawler.toml`,
+/// `config.rs`: a bad file exits 2, naming the key and line); given `--generate KIND` instead,
+/// prints KIND for `A` on stdout and returns the exit code. A bad command line exits 2 with clap's message, as
 /// `A::parse()` does.
 pub fn parse_args<A: clap::Parser>() -> Result<A, ExitCode> {
     let generate = Arg::new(GENERATE)
@@ -35,10 +36,19 @@ pub fn parse_args<A: clap::Parser>() -> Result<A, ExitCode> {
         .value_name("KIND")
         .value_parser(clap::value_parser!(Kind))
         .hide(true);
-    let mut matches = A::command().arg(generate).get_matches();
+    let command = crate::config::with_arg(A::command());
+    let args = crate::config::with_config(&command, std::env::args_os().collect(), |name| {
+        std::env::var(name).ok()
+    });
+    let args = match args {
+        Ok(args) => args,
+        Err(error) => return Err(crate::process::usage_error(&error)),
+    };
+    let mut matches = command.arg(generate).get_matches_from(args);
     if let Some(&kind) = matches.get_one::<Kind>(GENERATE) {
         let mut out = std::io::stdout().lock();
-        return Err(match write(A::command(), kind, &mut out) {
+        let command = crate::config::with_arg(A::command());
+        return Err(match write(command, kind, &mut out) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => crate::process::runtime_error(&error),
         });

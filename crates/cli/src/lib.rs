@@ -8,6 +8,8 @@
 //!   `--exclude`) and [`ReapArgs`] (`--dead-after`, shared by the workers and `crawler-reap`).
 //! - [`bounds`]: the ranges option values must lie in (durations, ids), checked by clap while
 //!   it parses.
+//! - [`config`]: `crawler.toml` (or `--config FILE`): options from a file, `${VAR}` expanded,
+//!   read before clap parses; an unknown key names its line.
 //! - [`logging`]: `-q`, `-v`, `--log-format`, colour and progress bars.
 //! - [`generate`]: every binary's man page and shell completions (`--generate KIND`).
 //! - [`process`]: exit codes, printing results and errors, the shutdown signal, a process's
@@ -15,6 +17,7 @@
 
 pub mod args;
 pub mod bounds;
+pub mod config;
 pub mod generate;
 pub mod logging;
 pub mod process;

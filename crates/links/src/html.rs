@@ -26,6 +26,9 @@ pub struct HtmlLinks {
     pub base: Option<String>,
     /// In the page's order, repeats included.
     pub links: Vec<Found>,
+    /// What a fragment of the page can name: every element's `id` and every `<a name>`, as
+    /// written (case kept: ids are case-sensitive), repeats included.
+    pub anchors: Vec<String>,
 }
 
 /// Elements whose content is text up to their end tag, never markup.
@@ -123,8 +126,14 @@ impl Tag {
             .map(|(_, v)| v.trim_matches(|c: char| c.is_ascii_whitespace()))
     }
 
-    /// Adds this tag's links to `out`.
+    /// Adds this tag's links and anchors to `out`.
     fn collect(&self, line: u32, out: &mut HtmlLinks) {
+        let anchor_names = self.get("id").into_iter().chain(match self.name.as_str() {
+            "a" => self.get("name"),
+            _ => None,
+        });
+        out.anchors
+            .extend(anchor_names.filter(|a| !a.is_empty()).map(str::to_owned));
         let mut push = |url: &str| {
             if !url.is_empty() {
                 out.links.push(Found {
@@ -326,6 +335,14 @@ mod tests {
         }
         assert_eq!(urls("<a href='é'>"), ["é"]);
         assert_eq!(urls("a < b <a href=x>"), ["x"]);
+    }
+
+    #[test]
+    fn ids_of_any_element_and_names_of_links_are_anchors() {
+        let page = r#"<h2 id="Intro">x</h2><a name="old-style"></a><div ID='x y'>
+            <input name="not-an-anchor"><!-- <p id="commented"> --><script>'<p id="s">'</script>
+            <section id="">"#;
+        assert_eq!(extract(page).anchors, ["Intro", "old-style", "x y"]);
     }
 
     #[test]

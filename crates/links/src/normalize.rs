@@ -27,6 +27,31 @@ pub fn resolve(base: &Url, link: &str) -> Option<Url> {
     base.join(link).ok()
 }
 
+/// `link` resolved against `base`, same-page fragments (`#section`) included: for fragment
+/// checking, where `#section` is a link to a section of this page. Only the empty fragment and
+/// `#top` are left out, as they always exist.
+pub fn resolve_with_fragment(base: &Url, link: &str) -> Option<Url> {
+    let link = link.trim_matches(|c: char| c.is_ascii_whitespace());
+    match link.strip_prefix('#') {
+        Some(fragment) if crate::fragment::anchor_of(fragment).is_none() => None,
+        Some(_) => base.join(link).ok(),
+        None => resolve(base, link),
+    }
+}
+
+/// The row of `url`'s fragment, beside `page` (`url` normalized, [`normalize`]): the page's URL
+/// and its fragment, when the fragment names an anchor to look for
+/// ([`crate::fragment::anchor_of`]) and the URL is within [`MAX_URL`].
+pub fn with_fragment(page: &Normal, url: &Url) -> Option<Normal> {
+    let fragment = url.fragment()?;
+    crate::fragment::anchor_of(fragment)?;
+    let url = format!("{}#{fragment}", page.url);
+    (url.len() <= MAX_URL).then(|| Normal {
+        url,
+        host: page.host.clone(),
+    })
+}
+
 /// `url` as the queue stores it, or why it is not a site to check.
 pub fn normalize(mut url: Url) -> Result<Normal, &'static str> {
     if !matches!(url.scheme(), "http" | "https") {
@@ -88,6 +113,25 @@ mod tests {
         assert_eq!(
             link(page, "HTTPS://a.example:443/").unwrap(),
             "https://a.example/"
+        );
+    }
+
+    #[test]
+    fn a_fragment_row_is_its_pages_url_and_its_fragment() {
+        let base = Url::parse("http://A.example/d/p.html").unwrap();
+        let url = resolve_with_fragment(&base, "#S%C3%A9c").unwrap();
+        let page = normalize(url.clone()).unwrap();
+        assert_eq!(page.url, "http://a.example/d/p.html");
+        let row = with_fragment(&page, &url).unwrap();
+        assert_eq!(row.url, "http://a.example/d/p.html#S%C3%A9c");
+        assert_eq!(row.host, "a.example");
+        for always in ["#", "#top", "#:~:text=x"] {
+            assert_eq!(resolve_with_fragment(&base, always), None, "{always}");
+        }
+        let text = resolve_with_fragment(&base, "q.html#:~:text=x").unwrap();
+        assert_eq!(
+            with_fragment(&normalize(text.clone()).unwrap(), &text),
+            None
         );
     }
 

@@ -28,7 +28,7 @@ use crate::error::Error;
 use crate::queue::{millis, Queue, Site};
 use crate::retry::{is_transient, retry};
 use crate::sql::{cached, case_by_id, owned_ids, padded, Statements};
-use crate::verdict::{ErrorKind, Finding, Next, Verdict, VerdictCounts};
+use crate::verdict::{ErrorKind, Finding, Fragment, Next, Verdict, VerdictCounts};
 
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
 /// 32,766 and MySQL's 65,535), and the CASE lists stay short enough to evaluate cheaply.
@@ -341,6 +341,7 @@ impl Queue {
                     .bind(kept)
                     .bind(added)
                     .bind(shared.detail)
+                    .bind(shared.fragment.map(|f| f.as_str()))
                     .bind(i32::from(verdict == Verdict::Alive))
                     .bind(dead)
                     .bind(dead)
@@ -484,6 +485,7 @@ struct Shared<'a> {
     error_kind: Option<ErrorKind>,
     redirects: u32,
     detail: Option<&'a str>,
+    fragment: Option<Fragment>,
 }
 
 impl<'a> Shared<'a> {
@@ -496,6 +498,7 @@ impl<'a> Shared<'a> {
             error_kind: finding.error_kind,
             redirects: finding.redirects,
             detail: finding.detail.as_deref(),
+            fragment: finding.fragment,
         }
     }
 }
@@ -520,7 +523,7 @@ fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
          verdict_since = CASE WHEN ? = 1 THEN {{now}} ELSE verdict_since END, verdict = ?, \
          http_status = ?, error_kind = ?, final_url = {case}, redirects = ?, latency_ms = {case}, \
          attempts = tries + 1, tries = 0, consecutive_failures = consecutive_failures * ? + ?, \
-         detail = ?, \
+         detail = ?, fragment = ?, \
          last_alive_at = CASE WHEN ? = 1 THEN {{now}} ELSE last_alive_at END, \
          dead_streak = CASE WHEN ? = 1 THEN dead_streak + 1 ELSE 0 END, \
          dead_since = CASE WHEN ? = 1 THEN COALESCE(dead_since, {{now}}) ELSE NULL END, \

@@ -18,6 +18,7 @@ use crate::queue::Queue;
 use crate::retry::retry;
 use crate::seed::{url_key, NewSite};
 use crate::sql::{cached, insert_ignore, insert_returning_id, placeholders};
+use crate::verdict::Fragment;
 
 /// Rows per statement of a page's links (8 parameters each for an insert).
 const CHUNK: usize = 500;
@@ -36,6 +37,9 @@ pub struct NewCrawl {
     pub max_pages: Option<i64>,
     /// Followed pages obey robots.txt (`--ignore-robots` turns it off).
     pub robots: bool,
+    /// Links' fragments are checked (`page#section`: a site of its own, decided from the
+    /// page's anchors); `--no-fragments` turns it off.
+    pub fragments: bool,
 }
 
 /// A crawl as the workers read it.
@@ -88,8 +92,8 @@ impl Queue {
         let sql = cached!(self.db.dialect(), |dialect| {
             insert_returning_id(
                 dialect,
-                "INTO crawls (scopes, includes, excludes, max_depth, max_pages, robots, created_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, {now})",
+                "INTO crawls (scopes, includes, excludes, max_depth, max_pages, robots, fragments, \
+                 created_at) VALUES (?, ?, ?, ?, ?, ?, ?, {now})",
             )
         });
         macro_rules! bound {
@@ -101,6 +105,7 @@ impl Queue {
                     .bind(crawl.max_depth)
                     .bind(crawl.max_pages)
                     .bind(i16::from(crawl.robots))
+                    .bind(i16::from(crawl.fragments))
             };
         }
         Ok(match &self.db {
@@ -112,7 +117,8 @@ impl Queue {
 
     /// Every crawl (a few rows: one per `--follow` seed).
     pub async fn crawls(&self) -> Result<Vec<Crawl>, Error> {
-        let sql = "SELECT id, scopes, includes, excludes, max_depth, max_pages, robots FROM crawls";
+        let sql = "SELECT id, scopes, includes, excludes, max_depth, max_pages, robots, fragments \
+                   FROM crawls";
         let lines = |text: String| -> Vec<String> {
             text.lines()
                 .filter(|l| !l.is_empty())
@@ -124,6 +130,7 @@ impl Queue {
             let mut crawls = Vec::new();
             for row in rows {
                 let robots: i16 = row.try_get("robots")?;
+                let fragments: i16 = row.try_get("fragments")?;
                 crawls.push(Crawl {
                     id: row.try_get("id")?,
                     spec: NewCrawl {
@@ -133,6 +140,7 @@ impl Queue {
                         max_depth: row.try_get("max_depth")?,
                         max_pages: row.try_get("max_pages")?,
                         robots: robots != 0,
+                        fragments: fragments != 0,
                     },
                 });
             }
@@ -243,6 +251,71 @@ impl Queue {
         }))
     }
 }
+
+impl Queue {
+    /// Adds the links to sections of a local file found at `referrer` (`FILE:LINE`), decided
+    /// by the seed from the file's own anchors (`crawler-seed --links-in`): each `url` (the
+    /// file's `file://` URL and the fragment) a site already done, alive, with its
+    /// `fragment`, never claimed; an existing one takes the new decision. Their referrers are
+    /// counted as [`Queue::add_links`] counts them. Returns how many sites were new.
+    pub async fn add_file_fragments(
+        &self,
+        referrer: &str,
+        decided: &[(String, Fragment)],
+    ) -> Result<u64, Error> {
+        let s = Statements::new(self);
+        let insert = cached!(self.db.dialect(), |dialect| {
+            insert_ignore(
+                dialect,
+                "INTO sites (url, url_key, host, part, state, verdict, fragment, checked_at, \
+                 next_check_at, created_at, attempts, verdict_since) \
+                 VALUES (?, ?, ?, ?, {done}, {alive}, ?, {now}, {now}, {now}, 1, {now})",
+            )
+        });
+        let update = cached!(
+            self.db.dialect(),
+            "UPDATE sites SET fragment = ?, checked_at = {now} WHERE url_key = ? AND state = {done}"
+        );
+        Ok(with_pool!(&self.db, pool => {
+            retry("file fragments", || async {
+                let mut tx = pool.begin().await?;
+                let mut keys = Vec::new();
+                let mut new = 0;
+                for (url, fragment) in decided {
+                    let key = url_key(url);
+                    new += sqlx::query(insert).bind(url).bind(key.to_vec()).bind(FILE_HOST)
+                        .bind(part_of(FILE_HOST)).bind(fragment.as_str())
+                        .execute(&mut *tx).await?.rows_affected();
+                    sqlx::query(update).bind(fragment.as_str()).bind(key.to_vec())
+                        .execute(&mut *tx).await?;
+                    keys.push(key);
+                }
+                keys.sort_unstable();
+                keys.dedup();
+                for chunk in keys.chunks(CHUNK) {
+                    let sql = s.count(chunk.len());
+                    let mut q = sqlx::query(&sql);
+                    for key in chunk {
+                        q = q.bind(key.to_vec());
+                    }
+                    q.execute(&mut *tx).await?;
+                    let sql = s.remember(chunk.len());
+                    let mut q = sqlx::query(&sql).bind(referrer);
+                    for key in chunk {
+                        q = q.bind(key.to_vec());
+                    }
+                    q.bind(crate::referrers::KEPT).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok::<u64, sqlx::Error>(new)
+            })
+            .await?
+        }))
+    }
+}
+
+/// The host of a local file's sites (`file://` URLs name none).
+const FILE_HOST: &str = "localhost";
 
 /// The statements of [`Queue::add_links`], in the queue's dialect.
 struct Statements {

@@ -42,6 +42,8 @@
 //!   every wait that grows with failures, never past [`MAX_DELAY`].
 //! - [`soft404`]: the fleet's soft-404 probes, one per host and path pattern (`--soft-404`),
 //!   and a site's last check: [`Probes`].
+//! - [`anchors`]: fragments (`page#section`): a page's anchors and result, read once for the
+//!   fleet, which every fragment of it is decided from.
 //! - [`follow`]: recursive checking: crawls, a page's links added once (fenced by its claim),
 //!   robots.txt shared by the fleet; [`referrers`]: where each link was found.
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
@@ -55,6 +57,7 @@
 //!   `Queue::try_lead` and `Queue::lead_runs`, a lease of any name and its count of runs, for
 //!   the tests of leases.
 
+pub mod anchors;
 pub mod archive;
 pub mod backoff;
 pub mod balance;
@@ -85,6 +88,7 @@ pub mod state;
 pub mod verdict;
 mod workers;
 
+pub use anchors::PageAnchors;
 pub use archive::{Archived, ToArchive};
 pub use backoff::MAX_DELAY;
 pub use balance::DuePart;
@@ -102,9 +106,9 @@ pub use hosts::{HostChecks, HostPace, HostState, Throttled, Unreachable};
 pub use parts::{part_of, HeldPart, PARTS};
 pub use queue::{Batch, Queue, Site};
 pub use reap::Reaped;
-pub use report::{Backoff, Checked, HostFilter, HostRow, Reports, StateCounts, WorkerRow};
+pub use report::{Backoff, Checked, HostFilter, HostRow, Only, Reports, StateCounts, WorkerRow};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
 pub use soft404::Probes;
 pub use state::State;
-pub use verdict::{ErrorKind, Finding, Next, Verdict, VerdictCounts};
+pub use verdict::{ErrorKind, Finding, Fragment, Next, Verdict, VerdictCounts};

@@ -52,6 +52,33 @@ impl Verdict {
     }
 }
 
+/// Whether the page of a fragment (`page#section`) has that section: a fragment's site takes
+/// its page's verdict, and this besides (`crate::anchors`). A missing fragment is a broken link
+/// to an alive page.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Fragment {
+    /// The page has an element with that id, or an `<a name>` (a Markdown file: a heading's
+    /// slug, an explicit id).
+    Found,
+    /// The page was read and has no such anchor.
+    Missing,
+}
+
+impl Fragment {
+    pub const ALL: [Fragment; 2] = [Fragment::Found, Fragment::Missing];
+
+    /// The name stored in the database and printed in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fragment::Found => "found",
+            Fragment::Missing => "missing",
+        }
+    }
+}
+
 /// How many sites got each verdict: what a write-back stored, what a worker has stored so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VerdictCounts([u64; Verdict::ALL.len()]);
@@ -188,6 +215,7 @@ macro_rules! named {
 }
 named!(Verdict, "verdict");
 named!(ErrorKind, "error kind");
+named!(Fragment, "fragment");
 
 /// Everything one check of one URL found out.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,6 +239,8 @@ pub struct Finding {
     /// Why the verdict is what it is, when the status alone does not say (a soft 404: what it
     /// matched); stored and reported.
     pub detail: Option<String>,
+    /// For a fragment's site (`page#section`) whose page was read: whether it has the section.
+    pub fragment: Option<Fragment>,
 }
 
 /// What follows a [`Finding`]: whether its verdict stands, and when the site is due again.
@@ -299,6 +329,7 @@ impl Finding {
             attempts: 0,
             next: Next::Final,
             detail: None,
+            fragment: None,
         }
     }
 }

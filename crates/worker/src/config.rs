@@ -8,12 +8,12 @@ use crawler_cli::duration_default;
 use crawler_cli::{DatabaseArgs, FilterArgs, LogArgs, ReapArgs};
 use crawler_queue::config::{DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_DELAY};
 use crawler_queue::{ClaimMethod, Confirm, QueueConfig};
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::check::{defaults, user_agent, BasicAuth, CheckConfig, StatusSet};
 use crate::options::{
     by_host, parse_accept_host, parse_basic_auth, parse_ca_cert, parse_contact, parse_header,
-    parse_user_agent, quiet, read_cookie_jar, CaBundle,
+    parse_host_header, parse_user_agent, quiet, read_cookie_jar, CaBundle,
 };
 
 /// `--lease`: extended every third, and a claim must outlive a slow database round trip.
@@ -165,6 +165,13 @@ pub struct Args {
     /// --basic-auth, which goes to one host. In CRAWLER_HEADER, one header a line.
     #[arg(long = "header", env = "CRAWLER_HEADER", value_name = "NAME: VALUE", value_parser = quiet(parse_header), value_delimiter = '\n', hide_env_values = true)]
     pub headers: Vec<(HeaderName, HeaderValue)>,
+
+    /// A header for one host only, 'HOST=NAME: VALUE' (the host in lower case, without port);
+    /// repeatable. Sent to that host alone, on every request and redirect hop that asks it,
+    /// never to another host, not even after a redirect to one: for an API token. Never
+    /// printed. In CRAWLER_HOST_HEADER, one a line.
+    #[arg(long = "host-header", env = "CRAWLER_HOST_HEADER", value_name = "HOST=NAME: VALUE", value_parser = quiet(parse_host_header), value_delimiter = '\n', hide_env_values = true)]
+    pub host_headers: Vec<(String, (HeaderName, HeaderValue))>,
 
     /// Basic auth for one host, HOST=USER:PASSWORD (the host in lower case, without port);
     /// repeatable. Sent to that host only, never to another after a redirect; a URL with its
@@ -376,6 +383,10 @@ impl Args {
         };
         check.headers = std::mem::take(&mut self.headers).into_iter().collect();
         check.basic_auth = by_host("--basic-auth", std::mem::take(&mut self.basic_auth))?;
+        for (host, (name, value)) in std::mem::take(&mut self.host_headers) {
+            let headers: &mut HeaderMap = check.host_headers.entry(host).or_default();
+            headers.append(name, value);
+        }
         check.accept = self.accept.clone();
         check.accept_hosts = by_host("--accept-host", std::mem::take(&mut self.accept_host))?;
         check.ca_certs = self
@@ -440,6 +451,10 @@ mod tests {
             "X-Token: abc",
             "--basic-auth",
             "Intranet.example=op:p:w",
+            "--host-header",
+            "API.example=Authorization: Bearer t",
+            "--host-header",
+            "api.example=X-Two: 2",
             "--accept",
             "200,403",
             "--accept-host",
@@ -460,6 +475,12 @@ mod tests {
             check.basic_auth["intranet.example"],
             BasicAuth::new("op", "p:w")
         );
+        assert_eq!(
+            check.host_headers["api.example"]["authorization"],
+            "Bearer t"
+        );
+        assert_eq!(check.host_headers["api.example"]["x-two"], "2");
+        assert_eq!(check.host_headers.len(), 1);
         assert_eq!(check.accept.to_string(), "200,403");
         assert_eq!(check.accept_hosts["intranet.example"].to_string(), "429");
         assert_eq!(check.ca_certs.len(), 1);

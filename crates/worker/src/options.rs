@@ -74,6 +74,15 @@ pub fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
     Ok((name, value))
 }
 
+/// `--host-header 'HOST=NAME: VALUE'`: a header for one host (lower case, no port). The value
+/// is marked sensitive, as `--header`'s.
+pub fn parse_host_header(text: &str) -> Result<(String, (HeaderName, HeaderValue)), String> {
+    let (host, header) = text
+        .split_once('=')
+        .ok_or("expected HOST=NAME: VALUE, like api.example=Authorization: Bearer TOKEN")?;
+    Ok((parse_host(host)?, parse_header(header)?))
+}
+
 /// `--basic-auth HOST=USER:PASSWORD`; the password may hold `:` and `=`.
 pub fn parse_basic_auth(text: &str) -> Result<(String, BasicAuth), String> {
     let form = "expected HOST=USER:PASSWORD";
@@ -168,6 +177,20 @@ mod tests {
         assert!(parse_header("X-Empty:").is_ok());
         for bad in ["no colon", ": value", "Bad Name: v", "X: a\u{7}b"] {
             assert!(parse_header(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_host_header_is_a_host_and_a_header() {
+        let (host, (name, value)) =
+            parse_host_header("API.Example=Authorization: Bearer a=b").unwrap();
+        assert_eq!(
+            (host.as_str(), name.as_str(), value.to_str().unwrap()),
+            ("api.example", "authorization", "Bearer a=b")
+        );
+        assert!(value.is_sensitive());
+        for bad in ["no-equals", "=X: y", "api.example=no colon"] {
+            assert!(parse_host_header(bad).is_err(), "{bad:?}");
         }
     }
 

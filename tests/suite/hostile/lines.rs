@@ -162,6 +162,7 @@ async fn checked_with_credentials(db: &TestDb) {
         attempts: 1,
         next: Next::Final,
         detail: None,
+        fragment: None,
     };
     let outcomes: Vec<_> = batch
         .sites

@@ -10,7 +10,7 @@ use crawler_coordinator::report::{
     parse_host, write_by_page, write_hosts, write_sites, write_summary, FailOn, Format, Output,
 };
 use crawler_coordinator::Error;
-use crawler_queue::{HostFilter, Missing, Reports, Verdict};
+use crawler_queue::{HostFilter, Missing, Only, Reports, Verdict};
 
 /// Lists checked sites by verdict, or hosts, or summarizes the crawl (what it prints with no
 /// filter). With --fail-on, exits 4 when it finds such a site.
@@ -49,6 +49,11 @@ struct Args {
     /// Every checked site.
     #[arg(long)]
     all: bool,
+    /// Links to a section (`page#section`) that their page, alive, does not have: the field
+    /// `fragment` is `missing`. Listed after the verdicts asked for (with --alive or --all they
+    /// are among the alive sites already).
+    #[arg(long, conflicts_with_all = ["confirmed", "by_page"])]
+    missing_fragments: bool,
 
     /// Only sites on this host (normalized as the seed does: lower case, punycode); with a
     /// port, only those on that port (a URL without one is on 80 for http, 443 for https).
@@ -59,7 +64,7 @@ struct Args {
     /// Per host, in host order: its sites, how many per verdict, how many pending or claimed,
     /// the worker holding it, its backoff and its last 429 or 503. Not with the verdict
     /// filters or --summary.
-    #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "excluded", "all", "summary"])]
+    #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "excluded", "all", "missing_fragments", "summary"])]
     hosts: bool,
 
     /// With --dead: the dead links grouped by the page (or FILE:LINE) that carries them, for
@@ -79,11 +84,12 @@ struct Args {
     summary: bool,
 
     /// Exit 4 when any site (of --host, if given) is dead, or not alive (dead, blocked,
-    /// unreachable or error), or confirmed dead (crawler-worker --confirm), whatever the
-    /// report lists; after writing the report. Sites not checked yet, and excluded ones, count
-    /// for none.
-    #[arg(long, value_enum, value_name = "WHAT")]
-    fail_on: Option<FailOn>,
+    /// unreachable or error), or confirmed dead (crawler-worker --confirm), or is a link to a
+    /// section its page lacks (missing-fragment), whatever the report lists; after writing the
+    /// report. Several, comma-separated or repeated: any of them fails. Sites not checked yet,
+    /// and excluded ones, count for none.
+    #[arg(long, value_enum, value_name = "WHAT", value_delimiter = ',')]
+    fail_on: Vec<FailOn>,
 
     /// Write the report to FILE instead of stdout: under a temporary name beside it, renamed
     /// to FILE once complete, so FILE is never half written (a failed report leaves it as it
@@ -110,17 +116,34 @@ impl Args {
             .collect()
     }
 
+    /// The report's passes: each verdict asked (only the confirmed dead with --confirmed),
+    /// then the missing fragments, unless the alive sites hold them already.
+    fn passes(&self) -> Vec<(Verdict, Only)> {
+        let mut passes: Vec<(Verdict, Only)> = self
+            .verdicts()
+            .into_iter()
+            .map(|v| match (v, self.confirmed) {
+                (Verdict::Dead, true) => (v, Only::Confirmed),
+                _ => (v, Only::All),
+            })
+            .collect();
+        if self.missing_fragments && !passes.contains(&(Verdict::Alive, Only::All)) {
+            passes.push((Verdict::Alive, Only::MissingFragments));
+        }
+        passes
+    }
+
     /// What clap does not check: two reports in one machine-readable output, a port with
     /// --hosts (a host's partition, owner and backoff are the same on every port).
     fn check(&self) -> Result<(), &'static str> {
-        let two_reports = self.summary && !self.verdicts().is_empty();
+        let two_reports = self.summary && !self.passes().is_empty();
         if two_reports && !matches!(self.format, Format::Text | Format::Markdown) {
             return Err(
                 "--summary with a verdict filter makes two reports, which one csv, json, \
                         ndjson or junit output cannot hold: ask for them in two runs",
             );
         }
-        let lists_sites = !self.verdicts().is_empty() && !self.by_page && !self.hosts;
+        let lists_sites = !self.passes().is_empty() && !self.by_page && !self.hosts;
         if self.format == Format::Junit && !lists_sites {
             return Err(
                 "--format junit lists sites, a test case each: ask for them by verdict \
@@ -177,31 +200,28 @@ async fn report(args: &Args, reports: Reports<'_>, out: &mut impl Write) -> Resu
     if args.by_page {
         return write_by_page(reports, args.format, out).await.map(drop);
     }
-    let verdicts = args.verdicts();
-    if !verdicts.is_empty() {
-        write_sites(reports, &verdicts, args.confirmed, host, args.format, out).await?;
+    let passes = args.passes();
+    if !passes.is_empty() {
+        write_sites(reports, &passes, host, args.format, out).await?;
     }
-    if args.summary || verdicts.is_empty() {
+    if args.summary || passes.is_empty() {
         write_summary(reports, args.format, out).await?;
     }
     Ok(())
 }
 
-/// 4 when a site in the report's scope has a verdict `--fail-on` names, 0 otherwise.
+/// 4 when a site in the report's scope is what one of `--fail-on` names, 0 otherwise.
 async fn exit_code(args: &Args, reports: Reports<'_>) -> ExitCode {
-    let Some(fail_on) = args.fail_on else {
-        return ExitCode::SUCCESS;
-    };
-    match reports
-        .any_checked(
-            fail_on.verdicts(),
-            fail_on.confirmed_only(),
-            args.host.as_ref(),
-        )
-        .await
-    {
-        Ok(true) => ExitCode::from(cli::EXIT_FOUND),
-        Ok(false) => ExitCode::SUCCESS,
-        Err(error) => cli::runtime_error(&error),
+    for fail_on in &args.fail_on {
+        let host = args.host.as_ref();
+        match reports
+            .any_checked(fail_on.verdicts(), fail_on.only(), host)
+            .await
+        {
+            Ok(true) => return ExitCode::from(cli::EXIT_FOUND),
+            Ok(false) => {}
+            Err(error) => return cli::runtime_error(&error),
+        }
     }
+    ExitCode::SUCCESS
 }

@@ -81,7 +81,8 @@ async fn seed_all(
     filter: &UrlFilter,
     crawl: &CrawlArgs,
 ) -> Result<SeedSummary, crawler_coordinator::Error> {
-    let mut summary = seed_with(queue, files, recheck, filter).await?;
+    let fragments = crawl.fragments_in_lists();
+    let mut summary = seed_with(queue, files, recheck, filter, fragments).await?;
     seed_crawl(queue, crawl, filter, &mut summary).await?;
     Ok(summary)
 }

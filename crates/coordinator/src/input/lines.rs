@@ -2,7 +2,8 @@
 
 use std::io::{self, BufRead};
 
-use super::{invisible, normalize, Rejection, SeedUrl, MAX_LINE};
+use super::normalize::normalize_with;
+use super::{invisible, Rejection, SeedUrl, MAX_LINE};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -19,6 +20,8 @@ pub struct Lines<R> {
     line: Vec<u8>,
     number: u64,
     done: bool,
+    /// A URL keeps its fragment when it names an anchor (`--fragments`): a site of its own.
+    keep_fragments: bool,
 }
 
 /// The length of the line just read, ending `\n` excluded; the bytes are in `Lines::line`.
@@ -34,7 +37,14 @@ impl<R: BufRead> Lines<R> {
             line: Vec::with_capacity(KEPT),
             number: 0,
             done: false,
+            keep_fragments: false,
         }
+    }
+
+    /// Lines whose URLs keep a fragment that names an anchor (`crawler-seed --fragments`).
+    pub fn keeping_fragments(mut self, keep: bool) -> Self {
+        self.keep_fragments = keep;
+        self
     }
 
     /// The physical lines read to their end so far.
@@ -105,7 +115,7 @@ impl<R: BufRead> Lines<R> {
         if text.is_empty() || text.starts_with('#') {
             return None;
         }
-        Some(normalize(text))
+        Some(normalize_with(text, self.keep_fragments))
     }
 }
 

@@ -14,6 +14,13 @@ use super::{Rejection, SeedUrl, MAX_LINE};
 
 /// Normalizes one URL; `text` is a non-empty, non-comment line.
 pub fn normalize(text: &str) -> Result<SeedUrl, Rejection> {
+    normalize_with(text, false)
+}
+
+/// [`normalize`]; with `keep_fragment`, a fragment that names an anchor stays (`page#section`,
+/// checked against the page's anchors: `crawler-seed --fragments`), other fragments (`#top`,
+/// a text fragment) are dropped.
+pub fn normalize_with(text: &str, keep_fragment: bool) -> Result<SeedUrl, Rejection> {
     let text = text.trim_matches(is_invisible);
     if text.len() > MAX_LINE {
         return Err(Rejection::TooLong {
@@ -33,7 +40,10 @@ pub fn normalize(text: &str) -> Result<SeedUrl, Rejection> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err(Rejection::Credentials);
     }
-    url.set_fragment(None);
+    let named = url.fragment().and_then(crawler_links::fragment::anchor_of);
+    if !keep_fragment || named.is_none() {
+        url.set_fragment(None);
+    }
     let host = canonical_host(&mut url)?;
     // Percent-encoding can triple a line's length; keep the bound the database relies on.
     if url.as_str().len() > MAX_LINE {
@@ -198,6 +208,24 @@ mod tests {
             "https://example.com:8443/a"
         );
         assert_eq!(host("https://example.com:8443/a"), "example.com");
+    }
+
+    #[test]
+    fn fragments_naming_an_anchor_are_kept_when_asked() {
+        let keep = |t: &str| normalize_with(t, true).map(|s| s.url);
+        assert_eq!(
+            keep("HTTP://A.example/p#Sec").unwrap(),
+            "http://a.example/p#Sec"
+        );
+        assert_eq!(keep("a.example/p#top").unwrap(), "https://a.example/p");
+        assert_eq!(
+            keep("a.example/p#:~:text=x").unwrap(),
+            "https://a.example/p"
+        );
+        assert_eq!(
+            normalize("a.example/p#Sec").unwrap().url,
+            "https://a.example/p"
+        );
     }
 
     #[test]

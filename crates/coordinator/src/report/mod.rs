@@ -25,7 +25,7 @@ pub use output::Output;
 pub use sites::write_sites;
 pub use summary::write_summary;
 
-use crawler_queue::Verdict;
+use crawler_queue::{Only, Verdict};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -58,6 +58,8 @@ pub enum FailOn {
     NotAlive,
     /// A dead site that `crawler-worker --confirm`'s policy confirmed.
     ConfirmedDead,
+    /// A link to a section (`page#section`) that its page, alive, does not have.
+    MissingFragment,
 }
 
 impl FailOn {
@@ -65,6 +67,7 @@ impl FailOn {
     pub fn verdicts(self) -> &'static [Verdict] {
         match self {
             FailOn::Dead | FailOn::ConfirmedDead => &[Verdict::Dead],
+            FailOn::MissingFragment => &[Verdict::Alive],
             FailOn::NotAlive => &[
                 Verdict::Dead,
                 Verdict::Blocked,
@@ -76,9 +79,13 @@ impl FailOn {
 }
 
 impl FailOn {
-    /// Whether only confirmed dead sites fail.
-    pub fn confirmed_only(self) -> bool {
-        self == FailOn::ConfirmedDead
+    /// Which sites of [`FailOn::verdicts`] fail.
+    pub fn only(self) -> Only {
+        match self {
+            FailOn::ConfirmedDead => Only::Confirmed,
+            FailOn::MissingFragment => Only::MissingFragments,
+            FailOn::Dead | FailOn::NotAlive => Only::All,
+        }
     }
 }
 

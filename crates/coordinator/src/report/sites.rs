@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{Checked, HostFilter, Reports, Verdict};
+use crawler_queue::{Checked, Fragment, HostFilter, Only, Reports, Verdict};
 use serde::Serialize;
 
 use super::rows::{Case, Failure, Row, Rows, Tally};
@@ -16,7 +16,7 @@ const PAGE: u32 = 5000;
 
 /// The columns in order: the CSV header's, the JSON keys. New columns go at the end, so that
 /// scripts reading CSV by position keep working.
-const COLUMNS: [&str; 18] = [
+const COLUMNS: [&str; 19] = [
     "url",
     "verdict",
     "status",
@@ -35,6 +35,7 @@ const COLUMNS: [&str; 18] = [
     "confirmed_at",
     "archived_url",
     "archived_at",
+    "fragment",
 ];
 
 /// One site as the machine-readable formats print it (a contract: scripts depend on the keys,
@@ -71,6 +72,8 @@ struct Record<'a> {
     archived_url: Option<&'a str>,
     /// RFC 3339: the archived copy's time.
     archived_at: Option<String>,
+    /// For a link to a section (`page#section`): `found` or `missing` in its alive page.
+    fragment: Option<&'static str>,
     /// The JUnit test case's class.
     #[serde(skip)]
     host: &'a str,
@@ -97,6 +100,7 @@ impl<'a> Record<'a> {
             confirmed_at: site.confirmed_at.map(rfc3339),
             archived_url: site.archived_url.as_deref(),
             archived_at: site.archived_at.map(rfc3339),
+            fragment: site.fragment.map(|f| f.as_str()),
             host: &site.host,
         }
     }
@@ -111,6 +115,11 @@ impl<'a> Record<'a> {
             (None, None, Some(status)) => format!("HTTP {status}"),
             (None, None, None) => String::new(),
         }
+    }
+
+    /// Whether it links to a section its page lacks.
+    fn missing_fragment(&self) -> bool {
+        self.fragment == Some(Fragment::Missing.as_str())
     }
 
     /// Where it was found, for a person: the first page, and how many more.
@@ -153,6 +162,7 @@ impl Row for Record<'_> {
             self.confirmed_at.as_deref().unwrap_or("").into(),
             self.archived_url.unwrap_or("").into(),
             self.archived_at.as_deref().unwrap_or("").into(),
+            self.fragment.unwrap_or("").into(),
         ]
     }
 
@@ -164,6 +174,7 @@ impl Row for Record<'_> {
             "Reason",
             "Found on",
             "Archived copy",
+            "Fragment",
         ]
         .map(str::to_owned)
         .to_vec()
@@ -196,6 +207,7 @@ impl Row for Record<'_> {
             super::rows::markdown_cell(&self.reason()).into_owned(),
             super::rows::markdown_cell(&self.found_on_line().unwrap_or_default()).into_owned(),
             archived.map(|a| a.replace('|', "%7C")).unwrap_or_default(),
+            self.fragment.unwrap_or_default().to_owned(),
         ] {
             write!(out, " {cell} |")?;
         }
@@ -203,10 +215,12 @@ impl Row for Record<'_> {
     }
 
     /// A failure for every verdict but alive and excluded (skipped: never asked): the verdict
-    /// as its type, status and reason as its message, and the details in its body.
+    /// as its type, status and reason as its message, and the details in its body. A missing
+    /// fragment of an alive page is a failure of its own type, `fragment`.
     fn junit(&self) -> Option<Case<'_>> {
         let skipped = (self.verdict == Verdict::Excluded).then_some("excluded: not checked");
-        let failing = !matches!(self.verdict, Verdict::Alive | Verdict::Excluded);
+        let missing = self.missing_fragment();
+        let failing = !matches!(self.verdict, Verdict::Alive | Verdict::Excluded) || missing;
         let failure = failing.then(|| {
             let status = self.status.map(|s| s.to_string());
             let code = status.as_deref().or(self.error_kind).unwrap_or("-");
@@ -233,6 +247,14 @@ impl Row for Record<'_> {
             if let Some(url) = self.archived_url {
                 body += &format!("\narchived copy: {url}");
             }
+            if missing {
+                body += "\nfragment: missing";
+                return Failure {
+                    kind: "fragment".to_owned(),
+                    message: format!("{code} {}: fragment missing", self.verdict),
+                    body,
+                };
+            }
             Failure {
                 kind: self.verdict.to_string(),
                 message: match reason.is_empty() {
@@ -251,8 +273,9 @@ impl Row for Record<'_> {
         })
     }
 
-    /// `URL STATUS-OR-ERROR_KIND VERDICT`, then `(DETAIL)` when there is one, then `found on
-    /// PAGE` (`and N more`) when it was found somewhere.
+    /// `URL STATUS-OR-ERROR_KIND VERDICT`, then `(DETAIL)` when there is one, `fragment
+    /// missing` (or `found`) for a link to a section, then `found on PAGE` (`and N more`) when
+    /// it was found somewhere.
     fn write_text(&self, out: &mut impl Write) -> std::io::Result<()> {
         let code = match (self.status, self.error_kind) {
             (_, Some(kind)) => kind.to_string(),
@@ -262,6 +285,9 @@ impl Row for Record<'_> {
         write!(out, "{} {code} {}", self.url, self.verdict)?;
         if let Some(detail) = self.detail {
             write!(out, " ({detail})")?;
+        }
+        if let Some(fragment) = self.fragment {
+            write!(out, " fragment {fragment}")?;
         }
         if let Some(first) = self.found_on.first() {
             write!(out, " found on {first}")?;
@@ -279,49 +305,27 @@ impl Row for Record<'_> {
     }
 }
 
-/// Writes every checked site with one of `verdicts` (and of `host`; with `confirmed_only`,
-/// confirmed dead) to `out`; returns the count.
+/// Writes every checked site of `passes` (each a verdict and which of its sites; of `host`)
+/// to `out`, pass after pass; returns the count.
 pub async fn write_sites(
     reports: Reports<'_>,
-    verdicts: &[Verdict],
-    confirmed_only: bool,
+    passes: &[(Verdict, Only)],
     host: Option<&HostFilter>,
     format: Format,
     out: &mut impl Write,
 ) -> Result<u64, Error> {
     let tally = match format {
-        Format::Junit => {
-            let failing: Vec<Verdict> = verdicts
-                .iter()
-                .copied()
-                .filter(|&v| !matches!(v, Verdict::Alive | Verdict::Excluded))
-                .collect();
-            let skipped: Vec<Verdict> = verdicts
-                .iter()
-                .copied()
-                .filter(|&v| v == Verdict::Excluded)
-                .collect();
-            Some(Tally {
-                tests: reports
-                    .checked_count(verdicts, confirmed_only, host)
-                    .await?,
-                failures: reports
-                    .checked_count(&failing, confirmed_only, host)
-                    .await?,
-                skipped: reports
-                    .checked_count(&skipped, confirmed_only, host)
-                    .await?,
-            })
-        }
+        Format::Junit => Some(tally(reports, passes, host).await?),
         _ => None,
     };
     let mut rows = Rows::start_tallied::<Record>(out, format, tally)?;
-    for &verdict in verdicts {
+    for &(verdict, only) in passes {
         let mut after = 0;
         loop {
-            let page = match confirmed_only {
-                true => reports.confirmed_dead_page(host, after, PAGE).await?,
-                false => reports.checked_page(verdict, host, after, PAGE).await?,
+            let page = match only {
+                Only::Confirmed => reports.confirmed_dead_page(host, after, PAGE).await?,
+                Only::MissingFragments => reports.missing_fragments_page(host, after, PAGE).await?,
+                Only::All => reports.checked_page(verdict, host, after, PAGE).await?,
             };
             let found: Vec<i64> = page
                 .iter()
@@ -340,6 +344,30 @@ pub async fn write_sites(
         }
     }
     rows.finish()
+}
+
+/// The JUnit counts of `passes`: every site a test, failing unless alive (with its fragment, if
+/// any, found) or excluded (skipped).
+async fn tally(
+    reports: Reports<'_>,
+    passes: &[(Verdict, Only)],
+    host: Option<&HostFilter>,
+) -> Result<Tally, Error> {
+    let mut tally = Tally::default();
+    for &(verdict, only) in passes {
+        let n = reports.checked_count(&[verdict], only, host).await?;
+        tally.tests += n;
+        match verdict {
+            Verdict::Excluded => tally.skipped += n,
+            Verdict::Alive if only == Only::MissingFragments => tally.failures += n,
+            Verdict::Alive => {
+                let missing = Only::MissingFragments;
+                tally.failures += reports.checked_count(&[verdict], missing, host).await?;
+            }
+            _ => tally.failures += n,
+        }
+    }
+    Ok(tally)
 }
 
 #[cfg(test)]
@@ -370,7 +398,40 @@ mod tests {
             confirmed_at: None,
             archived_url: None,
             archived_at: None,
+            fragment: None,
         }
+    }
+
+    #[test]
+    fn a_missing_fragment_is_a_column_a_text_word_and_a_junit_failure_of_its_own() {
+        let site = Checked {
+            url: "https://a.example/guide#install".into(),
+            verdict: Verdict::Alive,
+            status: Some(200),
+            redirects: Some(0),
+            dead_since: None,
+            fragment: Some(crawler_queue::Fragment::Missing),
+            ..moved()
+        };
+        let found_on = ["https://a.example/".to_owned()];
+        let record = Record::new(&site, &found_on);
+        assert_eq!(record.csv_fields().last().unwrap(), "missing");
+        let mut text = Vec::new();
+        record.write_text(&mut text).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "https://a.example/guide#install 200 alive fragment missing found on https://a.example/"
+        );
+        let failure = record.junit().unwrap().failure.unwrap();
+        assert_eq!(failure.kind, "fragment");
+        assert_eq!(failure.message, "200 alive: fragment missing");
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["fragment"], "missing");
+        let found = Checked {
+            fragment: Some(crawler_queue::Fragment::Found),
+            ..site
+        };
+        assert!(Record::new(&found, &[]).junit().unwrap().failure.is_none());
     }
 
     #[test]
@@ -386,7 +447,7 @@ mod tests {
         assert_eq!(
             Record::new(&site, &[]).csv_fields().join("|"),
             "https://a.example/old|dead|404||https://a.example/new,page|2026-11-18T11:06:40.123Z|\
-             1|35|2|2026-11-18T11:06:40Z|3|||0|2026-11-18T11:06:40Z|||"
+             1|35|2|2026-11-18T11:06:40Z|3|||0|2026-11-18T11:06:40Z||||"
         );
         let never = Checked {
             verdict: Verdict::Unreachable,
@@ -402,7 +463,7 @@ mod tests {
         let record = Record::new(&never, &[]);
         assert_eq!(
             record.csv_fields().join("|"),
-            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|||0||||"
+            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|||0|||||"
         );
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
@@ -483,7 +544,7 @@ mod tests {
         let record = Record::new(&site, &pages);
         let fields = record.csv_fields();
         assert_eq!(
-            fields[14..].join("|"),
+            fields[14..18].join("|"),
             "2026-11-18T11:06:40Z|2026-11-21T11:06:40Z|\
              http://web.archive.org/web/20130919044612/http://a.example/old|2013-09-19T04:46:12Z"
         );
@@ -501,7 +562,7 @@ mod tests {
             String::from_utf8(markdown).unwrap(),
             "| https://a.example/old | dead (confirmed) | 404 | HTTP 404 | \
              https://a.example/a\\|b (and 1 more) | \
-             [2013-09-19](http://web.archive.org/web/20130919044612/http://a.example/old) |"
+             [2013-09-19](http://web.archive.org/web/20130919044612/http://a.example/old) |  |"
         );
     }
 

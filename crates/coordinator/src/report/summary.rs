@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{Reports, Verdict, WorkerRow};
+use crawler_queue::{Only, Reports, Verdict, WorkerRow};
 use serde::Serialize;
 
 use super::rows::{Row, Rows};
@@ -49,6 +49,9 @@ struct Summary {
     /// The registered workers, most recently heard first.
     workers: Vec<Worker>,
     top_dead_hosts: Vec<DeadHost>,
+    /// Links to a section (`page#section`) that their alive page lacks (counted among the
+    /// alive: their page is).
+    missing_fragments: u64,
     /// The database's clock, for the text's "last heard".
     #[serde(skip)]
     now: i64,
@@ -106,6 +109,9 @@ impl Summary {
                 .map_or(0, |(_, n)| *n)
         };
         let top_dead_hosts = reports.top_dead_hosts(TOP_DEAD_HOSTS).await?;
+        let missing_fragments = reports
+            .checked_count(&[Verdict::Alive], Only::MissingFragments, None)
+            .await?;
         Ok(Summary {
             pending: states.pending,
             claimed: states.claimed,
@@ -126,6 +132,7 @@ impl Summary {
                 .into_iter()
                 .map(|(host, dead)| DeadHost { host, dead })
                 .collect(),
+            missing_fragments,
             now: reports.now().await?,
         })
     }
@@ -148,7 +155,7 @@ impl Summary {
 
 impl Row for Summary {
     fn csv_header() -> String {
-        format!("{},workers", COUNTS.join(","))
+        format!("{},workers,missing_fragments", COUNTS.join(","))
     }
 
     fn markdown_table() -> bool {
@@ -174,6 +181,9 @@ impl Row for Summary {
         for (v, n) in self.verdicts() {
             writeln!(out, "- {v}: {n}")?;
         }
+        if self.missing_fragments > 0 {
+            writeln!(out, "- missing fragments: {}", self.missing_fragments)?;
+        }
         if !self.top_dead_hosts.is_empty() {
             let hosts: Vec<String> = self
                 .top_dead_hosts
@@ -193,6 +203,7 @@ impl Row for Summary {
         let mut counts = vec![self.pending, self.claimed, self.done];
         counts.extend(self.verdicts().map(|(_, n)| n));
         counts.push(self.workers.len() as i64);
+        counts.push(self.missing_fragments as i64);
         counts.into_iter().map(|n| n.to_string().into()).collect()
     }
 
@@ -204,6 +215,9 @@ impl Row for Summary {
         )?;
         for (v, n) in self.verdicts() {
             write!(out, "\n{:<12} {n}", format!("{v}:"))?;
+        }
+        if self.missing_fragments > 0 {
+            write!(out, "\nmissing fragments: {}", self.missing_fragments)?;
         }
         write!(out, "\nworkers: {}", self.workers.len())?;
         for w in &self.workers {
@@ -265,6 +279,7 @@ mod tests {
                 host: "a.example".into(),
                 dead: 3,
             }],
+            missing_fragments: 0,
             now: 1_795_000_012_000,
         }
     }
@@ -281,14 +296,18 @@ mod tests {
     fn csv_is_a_header_and_one_row_of_counts() {
         assert_eq!(
             written(Format::Csv),
-            "pending,claimed,done,alive,dead,blocked,unreachable,error,excluded,workers\n\
-             1,2,10,6,3,1,0,0,2,1\n"
+            "pending,claimed,done,alive,dead,blocked,unreachable,error,excluded,workers,\
+             missing_fragments\n1,2,10,6,3,1,0,0,2,1,0\n"
         );
     }
 
     #[test]
     fn json_holds_the_counts_then_the_workers_and_dead_hosts() {
-        let keys = [&COUNTS[..], &["workers", "top_dead_hosts"]].concat();
+        let keys = [
+            &COUNTS[..],
+            &["workers", "top_dead_hosts", "missing_fragments"],
+        ]
+        .concat();
         assert_json_keys(&summary(), &keys);
         let json: serde_json::Value = serde_json::from_str(&written(Format::Json)).unwrap();
         assert_eq!(json[0]["workers"][0]["per_second"], 5.0);

@@ -55,6 +55,16 @@ pub struct CrawlArgs {
     /// published at); without it they are skipped and counted.
     #[arg(long, value_name = "URL", requires = "links_in")]
     pub base: Option<Url>,
+
+    /// Check the fragments (`page#section`) of the URLs of lists too: each is a site of its
+    /// own, alive only where the page has that section. Default: on for --follow, --sitemap
+    /// and --links-in, where pages are read anyway; off for lists.
+    #[arg(long, overrides_with = "no_fragments")]
+    pub fragments: bool,
+
+    /// Check no fragment anywhere: `page#section` is `page`, as before fragments were checked.
+    #[arg(long, overrides_with = "fragments")]
+    pub no_fragments: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -78,6 +88,17 @@ impl From<ScopeArg> for ScopeKind {
 }
 
 impl CrawlArgs {
+    /// Whether the URLs of lists keep their fragments (`--fragments`).
+    pub fn fragments_in_lists(&self) -> bool {
+        self.fragments && !self.no_fragments
+    }
+
+    /// Whether crawls, sitemaps and files check their links' fragments (unless
+    /// `--no-fragments`).
+    pub fn fragments_in_pages(&self) -> bool {
+        !self.no_fragments
+    }
+
     /// Whether anything is to be seeded besides lists of URLs.
     pub fn any(&self) -> bool {
         !self.follow.is_empty() || !self.sitemap.is_empty() || !self.links_in.is_empty()
@@ -89,6 +110,8 @@ pub struct Seeding<'q> {
     pub queue: &'q Queue,
     pub frontier: Option<Frontier>,
     pub rules: Rules,
+    /// A link with a fragment that names an anchor is two sites: its page, and the fragment's.
+    pub fragments: bool,
 }
 
 impl Seeding<'_> {
@@ -105,6 +128,7 @@ impl Seeding<'_> {
         };
         let mut seen = std::collections::HashSet::new();
         for url in urls {
+            let fragment = self.fragments.then(|| url.clone());
             let (list, normal) = match self.rules.fate(url, 0) {
                 Fate::Follow(n) if self.frontier.is_some() => (&mut links.follow, n),
                 Fate::Follow(n) | Fate::Check(n) => (&mut links.check, n),
@@ -113,10 +137,17 @@ impl Seeding<'_> {
                     continue;
                 }
             };
+            let fragment = fragment.and_then(|url| crawler_links::with_fragment(&normal, &url));
             if seen.insert(normal.url.clone()) {
                 list.push(NewSite {
                     url: normal.url,
                     host: normal.host,
+                });
+            }
+            if let Some(row) = fragment.filter(|row| seen.insert(row.url.clone())) {
+                links.check.push(NewSite {
+                    url: row.url,
+                    host: row.host,
                 });
             }
         }
@@ -161,6 +192,7 @@ pub async fn start<'q>(
         queue,
         frontier: None,
         rules,
+        fragments: args.fragments_in_pages(),
     };
     if starts.is_empty() {
         return Ok(seeding);
@@ -180,6 +212,7 @@ pub async fn start<'q>(
         max_depth: seeding.rules.max_depth,
         max_pages: args.max_pages.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
         robots: !args.ignore_robots,
+        fragments: args.fragments_in_pages(),
     };
     let id = queue.create_crawl(&crawl).await?;
     seeding.frontier = Some(Frontier {

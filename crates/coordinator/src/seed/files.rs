@@ -1,9 +1,13 @@
 //! `--links-in FILE…`: the links of local HTML and Markdown files (a repository's docs), each
 //! found on `FILE:LINE`. Absolute http(s) links are taken as they are; relative ones are
 //! resolved against `--base` (and an HTML file's `<base href>`), or skipped and counted
-//! without it (a link to a file beside it is not a URL the crawler can ask).
+//! without it (a link to a file beside it is not a URL the crawler can ask). A link to a
+//! section of the same file (`#install`) is decided here, from the file's own anchors (GitHub's
+//! heading slugs for Markdown), and stored as a site already checked: the file's `file://` URL
+//! with that fragment, alive, its fragment found or missing.
 
-use crawler_links::{html, markdown, Found};
+use crawler_links::{fragment, html, markdown, slug, Anchors, Found};
+use crawler_queue::Fragment;
 use url::Url;
 
 use super::crawl::{unread, Seeding};
@@ -35,12 +39,18 @@ pub async fn seed_files(
             (Some(base), Some(own)) => base.join(&own).ok(),
             (base, _) => base.cloned(),
         };
+        let mut own = OwnSections::new(path, &text);
         let mut at = 0;
         while at < links.len() {
             let line = links[at].line;
             let end = at + links[at..].iter().take_while(|f| f.line == line).count();
             let mut urls = Vec::new();
+            let mut sections = Vec::new();
             for found in &links[at..end] {
+                if let Some(fragment) = found.url.strip_prefix('#').filter(|_| seeding.fragments) {
+                    sections.extend(own.decide(fragment));
+                    continue;
+                }
                 match resolve(base.as_ref(), &found.url) {
                     Some(url) => urls.push(url),
                     None => summary.relative += 1,
@@ -51,6 +61,15 @@ pub async fn seed_files(
                     .add(urls, Some(format!("{path}:{line}")), summary)
                     .await?;
             }
+            if !sections.is_empty() {
+                let referrer = format!("{path}:{line}");
+                let new = seeding
+                    .queue
+                    .add_file_fragments(&referrer, &sections)
+                    .await?;
+                summary.seeded.added += new;
+                summary.seeded.known += sections.len() as u64 - new;
+            }
             at = end;
         }
         summary.complete += 1;
@@ -58,10 +77,57 @@ pub async fn seed_files(
     Ok(())
 }
 
+/// A file's own sections, for its links `#section`: its anchors (a Markdown file's GitHub
+/// heading slugs, `{#id}`s and inline HTML anchors; an HTML file's ids and `<a name>`s), read
+/// when its first such link is found, and its `file://` URL.
+struct OwnSections<'a> {
+    path: &'a str,
+    text: &'a str,
+    read: Option<(Anchors, Option<Url>)>,
+}
+
+impl<'a> OwnSections<'a> {
+    fn new(path: &'a str, text: &'a str) -> Self {
+        OwnSections {
+            path,
+            text,
+            read: None,
+        }
+    }
+
+    /// The site of the link `#fragment` and whether the file has it; `None` for a fragment
+    /// that always exists (`#top`, a text fragment), or a file with no `file://` URL.
+    fn decide(&mut self, fragment: &str) -> Option<(String, Fragment)> {
+        let anchor = fragment::anchor_of(fragment)?;
+        let (path, text) = (self.path, self.text);
+        let (anchors, url) = self.read.get_or_insert_with(|| {
+            let anchors = match is_markdown(path) {
+                true => slug::markdown_anchors(text),
+                false => html::extract(text).anchors,
+            };
+            let url = std::fs::canonicalize(path)
+                .ok()
+                .and_then(|p| Url::from_file_path(p).ok());
+            (anchors.into_iter().collect(), url)
+        });
+        let mut url = url.clone()?;
+        url.set_fragment(Some(fragment));
+        let found = match anchors.has(&anchor) {
+            true => Fragment::Found,
+            false => Fragment::Missing,
+        };
+        Some((url.into(), found))
+    }
+}
+
+fn is_markdown(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    lower.ends_with(".md") || lower.ends_with(".markdown")
+}
+
 /// The links of a file, by its extension, and an HTML file's `<base href>`.
 fn links_of(path: &str, text: &str) -> (Vec<Found>, Option<String>) {
-    let lower = path.to_ascii_lowercase();
-    if lower.ends_with(".md") || lower.ends_with(".markdown") {
+    if is_markdown(path) {
         (markdown::extract(text), None)
     } else {
         let page = html::extract(text);

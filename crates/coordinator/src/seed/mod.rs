@@ -68,15 +68,17 @@ impl SeedSummary {
 /// Seeds every source in turn (`-` is stdin). With `recheck`, known URLs become due again. A
 /// source that fails is named and skipped; only a database error ends the seed early.
 pub async fn seed(queue: &Queue, sources: &[String], recheck: bool) -> Result<SeedSummary, Error> {
-    seed_with(queue, sources, recheck, &UrlFilter::default()).await
+    seed_with(queue, sources, recheck, &UrlFilter::default(), false).await
 }
 
-/// [`seed`], taking only the URLs `filter` allows (as normalized).
+/// [`seed`], taking only the URLs `filter` allows (as normalized); with `fragments`, a URL
+/// keeps a fragment that names an anchor (`crawler-seed --fragments`).
 pub async fn seed_with(
     queue: &Queue,
     sources: &[String],
     recheck: bool,
     filter: &UrlFilter,
+    fragments: bool,
 ) -> Result<SeedSummary, Error> {
     let bar = spinner();
     let mut summary = SeedSummary::default();
@@ -84,7 +86,9 @@ pub async fn seed_with(
         let (chunks_tx, mut chunks) = mpsc::channel::<Vec<NewSite>>(4);
         let reader = {
             let (source, bar, filter) = (source.clone(), bar.clone(), filter.clone());
-            tokio::task::spawn_blocking(move || read::read(&source, &bar, &filter, chunks_tx))
+            tokio::task::spawn_blocking(move || {
+                read::read(&source, &bar, &filter, fragments, chunks_tx)
+            })
         };
         let chunks = futures::stream::poll_fn(|cx| chunks.poll_recv(cx));
         let mut inserts = chunks

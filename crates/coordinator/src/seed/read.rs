@@ -30,6 +30,7 @@ pub(super) fn read(
     source: &str,
     bar: &ProgressBar,
     filter: &UrlFilter,
+    fragments: bool,
     chunks: mpsc::Sender<Vec<NewSite>>,
 ) -> SourceRead {
     let name = match source {
@@ -37,7 +38,7 @@ pub(super) fn read(
         path => strip_userinfo(path).into_owned(),
     };
     match input::open(source) {
-        Ok(reader) => read_lines(name, reader, bar, filter, chunks),
+        Ok(reader) => read_lines(name, reader, bar, filter, fragments, chunks),
         Err(error) => {
             tell(
                 bar,
@@ -61,10 +62,11 @@ fn read_lines(
     reader: impl BufRead,
     bar: &ProgressBar,
     filter: &UrlFilter,
+    fragments: bool,
     chunks: mpsc::Sender<Vec<NewSite>>,
 ) -> SourceRead {
     let mut chunks = Chunks::new(chunks, bar);
-    let mut lines = Lines::new(reader);
+    let mut lines = Lines::new(reader).keeping_fragments(fragments);
     let (mut rejected, mut excluded) = (0, 0);
     while let Some(line) = lines.next() {
         match line {
@@ -176,6 +178,7 @@ mod tests {
             reader,
             &ProgressBar::hidden(),
             &filter,
+            false,
             tx,
         );
         let unread = read.unread.expect("the source broke");
@@ -198,6 +201,7 @@ mod tests {
             "https://u:pw@nowhere.invalid/list",
             &ProgressBar::hidden(),
             &UrlFilter::default(),
+            false,
             tx,
         );
         let unread = read.unread.expect("no such file");
@@ -214,7 +218,14 @@ mod tests {
         };
         let (tx, mut rx) = mpsc::channel(4);
         let reader = BufReader::new(data.as_bytes());
-        let read = read_lines("l".into(), reader, &ProgressBar::hidden(), &filter, tx);
+        let read = read_lines(
+            "l".into(),
+            reader,
+            &ProgressBar::hidden(),
+            &filter,
+            false,
+            tx,
+        );
         assert_eq!((read.rejected, read.excluded), (1, 2));
         let sent: Vec<String> = rx.try_recv().unwrap().into_iter().map(|s| s.url).collect();
         assert_eq!(sent, ["https://a.example/docs/1"]);

@@ -25,7 +25,7 @@ use crate::error::Error;
 use crate::queue::Queue;
 use crate::sql::{cached, placeholders};
 use crate::state::State;
-use crate::verdict::{ErrorKind, Verdict};
+use crate::verdict::{ErrorKind, Fragment, Verdict};
 
 /// One checked site, as the report prints it.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,13 +61,15 @@ pub struct Checked {
     pub archived_url: Option<String>,
     /// Unix milliseconds: the archived copy's time.
     pub archived_at: Option<i64>,
+    /// For a fragment's site (`page#section`): whether its page has the section.
+    pub fragment: Option<Fragment>,
 }
 
 /// The columns a [`CheckedRow`] reads.
 pub(crate) const CHECKED_COLUMNS: &str =
     "id, url, host, verdict, http_status, error_kind, final_url, \
      checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures, detail, found_count, \
-     dead_since, confirmed_at, archived_url, archived_at";
+     dead_since, confirmed_at, archived_url, archived_at, fragment";
 
 #[derive(sqlx::FromRow)]
 pub(crate) struct CheckedRow {
@@ -90,6 +92,7 @@ pub(crate) struct CheckedRow {
     confirmed_at: Option<i64>,
     archived_url: Option<String>,
     archived_at: Option<i64>,
+    fragment: Option<String>,
 }
 
 impl TryFrom<CheckedRow> for Checked {
@@ -115,26 +118,42 @@ impl TryFrom<CheckedRow> for Checked {
             confirmed_at: row.confirmed_at,
             archived_url: row.archived_url,
             archived_at: row.archived_at,
+            fragment: row.fragment.as_deref().map(str::parse).transpose()?,
         })
     }
 }
 
-/// The condition that keeps only confirmed dead sites, when asked.
+/// Which of the sites with the verdicts asked a report keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Only {
+    /// Every one.
+    #[default]
+    All,
+    /// The dead sites that `--confirm`'s policy confirmed.
+    Confirmed,
+    /// The fragments (`page#section`) whose page, alive, lacks the section: `fragment` is
+    /// `missing` (their verdict is the page's, alive).
+    MissingFragments,
+}
+
 /// The filter of [`Reports::any_checked`] and [`Reports::checked_count`]: one of `n` verdicts
-/// (bound in order), confirmed dead with `confirmed_only`, of the host the shape names.
-fn with_verdicts(n: usize, confirmed_only: bool, host: Shape) -> String {
+/// (bound in order), narrowed by `only`, of the host the shape names.
+fn with_verdicts(n: usize, only: Only, host: Shape) -> String {
     format!(
         "verdict IN ({}) {}{}",
         placeholders(n),
-        confirmed(confirmed_only),
+        narrowed(only),
         host_filter::condition(host)
     )
 }
 
-fn confirmed(only: bool) -> &'static str {
+/// The condition of `only`, after a verdict's (bound values are the names of the states and
+/// verdicts, `sql::statement`'s, so nothing here is user input).
+fn narrowed(only: Only) -> &'static str {
     match only {
-        true => "AND confirmed_at IS NOT NULL ",
-        false => "",
+        Only::All => "",
+        Only::Confirmed => "AND confirmed_at IS NOT NULL ",
+        Only::MissingFragments => "AND fragment = 'missing' ",
     }
 }
 
@@ -190,7 +209,18 @@ impl Reports<'_> {
         after: i64,
         limit: u32,
     ) -> Result<Vec<Checked>, Error> {
-        self.page_of(verdict, false, host, after, limit).await
+        self.page_of(verdict, Only::All, host, after, limit).await
+    }
+
+    /// [`Reports::checked_page`] of the fragments whose page lacks them ([`Only::MissingFragments`]).
+    pub async fn missing_fragments_page(
+        &self,
+        host: Option<&HostFilter>,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<Checked>, Error> {
+        self.page_of(Verdict::Alive, Only::MissingFragments, host, after, limit)
+            .await
     }
 
     /// [`Reports::checked_page`] of the dead sites that `--confirm`'s policy confirmed.
@@ -200,23 +230,24 @@ impl Reports<'_> {
         after: i64,
         limit: u32,
     ) -> Result<Vec<Checked>, Error> {
-        self.page_of(Verdict::Dead, true, host, after, limit).await
+        self.page_of(Verdict::Dead, Only::Confirmed, host, after, limit)
+            .await
     }
 
     async fn page_of(
         &self,
         verdict: Verdict,
-        confirmed_only: bool,
+        only: Only,
         host: Option<&HostFilter>,
         after: i64,
         limit: u32,
     ) -> Result<Vec<Checked>, Error> {
-        let key = (confirmed_only, host_filter::shape(host));
-        let sql = cached!(self.db.dialect(), key => (bool, Shape), |_, (confirmed_only, host)| {
+        let key = (only, host_filter::shape(host));
+        let sql = cached!(self.db.dialect(), key => (Only, Shape), |_, (only, host)| {
             format!(
                 "SELECT {CHECKED_COLUMNS} FROM sites WHERE verdict = ? AND id > ? {}{} \
                  ORDER BY verdict, id LIMIT ?",
-                confirmed(confirmed_only),
+                narrowed(only),
                 host_filter::condition(host)
             )
         });
@@ -227,22 +258,22 @@ impl Reports<'_> {
         rows.into_iter().map(Checked::try_from).collect()
     }
 
-    /// Whether any site (of `host`, if given) has one of `verdicts` (with `confirmed_only`, is
-    /// dead and confirmed): one row read at most, through the `sites_verdict` index.
+    /// Whether any site (of `host`, if given) has one of `verdicts` (narrowed by `only`): one
+    /// row read at most, through the `sites_verdict` index.
     pub async fn any_checked(
         &self,
         verdicts: &[Verdict],
-        confirmed_only: bool,
+        only: Only,
         host: Option<&HostFilter>,
     ) -> Result<bool, Error> {
         if verdicts.is_empty() {
             return Ok(false);
         }
-        let key = (verdicts.len(), confirmed_only, host_filter::shape(host));
-        let sql = cached!(self.db.dialect(), key => (usize, bool, Shape), |_, (n, confirmed_only, host)| {
+        let key = (verdicts.len(), only, host_filter::shape(host));
+        let sql = cached!(self.db.dialect(), key => (usize, Only, Shape), |_, (n, only, host)| {
             format!(
                 "SELECT id FROM sites WHERE {} LIMIT 1",
-                with_verdicts(n, confirmed_only, host)
+                with_verdicts(n, only, host)
             )
         });
         let found: Option<(i64,)> = with_pool!(&self.db, pool => {
@@ -255,22 +286,22 @@ impl Reports<'_> {
         Ok(found.is_some())
     }
 
-    /// How many sites (of `host`, if given) have one of `verdicts` (with `confirmed_only`,
-    /// confirmed dead): what a report of them will hold, for formats that say it first.
+    /// How many sites (of `host`, if given) have one of `verdicts` (narrowed by `only`): what
+    /// a report of them will hold, for formats that say it first.
     pub async fn checked_count(
         &self,
         verdicts: &[Verdict],
-        confirmed_only: bool,
+        only: Only,
         host: Option<&HostFilter>,
     ) -> Result<u64, Error> {
         if verdicts.is_empty() {
             return Ok(0);
         }
-        let key = (verdicts.len(), confirmed_only, host_filter::shape(host));
-        let sql = cached!(self.db.dialect(), key => (usize, bool, Shape), |_, (n, confirmed_only, host)| {
+        let key = (verdicts.len(), only, host_filter::shape(host));
+        let sql = cached!(self.db.dialect(), key => (usize, Only, Shape), |_, (n, only, host)| {
             format!(
                 "SELECT COUNT(*) FROM sites WHERE {}",
-                with_verdicts(n, confirmed_only, host)
+                with_verdicts(n, only, host)
             )
         });
         let (count,): (i64,) = with_pool!(&self.db, pool => {

@@ -1,4 +1,4 @@
-//! `--basic-auth`: credentials for one host, sent to that host alone.
+//! `--basic-auth` and `--host-header`: credentials for one host, sent to that host alone.
 
 use std::fmt;
 
@@ -37,11 +37,15 @@ impl Inner {
     /// Adds the `--basic-auth` of `url`'s host, looked up on every hop, so that a redirect to
     /// another host never carries it. A URL with its own user name keeps it: the list gave
     /// that one for this very URL (and reqwest would send both).
-    pub(crate) fn authorize(&self, request: RequestBuilder, url: &Url) -> RequestBuilder {
+    /// And the `--host-header`s of that host, looked up the same way.
+    pub(crate) fn authorize(&self, mut request: RequestBuilder, url: &Url) -> RequestBuilder {
+        let host = url.host_str().unwrap_or_default();
+        if let Some(headers) = self.config.host_headers.get(host) {
+            request = request.headers(headers.clone());
+        }
         if !url.username().is_empty() || url.password().is_some() {
             return request;
         }
-        let host = url.host_str().unwrap_or_default();
         match self.config.basic_auth.get(host) {
             Some(auth) => request.basic_auth(&auth.user, Some(&auth.password)),
             None => request,

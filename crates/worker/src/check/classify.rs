@@ -176,6 +176,7 @@ impl Attempt {
             attempts,
             next,
             detail,
+            fragment: None,
         }
     }
 }

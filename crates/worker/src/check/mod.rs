@@ -113,6 +113,9 @@ pub struct CheckConfig {
     /// Credentials by host (lower case, no port): sent to that host only, on any hop that
     /// asks it, so never to another host after a redirect.
     pub basic_auth: HashMap<String, BasicAuth>,
+    /// Headers by host (lower case, no port; `--host-header`): sent as `basic_auth` is, to
+    /// that host only, on any hop that asks it; one replaces a `--header` of its name there.
+    pub host_headers: HashMap<String, HeaderMap>,
     /// Cookies sent where they match (`--cookie-jar`); cookies sites set are not kept.
     pub cookies: Option<CookieJar>,
     /// Final statuses that count as alive, from any host; other 2xx are `error`.
@@ -174,6 +177,7 @@ impl Default for CheckConfig {
             dns_server: None,
             headers: HeaderMap::new(),
             basic_auth: HashMap::new(),
+            host_headers: HashMap::new(),
             cookies: None,
             accept: StatusSet::success(),
             accept_hosts: HashMap::new(),

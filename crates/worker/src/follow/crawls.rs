@@ -19,6 +19,8 @@ pub struct CrawlRules {
     pub max_pages: Option<i64>,
     /// Pages obey robots.txt.
     pub robots: bool,
+    /// Links' fragments are sites of their own (`page#section`).
+    pub fragments: bool,
 }
 
 /// Known crawls by id. A tokio mutex: a reload holds it across the query, so that the pages
@@ -105,5 +107,6 @@ fn rules_of(crawl: Crawl) -> CrawlRules {
         },
         max_pages: spec.max_pages,
         robots: spec.robots,
+        fragments: spec.fragments,
     }
 }

@@ -10,18 +10,22 @@
 //! - `mod.rs`: [`Follow`], one page's check and links.
 //! - `crawls.rs`: the crawls' rules, read from the database once and when a new one appears.
 //! - `robots.rs`: robots.txt per origin, fetched once for the fleet and kept in memory.
+//! - `fragments.rs`: a site with a fragment (`page#section`), decided from its page's anchors,
+//!   read once for the fleet.
 
 mod crawls;
+mod fragments;
 mod robots;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crawler_links::{html, Fate};
-use crawler_queue::{Finding, Frontier, Links, NewSite, Page, Queue, Site, Verdict};
+use crawler_queue::{Finding, Frontier, Links, NewSite, Next, Page, Queue, Site, Verdict};
 use url::Url;
 
 use self::crawls::{CrawlRules, Crawls};
+use self::fragments::Fragments;
 use self::robots::RobotsCache;
 use crate::check::Checker;
 
@@ -45,6 +49,8 @@ pub struct Follow {
     checker: Checker,
     crawls: Arc<Crawls>,
     robots: Arc<RobotsCache>,
+    /// The pages being read for their fragments' anchors.
+    fragments: Arc<Fragments>,
     /// [`LINKS_WRITERS`] permits: storing links waits here rather than in the pool.
     writers: Arc<tokio::sync::Semaphore>,
 }
@@ -54,6 +60,7 @@ impl Follow {
         Follow {
             crawls: Arc::new(Crawls::default()),
             robots: Arc::new(RobotsCache::default()),
+            fragments: Arc::new(Fragments::default()),
             writers: Arc::new(tokio::sync::Semaphore::new(LINKS_WRITERS)),
             queue,
             checker,
@@ -71,9 +78,17 @@ impl Follow {
     }
 
     /// [`Follow::check`] of a site that is only checked, paced by its host's robots.txt when
-    /// a crawl obeying it reads the host.
+    /// a crawl obeying it reads the host. A site with a fragment (`page#section`) is decided
+    /// from its page's anchors (`fragments.rs`).
     async fn check_link(&self, site: &Site) -> Finding {
         self.pace_by_robots(site).await;
+        if site.url.contains('#') {
+            // Boxed, as a page's check is: only a fragment's check reads a page.
+            let fragment = Box::pin(self.fragments.check(&self.queue, &self.checker, &site.url));
+            if let Some(finding) = fragment.await {
+                return finding;
+            }
+        }
         self.checker.check(&site.url).await
     }
 
@@ -92,6 +107,11 @@ impl Follow {
             return self.checker.check(&site.url).await;
         }
         let (finding, body) = self.checker.check_page(&site.url).await;
+        if crawl.fragments && finding.next == Next::Final {
+            // Whatever the page's verdict: its fragments take it from here. A redirected
+            // page's anchors are those of the page it ends at, as in a browser.
+            self.save_anchors(site, &finding, body.as_deref()).await;
+        }
         if finding.verdict != Verdict::Alive {
             return finding;
         }
@@ -109,6 +129,15 @@ impl Follow {
             (sort(&crawl, std::iter::once(final_url), depth), depth)
         };
         self.store(site, &crawl, depth, links, finding).await
+    }
+
+    /// Stores the anchors of the page `site`, read with `finding`, for the fleet: the links to
+    /// its sections are decided from them without reading it again (`fragments.rs`).
+    async fn save_anchors(&self, site: &Site, finding: &Finding, body: Option<&[u8]>) {
+        let read = fragments::page_anchors(finding, body);
+        if let Err(error) = self.queue.save_page_anchors(&site.url, &read).await {
+            tracing::debug!(url = %site.url, error = %crate::chain(&error), "cannot store a page's anchors: its fragments read it again");
+        }
     }
 
     /// A site that is not a page, on a host a crawl reads obeying robots.txt: the origin's
@@ -198,27 +227,46 @@ fn links_of(crawl: &CrawlRules, page: &Url, body: &[u8], depth: i32) -> Links {
         .as_deref()
         .and_then(|b| page.join(b).ok())
         .unwrap_or_else(|| page.clone());
-    let urls = found
-        .links
-        .iter()
-        .filter_map(|f| crawler_links::resolve(&base, &f.url));
-    sort(crawl, urls, depth)
+    let resolve = match crawl.fragments {
+        true => crawler_links::resolve_with_fragment,
+        false => crawler_links::resolve,
+    };
+    let urls = found.links.iter().filter_map(|f| resolve(&base, &f.url));
+    // A link to a section of this page (`#install`) is its fragment's site only: the page is
+    // not a link of its own.
+    let own = crawler_links::normalize(page.clone()).ok().map(|n| n.url);
+    let mut links = sort(crawl, urls, depth);
+    if let Some(own) = own.filter(|_| crawl.fragments) {
+        links.follow.retain(|s| s.url != own);
+        links.check.retain(|s| s.url != own);
+    }
+    links
 }
 
-/// `urls` by their fate under `crawl`, each once, in the page's order.
+/// `urls` by their fate under `crawl`, each once, in the page's order. With fragment checking,
+/// a URL with a fragment that names an anchor is two sites: its page, and the fragment's own,
+/// only checked (never read as a page of the crawl: its page is).
 fn sort(crawl: &CrawlRules, urls: impl Iterator<Item = Url>, depth: i32) -> Links {
     let mut links = Links::default();
     let mut seen = std::collections::HashSet::new();
     for url in urls {
+        let fragment = crawl.fragments.then(|| url.clone());
         let (list, normal) = match crawl.rules.fate(url, depth) {
             Fate::Follow(normal) => (&mut links.follow, normal),
             Fate::Check(normal) => (&mut links.check, normal),
             Fate::Skip => continue,
         };
+        let fragment = fragment.and_then(|url| crawler_links::with_fragment(&normal, &url));
         if seen.insert(normal.url.clone()) {
             list.push(NewSite {
                 url: normal.url,
                 host: normal.host,
+            });
+        }
+        if let Some(row) = fragment.filter(|row| seen.insert(row.url.clone())) {
+            links.check.push(NewSite {
+                url: row.url,
+                host: row.host,
             });
         }
     }
@@ -241,6 +289,7 @@ mod tests {
             },
             max_pages: None,
             robots: true,
+            fragments: false,
         }
     }
 
@@ -250,6 +299,31 @@ mod tests {
 
     fn urls(sites: &[NewSite]) -> Vec<&str> {
         sites.iter().map(|s| s.url.as_str()).collect()
+    }
+
+    #[test]
+    fn with_fragments_a_link_to_a_section_is_its_page_and_a_fragment_site() {
+        let page = Url::parse("http://a.example/docs/guide.html").unwrap();
+        let body = br##"<a href="#install">here</a><a href="#top">top</a><a href="#">none</a>
+            <a href="a.html#x">a</a><a href="a.html#x">again</a><a href="a.html#:~:text=hi">t</a>
+            <a href="http://b.example/p#Sec">out</a><a href="/skip/y#z">no</a>"##;
+        let with = CrawlRules {
+            fragments: true,
+            ..crawl()
+        };
+        let links = links_of(&with, &page, body, 1);
+        assert_eq!(urls(&links.follow), ["http://a.example/docs/a.html"]);
+        assert_eq!(
+            urls(&links.check),
+            [
+                "http://a.example/docs/guide.html#install",
+                "http://a.example/docs/a.html#x",
+                "http://b.example/p",
+                "http://b.example/p#Sec"
+            ]
+        );
+        let without = links_of(&crawl(), &page, body, 1);
+        assert_eq!(urls(&without.check), ["http://b.example/p"]);
     }
 
     #[test]

@@ -79,6 +79,42 @@ async fn basic_auth_goes_to_its_host_and_not_to_another_after_a_redirect() {
 }
 
 #[tokio::test]
+async fn a_host_header_goes_to_its_host_and_not_to_another_after_a_redirect() {
+    let away = spawn_answering(OTHER_HOST, 200).await;
+    let to_away = away.url("/landing");
+    let own = spawn_site(move |hit| match hit.path.as_str() {
+        "/" => respond(302, &[("location", &to_away)]),
+        _ => respond(200, &[]),
+    })
+    .await;
+    let mut token = HeaderMap::new();
+    token.insert("authorization", HeaderValue::from_static("Bearer s3cret"));
+    token.insert("x-api", HeaderValue::from_static("own"));
+    let mut everywhere = HeaderMap::new();
+    everywhere.insert("x-api", HeaderValue::from_static("everyone"));
+    let config = CheckConfig {
+        headers: everywhere,
+        host_headers: HashMap::from([("127.0.0.1".into(), token)]),
+        ..config()
+    };
+    let finding = check(config, &own.url("/")).await;
+    assert_eq!((finding.verdict, finding.redirects), (Verdict::Alive, 1));
+    let own_hit = &own.hits()[0];
+    assert_eq!(own_hit.authorization.as_deref(), Some("Bearer s3cret"));
+    assert_eq!(
+        header(own_hit, "x-api"),
+        Some("own"),
+        "replaces --header there"
+    );
+    let away_hit = &away.hits()[0];
+    assert_eq!(
+        away_hit.authorization, None,
+        "the token went to another host"
+    );
+    assert_eq!(header(away_hit, "x-api"), Some("everyone"));
+}
+
+#[tokio::test]
 async fn a_url_with_its_own_user_keeps_it_over_basic_auth() {
     let site = spawn_answering(LOCALHOST, 200).await;
     let config = CheckConfig {

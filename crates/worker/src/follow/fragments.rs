@@ -1,0 +1,175 @@
+//! Fragments (`page#section`), the worker's side: a site whose URL has a fragment takes its
+//! page's verdict, and `fragment: found|missing` when the page was read (alive HTML). The page's
+//! result and anchors are stored once for the fleet (`crawler_queue::anchors`), by the first
+//! worker that needs them, and every fragment of the page is decided from them: a page with 50
+//! fragments asked is read once. Inside a worker the read is single-flight: the fragments of a
+//! page checked at once wait for the one read in flight.
+//!
+//! A page that is itself a page of a crawl, still to be read, stores its anchors when it is
+//! read for its links (`Follow::check_page`): its fragments wait for that ([`WAIT_FOR_PAGE`])
+//! rather than read it a second time.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crawler_links::{fragment, html, Anchors};
+use crawler_queue::{Finding, Fragment, Next, PageAnchors, Queue, Verdict};
+use tokio::sync::OnceCell;
+use url::Url;
+
+use crate::check::Checker;
+
+/// A fragment whose page is a page of a crawl not read yet is checked again after this, by
+/// when the page's read has stored its anchors.
+pub const WAIT_FOR_PAGE: Duration = Duration::from_secs(2);
+
+/// What a page's read gave its fragments: the stored result, or a finding that is no verdict
+/// yet (a transient failure, a deferral), which the fragments take as theirs.
+#[derive(Clone, Debug)]
+enum Read {
+    Settled(PageAnchors),
+    Unsettled(Finding),
+}
+
+/// The pages being read for their fragments, by URL (without fragment). A std mutex: held only
+/// to find or drop an entry, never across an await.
+#[derive(Default)]
+pub struct Fragments {
+    reading: Mutex<HashMap<String, Arc<OnceCell<Read>>>>,
+}
+
+impl Fragments {
+    /// The finding of the fragment site `url`, or `None` when its fragment is no anchor to
+    /// look for (`#top`, a text fragment: the caller checks it as any URL).
+    pub async fn check(&self, queue: &Queue, checker: &Checker, url: &str) -> Option<Finding> {
+        let started = Instant::now();
+        let (page, anchor) = fragment::split(&Url::parse(url).ok()?)?;
+        let page = page.as_str();
+        match queue.page_to_read(page).await {
+            Ok(true) => return Some(Finding::deferred(WAIT_FOR_PAGE)),
+            Ok(false) => {}
+            Err(error) => {
+                tracing::debug!(error = %crate::chain(&error), "cannot tell whether a fragment's page is to be read: reading it");
+            }
+        }
+        let cell = {
+            let mut reading = self.reading.lock().expect("never poisoned");
+            reading.entry(page.to_owned()).or_default().clone()
+        };
+        let read = cell
+            .get_or_init(|| read(queue, checker, page))
+            .await
+            .clone();
+        {
+            let mut reading = self.reading.lock().expect("never poisoned");
+            if reading.get(page).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+                reading.remove(page);
+            }
+        }
+        Some(match read {
+            Read::Unsettled(finding) => finding,
+            Read::Settled(stored) => decide(&stored, &anchor, started.elapsed()),
+        })
+    }
+}
+
+/// The fragment `anchor`'s finding from its page's stored result.
+fn decide(page: &PageAnchors, anchor: &str, latency: Duration) -> Finding {
+    let fragment = page
+        .anchors
+        .as_deref()
+        .map(|text| match Anchors::from_text(text).has(anchor) {
+            true => Fragment::Found,
+            false => Fragment::Missing,
+        });
+    Finding {
+        verdict: page.verdict,
+        status: page.status,
+        error_kind: page.error_kind,
+        final_url: page.final_url.clone(),
+        redirects: page.redirects,
+        latency,
+        attempts: 1,
+        next: Next::Final,
+        detail: None,
+        fragment,
+    }
+}
+
+/// `page`'s result and anchors: the fleet's copy, or read now (GET, up to `PAGE_CAP`) and
+/// stored for the fleet.
+async fn read(queue: &Queue, checker: &Checker, page: &str) -> Read {
+    match queue.page_anchors(page).await {
+        Ok(Some(stored)) => return Read::Settled(stored),
+        Ok(None) => {}
+        Err(error) => {
+            tracing::debug!(error = %crate::chain(&error), "cannot read a page's stored anchors: reading the page");
+        }
+    }
+    let (finding, body) = checker.check_page(page).await;
+    if finding.next != Next::Final {
+        return Read::Unsettled(finding);
+    }
+    let stored = page_anchors(&finding, body.as_deref());
+    if let Err(error) = queue.save_page_anchors(page, &stored).await {
+        tracing::debug!(error = %crate::chain(&error), "cannot store a page's anchors: its other fragments read it again");
+    }
+    Read::Settled(stored)
+}
+
+/// What the fleet stores of a page read with `finding`: its result, and its anchors when it
+/// was alive and HTML (`body`).
+pub fn page_anchors(finding: &Finding, body: Option<&[u8]>) -> PageAnchors {
+    let anchors = body
+        .filter(|_| finding.verdict == Verdict::Alive)
+        .map(|body| {
+            let found = html::extract(&String::from_utf8_lossy(body));
+            found.anchors.into_iter().collect::<Anchors>().to_text()
+        });
+    PageAnchors {
+        verdict: finding.verdict,
+        status: finding.status,
+        error_kind: finding.error_kind,
+        final_url: finding.final_url.clone(),
+        redirects: finding.redirects,
+        anchors,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alive() -> Finding {
+        Finding {
+            verdict: Verdict::Alive,
+            status: Some(200),
+            ..Finding::excluded()
+        }
+    }
+
+    #[test]
+    fn a_fragment_is_found_only_where_the_page_has_its_anchor() {
+        let page = page_anchors(&alive(), Some(br#"<h2 id="Install">x</h2><a name="old">"#));
+        let fragment = |a: &str| decide(&page, a, Duration::ZERO).fragment;
+        assert_eq!(fragment("Install"), Some(Fragment::Found));
+        assert_eq!(fragment("old"), Some(Fragment::Found));
+        assert_eq!(fragment("install"), Some(Fragment::Missing));
+        assert_eq!(decide(&page, "x", Duration::ZERO).verdict, Verdict::Alive);
+    }
+
+    #[test]
+    fn a_page_not_read_gives_its_fragments_its_verdict_only() {
+        let dead = Finding {
+            verdict: Verdict::Dead,
+            status: Some(404),
+            ..Finding::excluded()
+        };
+        let page = page_anchors(&dead, Some(b"<p id=x>"));
+        let finding = decide(&page, "x", Duration::ZERO);
+        assert_eq!((finding.verdict, finding.fragment), (Verdict::Dead, None));
+        let pdf = page_anchors(&alive(), None);
+        assert_eq!(decide(&pdf, "page=2", Duration::ZERO).fragment, None);
+    }
+}

@@ -1,0 +1,336 @@
+//! Fragments (`page#section`) end to end, on every backend: a crawl of real HTML (two pages
+//! of the rustdoc book, as mdBook writes them, `tests/fixtures/fragments/`) served by a private
+//! nginx, with some of their ids removed, reports every broken fragment with every page that
+//! links to it, and no valid one; removed pages stay dead; each page is read once. A page
+//! with 50 fragments asked is read once for the fleet.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::time::Duration;
+
+use crawler_tests::bins::{command, run, stderr, stdout};
+use crawler_tests::nginx::Nginx;
+use crawler_tests::static_site::{spawn_static_site, Answer};
+use crawler_tests::{both_backends, TestDb};
+
+use crate::e2e::{spawn_worker, wait};
+
+/// A reported site: verdict, fragment, the pages it was found on (sorted).
+type Reported = (String, Option<String>, BTreeSet<String>);
+
+/// Every site of `args`' report, by URL.
+fn report(db: &TestDb, args: &[&str]) -> BTreeMap<String, Reported> {
+    let out = run(command("crawler-report", db.url.expose())
+        .args(args)
+        .args(["--format", "ndjson"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let found_on = v["found_on"].as_array().unwrap();
+            let site = (
+                v["verdict"].as_str().unwrap().to_owned(),
+                v["fragment"].as_str().map(str::to_owned),
+                found_on
+                    .iter()
+                    .map(|r| r.as_str().unwrap().to_owned())
+                    .collect(),
+            );
+            (v["url"].as_str().unwrap().to_owned(), site)
+        })
+        .collect()
+}
+
+/// The fixtures, copied to `root` with the ids `removed` taken out of the page that had them,
+/// and a start page linking into them: to sections that exist, to a removed one, to one that
+/// never existed, to a page that does not exist, and with fragments that always exist.
+fn write_site(root: &Path, removed: &[(&str, &str)]) {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fragments");
+    for page in PAGES {
+        let mut html = std::fs::read_to_string(fixtures.join(&page[1..])).unwrap();
+        for (_, id) in removed.iter().filter(|(p, _)| *p == page) {
+            let attribute = format!(" id=\"{id}\"");
+            assert!(html.contains(&attribute), "{page} has no {attribute}");
+            html = html.replace(&attribute, "");
+        }
+        let path = root.join(&page[1..]);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, html).unwrap();
+    }
+    let index = r##"<!DOCTYPE html><html><body>
+        <a href="what-is-rustdoc.html#basic-usage">exists</a>
+        <a href="what-is-rustdoc.html#configuring-rustdoc">removed</a>
+        <a href="what-is-rustdoc.html#never-there">never there</a>
+        <a href="what-is-rustdoc.html#top">always there</a>
+        <a href="what-is-rustdoc.html#:~:text=rustdoc">a text fragment</a>
+        <a href="write-documentation/linking-to-items-by-name.html#valid-links">removed too</a>
+        <a href="write-documentation/linking-to-items-by-name.html#namespaces-and-disambiguators">exists</a>
+        <a href="removed-page.html#anything">a page that is not there</a>
+        <p id="here">x</p><a href="#here">this page, exists</a><a href="#not-here">missing</a>
+        </body></html>"##;
+    std::fs::write(root.join("index.html"), index).unwrap();
+}
+
+/// The pages of the fixtures, as served.
+const PAGES: [&str; 2] = [
+    "/what-is-rustdoc.html",
+    "/write-documentation/linking-to-items-by-name.html",
+];
+
+/// What the test expects, worked out from the served files by plain string search (not the
+/// crawler's tokenizer): every link with a fragment naming an anchor on the site, its pages,
+/// and whether its target file has that id.
+fn expected(root: &Path, origin: &str) -> BTreeMap<String, (Option<bool>, BTreeSet<String>)> {
+    let mut links: BTreeMap<String, (Option<bool>, BTreeSet<String>)> = BTreeMap::new();
+    let files = ["/index.html", PAGES[0], PAGES[1]];
+    for file in files {
+        let html = std::fs::read_to_string(root.join(&file[1..])).unwrap();
+        let page = url::Url::parse(&format!("{origin}{file}")).unwrap();
+        for href in html.split("href=\"").skip(1) {
+            let href = &href[..href.find('"').unwrap()];
+            let Ok(url) = page.join(href) else { continue };
+            let Some(fragment) = url.fragment() else {
+                continue;
+            };
+            let always = fragment.is_empty() || fragment == "top" || fragment.starts_with(":~:");
+            if always || !url.as_str().starts_with(origin) {
+                continue;
+            }
+            let target = &url.path()[1..];
+            let found = std::fs::read_to_string(root.join(target))
+                .ok()
+                .map(|t| t.contains(&format!(" id=\"{fragment}\"")));
+            let entry = links.entry(url.to_string()).or_default();
+            entry.0 = found;
+            entry.1.insert(page.to_string());
+        }
+    }
+    links
+}
+
+both_backends!(
+    async fn every_broken_fragment_of_real_pages_is_reported_with_its_pages(backend: Backend) {
+        let site = tempfile::tempdir().unwrap();
+        let removed = [(PAGES[0], "configuring-rustdoc"), (PAGES[1], "valid-links")];
+        write_site(site.path(), &removed);
+        let nginx = Nginx::serve(site.path());
+        let db = backend.fresh().await;
+        let include = format!("^{}/", nginx.origin().replace('.', r"\."));
+        let seeded = run(command("crawler-seed", db.url.expose()).args([
+            "--follow",
+            &nginx.url("/index.html"),
+            "--include",
+            &include,
+        ]));
+        assert!(seeded.status.success(), "{}", stderr(&seeded));
+        let mut workers = [
+            spawn_worker(&db, "w1", &["--drain"]),
+            spawn_worker(&db, "w2", &["--drain"]),
+        ];
+        for worker in &mut workers {
+            assert!(wait(worker, Duration::from_secs(180)).success());
+        }
+
+        let sites = report(&db, &["--all"]);
+        let expected = expected(site.path(), nginx.origin());
+        assert!(
+            expected.len() > 15,
+            "the pages link to their sections: {expected:?}"
+        );
+        for (url, (found, on)) in &expected {
+            let (verdict, fragment, found_on) = sites
+                .get(url)
+                .unwrap_or_else(|| panic!("{url} not reported: {sites:#?}"));
+            let seen = format!("{url}: {verdict} {fragment:?} on {found_on:?}");
+            match found {
+                Some(true) => assert_eq!(fragment.as_deref(), Some("found"), "{seen}"),
+                Some(false) => assert_eq!(fragment.as_deref(), Some("missing"), "{seen}"),
+                // Its page is not there: the fragment takes the page's verdict.
+                None => assert_eq!((verdict.as_str(), fragment), ("dead", &None), "{seen}"),
+            }
+            if found.is_some() {
+                assert_eq!(verdict, "alive", "{seen}");
+            }
+            assert_eq!(found_on, on, "{seen}");
+        }
+        let reported: BTreeSet<&String> = sites.keys().filter(|url| url.contains('#')).collect();
+        assert_eq!(
+            reported,
+            expected.keys().collect(),
+            "no other fragment site"
+        );
+        let missing: BTreeSet<String> = expected
+            .iter()
+            .filter(|(_, (found, _))| *found == Some(false))
+            .map(|(url, _)| url.clone())
+            .collect();
+        let named = |path: &str| nginx.url(path);
+        let must_be_missing: BTreeSet<String> = [
+            "/what-is-rustdoc.html#configuring-rustdoc",
+            "/what-is-rustdoc.html#never-there",
+            "/write-documentation/linking-to-items-by-name.html#valid-links",
+            "/index.html#not-here",
+        ]
+        .map(named)
+        .into_iter()
+        .collect();
+        assert_eq!(missing, must_be_missing);
+        // The removed page is still dead, as a page and as its fragment.
+        assert_eq!(sites[&named("/removed-page.html")].0, "dead");
+        assert_eq!(sites[&named("/removed-page.html#anything")].0, "dead");
+
+        // The report's filter, --fail-on and the summary.
+        let listed = report(&db, &["--missing-fragments"]);
+        assert_eq!(listed.keys().cloned().collect::<BTreeSet<_>>(), missing);
+        let junit = run(command("crawler-report", db.url.expose()).args([
+            "--missing-fragments",
+            "--format",
+            "junit",
+        ]));
+        let junit = stdout(&junit);
+        let failures = format!("tests=\"{0}\" failures=\"{0}\"", missing.len());
+        assert!(junit.contains(&failures), "{junit}");
+        assert_eq!(
+            junit.matches("<failure type=\"fragment\"").count(),
+            missing.len()
+        );
+        let fail = run(command("crawler-report", db.url.expose()).args([
+            "--dead",
+            "--fail-on",
+            "dead,missing-fragment",
+            "-q",
+        ]));
+        assert_eq!(fail.status.code(), Some(4), "{}", stderr(&fail));
+        let summary =
+            run(command("crawler-report", db.url.expose()).args(["--summary", "--format", "json"]));
+        let summary: serde_json::Value = serde_json::from_str(&stdout(&summary)).unwrap();
+        assert_eq!(summary[0]["missing_fragments"], missing.len());
+
+        // Each page read once for the fleet, for its links and its anchors together.
+        let requests = nginx.requests();
+        for path in ["/index.html", PAGES[0], PAGES[1], "/removed-page.html"] {
+            assert_eq!(
+                requests.get(&format!("GET {path}")),
+                Some(&1),
+                "{path}: {requests:?}"
+            );
+        }
+    }
+);
+
+both_backends!(
+    async fn a_page_with_fifty_fragments_asked_is_read_once(backend: Backend) {
+        let ids: String = (0..25)
+            .map(|i| format!("<h2 id=\"s{i}\">{i}</h2>"))
+            .collect();
+        let pages = HashMap::from([("/page.html".to_owned(), Answer::html(ids))]);
+        let site = spawn_static_site("127.0.0.1", pages).await;
+        let db = backend.fresh().await;
+        let list = tempfile::NamedTempFile::new().unwrap();
+        let lines: String = (0..50)
+            .map(|i| format!("{}#s{i}\n", site.url("/page.html")))
+            .collect();
+        std::fs::write(list.path(), lines).unwrap();
+        let seeded = run(command("crawler-seed", db.url.expose())
+            .arg("--fragments")
+            .arg(list.path()));
+        assert!(seeded.status.success(), "{}", stderr(&seeded));
+        assert!(
+            stdout(&seeded).starts_with("added 50,"),
+            "{}",
+            stdout(&seeded)
+        );
+        let mut workers = [
+            spawn_worker(&db, "w1", &["--drain"]),
+            spawn_worker(&db, "w2", &["--drain"]),
+        ];
+        for worker in &mut workers {
+            assert!(wait(worker, Duration::from_secs(120)).success());
+        }
+        let sites = report(&db, &["--all"]);
+        assert_eq!(sites.len(), 50);
+        for (url, (verdict, fragment, _)) in &sites {
+            let n: usize = url.rsplit_once("#s").unwrap().1.parse().unwrap();
+            let want = if n < 25 { "found" } else { "missing" };
+            assert_eq!(
+                (verdict.as_str(), fragment.as_deref()),
+                ("alive", Some(want)),
+                "{url}"
+            );
+        }
+        let requests = site.requests();
+        assert_eq!(requests.get("GET /page.html"), Some(&1), "{requests:?}");
+        assert_eq!(requests.len(), 1, "{requests:?}");
+
+        // Without --fragments, the list is one page, checked as before.
+        let plain = backend.fresh().await;
+        let seeded = run(command("crawler-seed", plain.url.expose()).arg(list.path()));
+        assert!(
+            stdout(&seeded).starts_with("added 1,"),
+            "{}",
+            stdout(&seeded)
+        );
+    }
+);
+
+both_backends!(
+    async fn links_in_markdown_are_checked_against_its_github_slugs_and_the_web(backend: Backend) {
+        let page = "<h2 id=\"usage\">Usage</h2>";
+        let pages = HashMap::from([("/guide.html".to_owned(), Answer::html(page))]);
+        let site = spawn_static_site("127.0.0.1", pages).await;
+        let dir = tempfile::tempdir().unwrap();
+        let readme = dir.path().join("README.md");
+        let guide = site.url("/guide.html");
+        let text = format!(
+            "# Getting Started\n\
+             ## Install (v2) — quick\n\
+             ## FAQ\n\
+             ## FAQ\n\
+             ## Ünïcode héading\n\
+             ## Custom {{#custom-id}}\n\
+             <a name=\"legacy\"></a>\n\
+             ```\n# Not a heading\n```\n\
+             Links: [a](#getting-started) [b](#install-v2--quick) [c](#faq-1) [d](#faq-2)\n\
+             [e](#%C3%BCn%C3%AFcode-h%C3%A9ading) [f](#custom-id) [g](#legacy) [h](#not-a-heading)\n\
+             [i](#Getting-Started) [j](#top) [k]({guide}#usage) [l]({guide}#nowhere)\n"
+        );
+        std::fs::write(&readme, text).unwrap();
+        let db = backend.fresh().await;
+        let seeded = run(command("crawler-seed", db.url.expose())
+            .arg("--links-in")
+            .arg(&readme));
+        assert!(seeded.status.success(), "{}", stderr(&seeded));
+        let mut worker = spawn_worker(&db, "w1", &["--drain"]);
+        assert!(wait(&mut worker, Duration::from_secs(60)).success());
+
+        let sites = report(&db, &["--all"]);
+        let file = url::Url::from_file_path(std::fs::canonicalize(&readme).unwrap()).unwrap();
+        let own = |fragment: &str| format!("{file}#{fragment}");
+        let at = |line: u32| BTreeSet::from([format!("{}:{line}", readme.display())]);
+        let expected: BTreeMap<String, Reported> = [
+            (own("getting-started"), "found", 11),
+            (own("install-v2--quick"), "found", 11),
+            (own("faq-1"), "found", 11),
+            (own("faq-2"), "missing", 11),
+            (own("%C3%BCn%C3%AFcode-h%C3%A9ading"), "found", 12),
+            (own("custom-id"), "found", 12),
+            (own("legacy"), "found", 12),
+            (own("not-a-heading"), "missing", 12),
+            (own("Getting-Started"), "missing", 13),
+            (format!("{guide}#usage"), "found", 13),
+            (format!("{guide}#nowhere"), "missing", 13),
+        ]
+        .into_iter()
+        .map(|(url, fragment, line)| {
+            (
+                url,
+                ("alive".to_owned(), Some(fragment.to_owned()), at(line)),
+            )
+        })
+        .chain([(guide.clone(), ("alive".to_owned(), None, at(13)))])
+        .collect();
+        assert_eq!(sites, expected);
+        assert_eq!(site.requests().get("GET /guide.html"), Some(&1));
+    }
+);
