@@ -164,9 +164,15 @@ fn no_password_has_a_default_and_each_comes_from_the_environment() {
     let text = read("docker-compose.yml");
     let passwords: Vec<&str> = references(&text)
         .into_iter()
-        .filter(|r| r.contains("PASSWORD"))
+        .filter(|r| r.contains("PASSWORD") || r.contains("TOKEN"))
         .collect();
-    assert!(passwords.len() >= 3, "{passwords:?}");
+    assert!(passwords.len() >= 4, "{passwords:?}");
+    assert!(
+        passwords
+            .iter()
+            .any(|r| r.starts_with("CRAWLER_DASHBOARD_TOKEN:?")),
+        "{passwords:?}"
+    );
     for reference in passwords {
         let (name, rest) = reference.split_at(reference.find(':').unwrap_or(reference.len()));
         assert!(
@@ -347,7 +353,7 @@ fn compose_command() -> Option<Vec<&'static str>> {
 }
 
 #[test]
-fn docker_compose_accepts_the_file_and_refuses_it_without_the_passwords() {
+fn docker_compose_accepts_the_file_and_refuses_it_without_the_passwords_and_the_token() {
     let compose = compose_command().expect(
         "neither `docker compose` nor `docker-compose` is installed: install Debian's \
          docker-compose (it needs no daemon to check a file; .ci/run installs it)",
@@ -365,10 +371,12 @@ fn docker_compose_accepts_the_file_and_refuses_it_without_the_passwords() {
             .args(["config", "--quiet"])
             .current_dir(dir.path())
             .env_remove("MARIADB_PASSWORD")
-            .env_remove("MARIADB_ROOT_PASSWORD");
+            .env_remove("MARIADB_ROOT_PASSWORD")
+            .env_remove("CRAWLER_DASHBOARD_TOKEN");
         if passwords {
             cmd.env("MARIADB_PASSWORD", "p1")
-                .env("MARIADB_ROOT_PASSWORD", "p2");
+                .env("MARIADB_ROOT_PASSWORD", "p2")
+                .env("CRAWLER_DASHBOARD_TOKEN", "t0123456789abcdef");
         }
         run(&mut cmd)
     };

@@ -27,7 +27,8 @@
 //! - `pause`: pausing and resuming the fleet: a paused worker claims nothing, keeps its leases,
 //!   and finishes the crawl once resumed.
 //! - `dashboard`: `crawler-dashboard`'s endpoints, and its page in headless Chromium (`browser`:
-//!   chromedriver and a browser that can reach nothing but loopback).
+//!   chromedriver and a browser that can reach nothing but loopback); `dashboard_auth`: its
+//!   token, login cookie and refusal to listen beyond loopback without one.
 //! - `mariadb_server`: the private test server itself.
 //! - `metrics`: a worker's `--metrics` scraped during a crawl, against the database.
 //! - `compose`: docker-compose.yml and the Dockerfile, checked without a container engine.
@@ -46,6 +47,7 @@ mod balance;
 mod browser;
 mod compose;
 mod dashboard;
+mod dashboard_auth;
 mod docs;
 mod e2e;
 mod excluded;

@@ -1,0 +1,208 @@
+//! Who may see the dashboard: anyone (no token, on loopback or with `--no-auth`), or whoever
+//! shows its token, as `Authorization: Bearer TOKEN` (scripts, `curl`) or as the session
+//! cookie the login form sets (browsers).
+//!
+//! The cookie is not the token: it is an HMAC-SHA256 of a fixed text keyed by the token, so a
+//! cookie read off a browser does not give the token away, every dashboard that has the same
+//! token accepts it (several behind one address, or one restarted), and a new token ends every
+//! session. Both are compared in constant time, on their SHA-256 digests, so neither the time
+//! nor the length of a guess tells how much of it was right. The token is never printed: its
+//! `Debug` says `Token(..)`.
+
+use hmac::{Hmac, Mac};
+use hyper::header::{HeaderMap, AUTHORIZATION, COOKIE};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// The session cookie's name.
+pub const COOKIE_NAME: &str = "crawler_session";
+
+/// The shortest token taken: 16 characters, 96 bits or more as `openssl rand -hex 24` makes them.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// The text the session cookie is the HMAC of; a new version would end every session.
+const SESSION_TEXT: &[u8] = b"crawler-dashboard session v1";
+
+/// A secret that lets its holder in.
+#[derive(Clone)]
+pub struct Token(String);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(..)")
+    }
+}
+
+/// Why a token was refused; the message never quotes it.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    #[error("the dashboard's token is empty")]
+    Empty,
+    #[error("the dashboard's token is too short: at least {MIN_TOKEN_LEN} characters (for instance: openssl rand -hex 24)")]
+    Short,
+    #[error("the dashboard's token has a space or a control character: it must fit in a header")]
+    Unprintable,
+}
+
+impl Token {
+    /// `text` as a token, without the line end a file adds.
+    pub fn new(text: &str) -> Result<Token, TokenError> {
+        let text = text.trim_end_matches(['\n', '\r']);
+        if text.is_empty() {
+            Err(TokenError::Empty)
+        } else if !text.bytes().all(|b| b.is_ascii_graphic()) {
+            Err(TokenError::Unprintable)
+        } else if text.len() < MIN_TOKEN_LEN {
+            Err(TokenError::Short)
+        } else {
+            Ok(Token(text.to_owned()))
+        }
+    }
+}
+
+/// The dashboard's door.
+#[derive(Clone)]
+pub enum Access {
+    /// Every request is answered.
+    Open,
+    /// Only requests that show the token or its session cookie.
+    Token { token: Token, session: String },
+}
+
+/// Neither the token nor the session: the cookie lets in as the token does.
+impl std::fmt::Debug for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Access::Open => f.write_str("Open"),
+            Access::Token { .. } => f.write_str("Token(..)"),
+        }
+    }
+}
+
+impl Access {
+    pub fn with_token(token: Token) -> Access {
+        let mut mac = Hmac::<Sha256>::new_from_slice(token.0.as_bytes()).expect("any key length");
+        mac.update(SESSION_TEXT);
+        let session = hex(&mac.finalize().into_bytes());
+        Access::Token { token, session }
+    }
+
+    pub fn is_open(&self) -> bool {
+        matches!(self, Access::Open)
+    }
+
+    /// Whether a request with these headers may be answered.
+    pub fn admits(&self, headers: &HeaderMap) -> bool {
+        let Access::Token { token, session } = self else {
+            return true;
+        };
+        let bearer = headers
+            .get_all(AUTHORIZATION)
+            .iter()
+            .filter_map(|v| v.to_str().ok()?.strip_prefix("Bearer "))
+            .any(|given| same(given.trim(), &token.0));
+        bearer || cookies(headers).any(|(name, value)| name == COOKIE_NAME && same(value, session))
+    }
+
+    /// Whether `given`, typed in the login form, is the token.
+    pub fn is_token(&self, given: &str) -> bool {
+        match self {
+            Access::Open => true,
+            Access::Token { token, .. } => same(given.trim(), &token.0),
+        }
+    }
+
+    /// The `Set-Cookie` value a right login gets: the session, for this site's pages only
+    /// (`SameSite=Strict`), out of the page's scripts' reach (`HttpOnly`), until the browser
+    /// closes. Not `Secure`: the dashboard speaks plain HTTP (a TLS proxy in front may add it).
+    pub fn session_cookie(&self) -> Option<String> {
+        match self {
+            Access::Open => None,
+            Access::Token { session, .. } => Some(format!(
+                "{COOKIE_NAME}={session}; Path=/; HttpOnly; SameSite=Strict"
+            )),
+        }
+    }
+}
+
+/// The cookie that ends the session (log out).
+pub fn expired_cookie() -> String {
+    format!("{COOKIE_NAME}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
+}
+
+/// The `name=value` pairs of every `Cookie` header.
+fn cookies(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+}
+
+/// Whether `a` and `b` are equal, in a time that tells nothing of where they differ or of
+/// how long the secret is: their digests are compared, in constant time.
+fn same(a: &str, b: &str) -> bool {
+    Sha256::digest(a).ct_eq(&Sha256::digest(b)).into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+
+    const SECRET: &str = "0123456789abcdef-secret";
+
+    fn headers(name: hyper::header::HeaderName, value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(name, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    fn access() -> Access {
+        Access::with_token(Token::new(SECRET).unwrap())
+    }
+
+    #[test]
+    fn the_token_or_its_session_cookie_lets_in_and_nothing_else() {
+        let access = access();
+        let bearer = format!("Bearer {SECRET}");
+        assert!(access.admits(&headers(AUTHORIZATION, &bearer)));
+        assert!(!access.admits(&headers(AUTHORIZATION, "Bearer 0123456789abcdef-secreT")));
+        assert!(!access.admits(&headers(AUTHORIZATION, &format!("Basic {SECRET}"))));
+        assert!(!access.admits(&HeaderMap::new()));
+        let cookie = access.session_cookie().unwrap();
+        let pair = cookie.split(';').next().unwrap();
+        assert!(access.admits(&headers(COOKIE, &format!("theme=dark; {pair}"))));
+        assert!(!access.admits(&headers(COOKIE, &format!("{COOKIE_NAME}={SECRET}"))));
+        assert!(Access::Open.admits(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn the_session_cookie_is_http_only_strict_and_not_the_token() {
+        let cookie = access().session_cookie().unwrap();
+        assert!(cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Strict"));
+        assert!(!cookie.contains(SECRET));
+        let other = Access::with_token(Token::new("another-token-0123456789").unwrap());
+        assert_ne!(other.session_cookie(), Some(cookie));
+    }
+
+    #[test]
+    fn a_token_is_long_printable_and_never_printed() {
+        assert_eq!(Token::new("").unwrap_err(), TokenError::Empty);
+        assert_eq!(Token::new("\n").unwrap_err(), TokenError::Empty);
+        assert_eq!(Token::new("short").unwrap_err(), TokenError::Short);
+        assert_eq!(
+            Token::new("with a space in it, long").unwrap_err(),
+            TokenError::Unprintable
+        );
+        let token = Token::new(&format!("{SECRET}\n")).unwrap();
+        assert_eq!(format!("{token:?}"), "Token(..)");
+        assert!(!format!("{:?}", Access::with_token(token)).contains(SECRET));
+        assert!(!TokenError::Short.to_string().contains(SECRET));
+    }
+}
