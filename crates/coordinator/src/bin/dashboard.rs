@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use crawler_cli::{self as cli, parse_args, DatabaseArgs, LogArgs};
-use crawler_coordinator::dashboard::{serve, Access, Settings, Token};
+use crawler_coordinator::dashboard::{serve, Access, Settings};
 use crawler_queue::Missing;
 
 /// A live web page of the crawl: progress over time, totals, workers, hosts in backoff, the
@@ -77,42 +77,18 @@ impl std::fmt::Debug for Secret {
     }
 }
 
-/// Who the dashboard admits, from the options; an error line for the user otherwise.
-fn access(args: &Args) -> Result<Access, String> {
-    let text = match (&args.token, &args.token_file) {
-        (Some(Secret(token)), _) => Some(token.clone()),
-        (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read --token-file {}: {e}", path.display()))?;
-            Some(text.lines().next().unwrap_or("").to_owned())
-        }
-        (None, None) => None,
-    };
-    match text {
-        Some(text) => Token::new(&text)
-            .map(Access::with_token)
-            .map_err(|e| e.to_string()),
-        None if args.listen.ip().is_loopback() || args.no_auth => Ok(Access::Open),
-        None => Err(format!(
-            "refusing to serve on {} without a token: anyone who reaches it would see the \
-             crawl. Set CRAWLER_DASHBOARD_TOKEN (or --token-file FILE) to a secret of 16 \
-             characters or more (openssl rand -hex 24), listen on 127.0.0.1, or pass --no-auth \
-             if a proxy in front authenticates",
-            args.listen
-        )),
-    }
-}
-
 fn main() -> ExitCode {
     let args = match parse_args::<Args>() {
         Ok(args) => args,
         Err(code) => return code,
     };
     cli::init_tracing(&args.log);
-    let access = match access(&args) {
-        Ok(access) => access,
-        Err(message) => return cli::usage_error(&message),
-    };
+    let token = args.token.as_ref().map(|Secret(text)| text.as_str());
+    let access =
+        match Access::from_options(token, args.token_file.as_deref(), args.listen, args.no_auth) {
+            Ok(access) => access,
+            Err(error) => return cli::usage_error(&crawler_queue::error_chain(&error)),
+        };
     // Bound before connecting: an address in use is named at once.
     let listener = match std::net::TcpListener::bind(args.listen)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))

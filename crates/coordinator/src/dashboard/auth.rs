@@ -9,6 +9,9 @@
 //! nor the length of a guess tells how much of it was right. The token is never printed: its
 //! `Debug` says `Token(..)`.
 
+use std::net::SocketAddr;
+use std::path::Path;
+
 use hmac::{Hmac, Mac};
 use hyper::header::{HeaderMap, AUTHORIZATION, COOKIE};
 use sha2::{Digest, Sha256};
@@ -42,6 +45,26 @@ pub enum TokenError {
     Short,
     #[error("the dashboard's token has a space or a control character: it must fit in a header")]
     Unprintable,
+}
+
+/// Why the dashboard cannot start with the options it was given; no message quotes a token.
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    #[error("cannot read --token-file {path}")]
+    TokenFile {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "refusing to serve on {0} without a token: anyone who reaches it would see the crawl. \
+         Set CRAWLER_DASHBOARD_TOKEN (or --token-file FILE) to a secret of {MIN_TOKEN_LEN} \
+         characters or more (openssl rand -hex 24), listen on 127.0.0.1, or pass --no-auth if \
+         a proxy in front authenticates"
+    )]
+    Exposed(SocketAddr),
 }
 
 impl Token {
@@ -80,6 +103,31 @@ impl std::fmt::Debug for Access {
 }
 
 impl Access {
+    /// The door the options ask for: the token given, or the first line of `token_file`;
+    /// without either, open on loopback, or beyond it with `no_auth` only.
+    pub fn from_options(
+        token: Option<&str>,
+        token_file: Option<&Path>,
+        listen: SocketAddr,
+        no_auth: bool,
+    ) -> Result<Access, AccessError> {
+        let text = match (token, token_file) {
+            (Some(token), _) => token.to_owned(),
+            (None, Some(path)) => std::fs::read_to_string(path)
+                .map_err(|source| AccessError::TokenFile {
+                    path: path.display().to_string(),
+                    source,
+                })?
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_owned(),
+            (None, None) if listen.ip().is_loopback() || no_auth => return Ok(Access::Open),
+            (None, None) => return Err(AccessError::Exposed(listen)),
+        };
+        Ok(Access::with_token(Token::new(&text)?))
+    }
+
     pub fn with_token(token: Token) -> Access {
         let mut mac = Hmac::<Sha256>::new_from_slice(token.0.as_bytes()).expect("any key length");
         mac.update(SESSION_TEXT);
@@ -189,6 +237,25 @@ mod tests {
         assert!(!cookie.contains(SECRET));
         let other = Access::with_token(Token::new("another-token-0123456789").unwrap());
         assert_ne!(other.session_cookie(), Some(cookie));
+    }
+
+    #[test]
+    fn without_a_token_only_loopback_is_served_unless_no_auth() {
+        let at = |addr: &str| addr.parse::<SocketAddr>().unwrap();
+        for open in ["127.0.0.1:8080", "[::1]:8080"] {
+            assert!(Access::from_options(None, None, at(open), false)
+                .unwrap()
+                .is_open());
+        }
+        for exposed in ["0.0.0.0:8080", "[::]:8080", "192.0.2.7:80"] {
+            let error = Access::from_options(None, None, at(exposed), false).unwrap_err();
+            assert!(matches!(error, AccessError::Exposed(_)), "{error}");
+            assert!(Access::from_options(None, None, at(exposed), true)
+                .unwrap()
+                .is_open());
+        }
+        let with = Access::from_options(Some(SECRET), None, at("0.0.0.0:80"), false).unwrap();
+        assert!(!with.is_open());
     }
 
     #[test]

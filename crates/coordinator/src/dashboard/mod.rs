@@ -27,7 +27,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use auth::{Access, Token, TokenError, COOKIE_NAME, MIN_TOKEN_LEN};
+pub use auth::{Access, AccessError, Token, TokenError, COOKIE_NAME, MIN_TOKEN_LEN};
 pub use routes::CONTROL_HEADER;
 
 /// What the requests share.
