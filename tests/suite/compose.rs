@@ -390,3 +390,32 @@ fn docker_compose_accepts_the_file_and_refuses_it_without_the_passwords_and_the_
         stderr(&refused)
     );
 }
+
+#[test]
+fn the_demo_override_keeps_the_compose_file_and_swaps_only_local_images_and_timings() {
+    let tool = compose_command().expect("docker compose or docker-compose");
+    let mut cmd = Command::new(tool[0]);
+    cmd.args(&tool[1..])
+        .args(["-f", "docker-compose.yml"])
+        .args(["-f", "examples/fleet-demo/docker-compose.local.yml"])
+        .args(["config"])
+        .current_dir(root())
+        .env("MARIADB_PASSWORD", "p1")
+        .env("MARIADB_ROOT_PASSWORD", "p2")
+        .env("CRAWLER_DASHBOARD_TOKEN", "t0123456789abcdef");
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let merged: Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    let services = &merged["services"];
+    assert_eq!(
+        services["db"]["image"].as_str(),
+        Some("crawler-local/mariadb:10.11")
+    );
+    assert!(services["site"].is_mapping());
+    // What the file alone runs is still there: the token, the services' commands.
+    for name in ["worker", "reaper", "dashboard"] {
+        assert_eq!(services[name]["image"].as_str(), Some("crawler"), "{name}");
+        assert_eq!(argv(&services[name]), argv(&compose()["services"][name]));
+    }
+    assert!(services["dashboard"]["environment"]["CRAWLER_DASHBOARD_TOKEN"].is_string());
+}
