@@ -147,7 +147,7 @@ impl Access {
         let bearer = headers
             .get_all(AUTHORIZATION)
             .iter()
-            .filter_map(|v| v.to_str().ok()?.strip_prefix("Bearer "))
+            .filter_map(|v| bearer(v.to_str().ok()?))
             .any(|given| same(given.trim(), &token.0));
         bearer || cookies(headers).any(|(name, value)| name == COOKIE_NAME && same(value, session))
     }
@@ -176,6 +176,13 @@ impl Access {
 /// The cookie that ends the session (log out).
 pub fn expired_cookie() -> String {
     format!("{COOKIE_NAME}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
+}
+
+/// The credentials of an `Authorization: Bearer …` value (the scheme in any case, as RFC 9110
+/// has it).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(credentials)
 }
 
 /// The `name=value` pairs of every `Cookie` header.
@@ -220,6 +227,8 @@ mod tests {
         let access = access();
         let bearer = format!("Bearer {SECRET}");
         assert!(access.admits(&headers(AUTHORIZATION, &bearer)));
+        let lower = format!("bearer {SECRET}");
+        assert!(access.admits(&headers(AUTHORIZATION, &lower)));
         assert!(!access.admits(&headers(AUTHORIZATION, "Bearer 0123456789abcdef-secreT")));
         assert!(!access.admits(&headers(AUTHORIZATION, &format!("Basic {SECRET}"))));
         assert!(!access.admits(&HeaderMap::new()));
