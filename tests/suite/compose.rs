@@ -164,9 +164,15 @@ fn no_password_has_a_default_and_each_comes_from_the_environment() {
     let text = read("docker-compose.yml");
     let passwords: Vec<&str> = references(&text)
         .into_iter()
-        .filter(|r| r.contains("PASSWORD"))
+        .filter(|r| r.contains("PASSWORD") || r.contains("TOKEN"))
         .collect();
-    assert!(passwords.len() >= 3, "{passwords:?}");
+    assert!(passwords.len() >= 4, "{passwords:?}");
+    assert!(
+        passwords
+            .iter()
+            .any(|r| r.starts_with("CRAWLER_DASHBOARD_TOKEN:?")),
+        "{passwords:?}"
+    );
     for reference in passwords {
         let (name, rest) = reference.split_at(reference.find(':').unwrap_or(reference.len()));
         assert!(
@@ -347,7 +353,7 @@ fn compose_command() -> Option<Vec<&'static str>> {
 }
 
 #[test]
-fn docker_compose_accepts_the_file_and_refuses_it_without_the_passwords() {
+fn docker_compose_accepts_the_file_and_refuses_it_without_the_passwords_and_the_token() {
     let compose = compose_command().expect(
         "neither `docker compose` nor `docker-compose` is installed: install Debian's \
          docker-compose (it needs no daemon to check a file; .ci/run installs it)",
@@ -365,10 +371,12 @@ fn docker_compose_accepts_the_file_and_refuses_it_without_the_passwords() {
             .args(["config", "--quiet"])
             .current_dir(dir.path())
             .env_remove("MARIADB_PASSWORD")
-            .env_remove("MARIADB_ROOT_PASSWORD");
+            .env_remove("MARIADB_ROOT_PASSWORD")
+            .env_remove("CRAWLER_DASHBOARD_TOKEN");
         if passwords {
             cmd.env("MARIADB_PASSWORD", "p1")
-                .env("MARIADB_ROOT_PASSWORD", "p2");
+                .env("MARIADB_ROOT_PASSWORD", "p2")
+                .env("CRAWLER_DASHBOARD_TOKEN", "t0123456789abcdef");
         }
         run(&mut cmd)
     };
@@ -381,4 +389,33 @@ fn docker_compose_accepts_the_file_and_refuses_it_without_the_passwords() {
         "{}",
         stderr(&refused)
     );
+}
+
+#[test]
+fn the_demo_override_keeps_the_compose_file_and_swaps_only_local_images_and_timings() {
+    let tool = compose_command().expect("docker compose or docker-compose");
+    let mut cmd = Command::new(tool[0]);
+    cmd.args(&tool[1..])
+        .args(["-f", "docker-compose.yml"])
+        .args(["-f", "examples/fleet-demo/docker-compose.local.yml"])
+        .args(["config"])
+        .current_dir(root())
+        .env("MARIADB_PASSWORD", "p1")
+        .env("MARIADB_ROOT_PASSWORD", "p2")
+        .env("CRAWLER_DASHBOARD_TOKEN", "t0123456789abcdef");
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let merged: Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    let services = &merged["services"];
+    assert_eq!(
+        services["db"]["image"].as_str(),
+        Some("crawler-local/mariadb:10.11")
+    );
+    assert!(services["site"].is_mapping());
+    // What the file alone runs is still there: the token, the services' commands.
+    for name in ["worker", "reaper", "dashboard"] {
+        assert_eq!(services[name]["image"].as_str(), Some("crawler"), "{name}");
+        assert_eq!(argv(&services[name]), argv(&compose()["services"][name]));
+    }
+    assert!(services["dashboard"]["environment"]["CRAWLER_DASHBOARD_TOKEN"].is_string());
 }

@@ -88,6 +88,30 @@ both_backends!(
             async move { get_json(&http, &url).await.as_array().unwrap().len() }
         };
         assert_eq!(dead("").await, 4);
+
+        // The history, from checked_at: the 4 dead sites, checked by worker "t", in the whole
+        // crawl and in the last hour.
+        for range in ["0", "3600"] {
+            let plot = get_json(&http, &format!("{base}/api/history?range={range}")).await;
+            let sum = |series: &serde_json::Value, name: &str| -> i64 {
+                let series = series.as_array().unwrap();
+                let found = series.iter().find(|s| s["name"] == name);
+                let counts = found.map(|s| s["counts"].as_array().unwrap().clone());
+                counts
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|n| n.as_i64().unwrap())
+                    .sum()
+            };
+            assert_eq!(sum(&plot["verdicts"], "dead"), 4, "{plot}");
+            assert_eq!(sum(&plot["verdicts"], "alive"), 0, "{plot}");
+            assert_eq!(sum(&plot["workers"], "t"), 4, "{plot}");
+            assert_eq!(
+                plot["verdicts"].as_array().unwrap().len(),
+                Verdict::ALL.len()
+            );
+            assert!(plot["bucket_ms"].as_i64().unwrap() >= 5000, "{plot}");
+        }
         assert_eq!(dead("%2Fdead%2F3").await, 1);
         assert_eq!(
             dead("%25").await,
@@ -190,6 +214,18 @@ async fn text(browser: &Client, id: &str) -> String {
         .unwrap()
 }
 
+/// The series a plot draws: each path's name and its points.
+async fn plotted(browser: &Client, plot: &str) -> Vec<(String, usize)> {
+    let css = format!("#{plot} path.series");
+    let mut series = Vec::new();
+    for path in browser.find_all(Locator::Css(&css)).await.unwrap() {
+        let name = path.attr("data-name").await.unwrap().unwrap_or_default();
+        let d = path.attr("d").await.unwrap().unwrap_or_default();
+        series.push((name, d.matches(['M', 'L']).count()));
+    }
+    series
+}
+
 /// Clicks the element with `id`.
 async fn click(browser: &Client, id: &str) {
     browser
@@ -289,12 +325,6 @@ async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_
         || async { text(&browser, "workers").await.contains('w') },
     )
     .await;
-    until("the plot draws", Duration::from_secs(10), || async {
-        let line = browser.find(Locator::Id("rate-line")).await.unwrap();
-        let d = line.attr("d").await.unwrap().unwrap_or_default();
-        d.starts_with('M') && d.matches('L').count() >= 2
-    })
-    .await;
 
     // Pause from the page: the database says paused, the worker stops claiming and starts
     // no request; what it holds stays held.
@@ -328,6 +358,12 @@ async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_
     .await;
     assert!(wait(&mut worker.0, Duration::from_secs(120)).success());
     crate::e2e::assert_report_matches(&db, &expected);
+    // The plot (read every 10 s, from the database) draws the crawl's verdicts.
+    until("the plot draws", Duration::from_secs(30), || async {
+        let series = plotted(&browser, "plot-verdicts").await;
+        series.iter().any(|(name, _)| name == "dead") && series.iter().all(|(_, n)| *n >= 2)
+    })
+    .await;
 
     // The totals shown are the database's.
     let want = database_totals(&queue).await;
@@ -371,6 +407,119 @@ async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_
     assert!(
         seen.len() == 1 && seen[0].contains("proxy-check.invalid"),
         "a request off loopback must reach the recording proxy: {seen:?}"
+    );
+    browser.close().await.unwrap();
+    drop(driver);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dashboard_opened_after_a_finished_crawl_shows_its_history_behind_the_login_form() {
+    crate::browser::require_browser();
+    let proxy = Proxy::spawn().await;
+    let db = Backend::Sqlite.fresh().await;
+    // Two lists, one after the other, each drained by a worker of its own.
+    let mut expected = std::collections::HashMap::new();
+    for id in ["first", "second"] {
+        let site = spawn_site().await;
+        let (file, list) = url_file(&site, 20, &[Page::Alive, Page::Alive, Page::Dead]);
+        seed(&db, file.path());
+        let mut worker = crate::e2e::spawn_worker(&db, id, &["--drain"]);
+        assert!(wait(&mut worker, Duration::from_secs(120)).success());
+        expected.extend(list);
+    }
+    crate::e2e::assert_report_matches(&db, &expected);
+
+    // Started after the crawl: what it plots comes from the database.
+    let token = "browser-token-0123456789abcdef";
+    let token_file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(token_file.path(), token).unwrap();
+    let path = token_file.path().to_str().unwrap();
+    let (_dashboard, base) = spawn_dashboard(&db, &["--token-file", path]);
+    let driver = Driver::spawn();
+    let browser = driver.browser(&proxy).await;
+    browser.goto(&format!("{base}/")).await.unwrap();
+    assert_eq!(browser.title().await.unwrap(), "crawler dashboard: log in");
+    let field = browser.find(Locator::Id("token")).await.unwrap();
+    field.send_keys("not-the-token-at-all").await.unwrap();
+    click(&browser, "login").await;
+    until(
+        "a wrong token is refused",
+        Duration::from_secs(10),
+        || async { text(&browser, "login-error").await.contains("wrong token") },
+    )
+    .await;
+    let field = browser.find(Locator::Id("token")).await.unwrap();
+    field.send_keys(token).await.unwrap();
+    click(&browser, "login").await;
+    until(
+        "the login opens the page",
+        Duration::from_secs(10),
+        || async { browser.title().await.unwrap() == "crawler dashboard" },
+    )
+    .await;
+    let cookies = browser.get_all_cookies().await.unwrap();
+    let session = cookies.iter().find(|c| c.name() == "crawler_session");
+    let session = session.expect("the session cookie");
+    assert_eq!(session.http_only(), Some(true));
+    assert_eq!(format!("{:?}", session.same_site()), "Some(Strict)");
+    assert_ne!(session.value(), token);
+
+    // Both plots, with a line per verdict found and per worker, their axes and units.
+    until("the verdicts plotted", Duration::from_secs(20), || async {
+        let names: Vec<String> = plotted(&browser, "plot-verdicts")
+            .await
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        names == ["alive", "dead"]
+    })
+    .await;
+    let workers: Vec<String> = plotted(&browser, "plot-workers")
+        .await
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(workers, ["first", "second"]);
+    let legend = text(&browser, "legend-verdicts").await;
+    let dead = expected.values().filter(|p| **p == Page::Dead).count();
+    assert!(
+        legend.contains(&format!("alive {}", 40 - dead))
+            && legend.contains(&format!("dead {dead}")),
+        "{legend}"
+    );
+    let legend = text(&browser, "legend-workers").await;
+    assert_eq!(legend.matches(" 20").count(), 2, "{legend}");
+    let axes = browser
+        .find(Locator::Id("plot-verdicts"))
+        .await
+        .unwrap()
+        .html(false)
+        .await
+        .unwrap();
+    assert!(
+        axes.contains("/min") && axes.contains("class=\"axis\""),
+        "{axes}"
+    );
+    assert!(text(&browser, "span").await.contains("in buckets of"));
+
+    // Another range: the crawl was within the last 15 minutes, so it shows the same.
+    browser
+        .find(Locator::Css("#range option[value='900']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until("the range changes", Duration::from_secs(10), || async {
+        text(&browser, "span").await.contains("buckets of 10 s")
+    })
+    .await;
+    assert_eq!(plotted(&browser, "plot-verdicts").await.len(), 2);
+
+    assert_eq!(
+        proxy.seen(),
+        Vec::<String>::new(),
+        "the browser reached beyond the dashboard"
     );
     browser.close().await.unwrap();
     drop(driver);

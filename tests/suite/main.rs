@@ -29,7 +29,8 @@
 //! - `pause`: pausing and resuming the fleet: a paused worker claims nothing, keeps its leases,
 //!   and finishes the crawl once resumed.
 //! - `dashboard`: `crawler-dashboard`'s endpoints, and its page in headless Chromium (`browser`:
-//!   chromedriver and a browser that can reach nothing but loopback).
+//!   chromedriver and a browser that can reach nothing but loopback); `dashboard_auth`: its
+//!   token, login cookie and refusal to listen beyond loopback without one.
 //! - `mariadb_server`: the private test server itself.
 //! - `metrics`: a worker's `--metrics` scraped during a crawl, against the database.
 //! - `config`: `crawler.toml` (`--config`): options from a file, `${VAR}`, precedence, errors
@@ -53,6 +54,7 @@ mod browser;
 mod compose;
 mod config;
 mod dashboard;
+mod dashboard_auth;
 mod docs;
 mod e2e;
 mod excluded;

@@ -439,7 +439,7 @@ impl Queue {
         let held = fence.parts.is_some();
         let sql = cached!(self.db.dialect(), held => bool, |dialect, held| {
             format!(
-                "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
+                "UPDATE {} SET checked_by = owner, state = {{done}}, owner = NULL, expires_at = NULL, \
                  checked_at = {{now}}, next_check_at = {{now}}, \
                  verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {{now}} END, verdict = ?, \
                  http_status = NULL, error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, \
@@ -507,7 +507,8 @@ impl<'a> Shared<'a> {
 /// values, fenced ([`fenced`], `held`); for a `deferred` write, due again after a delay per
 /// row rather than at once. Every column reads only bound values and the row's old values,
 /// never a column this statement changed before it (MySQL evaluates SET left to right with
-/// the new values, SQLite and PostgreSQL with the old ones): `attempts` reads `tries` before
+/// the new values, SQLite and PostgreSQL with the old ones): `checked_by` reads `owner`
+/// (the claiming worker) before `owner` is cleared, `attempts` reads `tries` before
 /// `tries` is reset, and `confirm_check_at` reads `confirmed_at` only for a dead result, which
 /// leaves `confirmed_at` as it was. The old row is the one the claim read (a claimed row
 /// changes only by its claim's writes), so `tries + 1` is the attempts the verdict took.
@@ -518,7 +519,7 @@ fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
         false => "{now}".to_owned(),
     };
     format!(
-        "UPDATE {} SET state = {{done}}, owner = NULL, expires_at = NULL, \
+        "UPDATE {} SET checked_by = owner, state = {{done}}, owner = NULL, expires_at = NULL, \
          checked_at = {{now}}, next_check_at = {next_check_at}, \
          verdict_since = CASE WHEN ? = 1 THEN {{now}} ELSE verdict_since END, verdict = ?, \
          http_status = ?, error_kind = ?, final_url = {case}, redirects = ?, latency_ms = {case}, \

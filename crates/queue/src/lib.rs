@@ -106,7 +106,10 @@ pub use hosts::{HostChecks, HostPace, HostState, Throttled, Unreachable};
 pub use parts::{part_of, HeldPart, PARTS};
 pub use queue::{Batch, Queue, Site};
 pub use reap::Reaped;
-pub use report::{Backoff, Checked, HostFilter, HostRow, Only, Reports, StateCounts, WorkerRow};
+pub use report::{
+    Backoff, Checked, ChecksIn, HostFilter, HostRow, Only, Reports, StateCounts, VerdictsIn,
+    WorkerRow,
+};
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
 pub use soft404::Probes;

@@ -329,6 +329,15 @@ pub(crate) fn as_text(dialect: Dialect, column: &str) -> String {
     }
 }
 
+/// Integer division, for an expression's buckets (`(t - ?) DIV ?`): MySQL's `/` gives a
+/// decimal, its `DIV` an integer; PostgreSQL's and SQLite's `/` of two integers is an integer.
+pub(crate) fn int_div(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::MySql => "DIV",
+        Dialect::Postgres | Dialect::Sqlite => "/",
+    }
+}
+
 /// An index of `sites` that a statement pins its plan to: see [`sites_using`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SitesIndex {
@@ -523,7 +532,7 @@ impl Statements {
                  OR unreachable_since IS NOT NULL)",
             ),
             decide_host: limited(
-                "state = {done}, owner = NULL, expires_at = NULL, \
+                "state = {done}, owner = NULL, checked_by = NULL, expires_at = NULL, \
                  checked_at = {now}, next_check_at = {now}, \
                  verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {now} END, \
                  verdict = ?, http_status = NULL, \

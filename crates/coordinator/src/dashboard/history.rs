@@ -1,176 +1,187 @@
-//! Progress over time: the counts per state and verdict, sampled by one task into a ring
-//! buffer from the dashboard's start.
+//! The plots' data: the whole crawl, or its last part, from `checked_at` in the database
+//! (`Reports::verdicts_over_time`, `checks_over_time`): verdicts and each worker's checks per
+//! bucket of time. A dashboard opened at any time, or restarted, shows what happened before it.
 //!
-//! Why sample here rather than group the sites by `checked_at`: a window of `checked_at`
-//! reads every site checked in it (at 10,000 sites/s, 6 million rows for ten minutes), for
-//! each page that asks, and knows nothing of pending or claimed sites. Sampling reads the
-//! counts once per interval whoever watches, however many browsers poll, and the page's
-//! totals are the latest sample. The counts scan the table (for millions of sites, a second
-//! or more on MySQL), so the sampler spaces its samples by four times what the last one took:
-//! it keeps a connection busy a fifth of the time at most, and the plot's resolution drops
-//! with the table's size rather than the database's health. The cost: the history starts
-//! when the dashboard starts, and is lost when it stops.
+//! A window is cut in about [`BUCKETS`] buckets of a round length ([`bucket_for`]), aligned on
+//! the epoch, so the same window asked twice has the same buckets. Each query reads the sites
+//! checked in the window: for a large fleet and a long window, millions of index entries. So
+//! one query runs at a time whoever asks (a tokio mutex held across it), and its answer is
+//! kept [`FRESH_FOR`] for the same window: a page polls every 10 s, and any number of pages
+//! cost the database one query per window and interval.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
-use crawler_queue::{Queue, Reports, StateCounts, Verdict, VerdictCounts};
+use bytes::Bytes;
+use crawler_queue::{Queue, Verdict};
 use serde::Serialize;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::Mutex;
 
-/// A sample a second when the counts are quick.
-pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+use crate::Error;
 
-/// Samples kept: an hour at one a second.
-const KEPT: usize = 3600;
+/// The buckets a window is cut in, about.
+pub const BUCKETS: i64 = 120;
 
-/// The plot's points at most: what the page draws, picked evenly from the samples kept.
-const POINTS: usize = 300;
+/// How long an answer is served again for the same window.
+pub const FRESH_FOR: Duration = Duration::from_secs(5);
 
-/// The counts at one moment.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Sample {
-    /// Unix milliseconds, on the dashboard's clock (only differences matter).
-    pub at: u64,
-    pub states: StateCounts,
-    pub verdicts: VerdictCounts,
+/// The longest window asked for (30 days); 0 asks for the whole crawl.
+pub const MAX_RANGE_SECS: i64 = 30 * 86_400;
+
+/// The bucket lengths, in seconds: the shortest that cuts a window in [`BUCKETS`] or fewer.
+const STEPS: [i64; 18] = [
+    5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400,
+    172_800, 604_800,
+];
+
+/// What the page plots.
+#[derive(Debug, PartialEq, Serialize)]
+pub struct Plot {
+    /// Unix milliseconds of the first bucket's start, and of the database's now.
+    pub from: i64,
+    pub to: i64,
+    pub bucket_ms: i64,
+    /// Sites per bucket, by verdict (every verdict, in `Verdict::ALL`'s order).
+    pub verdicts: Vec<Series>,
+    /// Sites per bucket, by the worker that checked them, by name; `(decided for a host)` for
+    /// the sites a host's decision gave a verdict without a check.
+    pub workers: Vec<Series>,
 }
 
-/// A point of the plot.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Point {
-    pub at: u64,
-    /// Verdicts given per second since the previous point (sites done, counted once).
-    pub rate: f64,
-    /// Dead sites then.
-    pub dead: u64,
+#[derive(Debug, PartialEq, Serialize)]
+pub struct Series {
+    pub name: String,
+    pub counts: Vec<i64>,
 }
 
-/// The samples, shared between the sampler and the requests. A std mutex: held for a copy,
-/// never across an await.
-#[derive(Clone, Debug, Default)]
-pub struct History(Arc<Mutex<VecDeque<Sample>>>);
+/// The name of the sites no worker checked.
+const DECIDED: &str = "(decided for a host)";
 
-impl History {
-    pub fn push(&self, sample: Sample) {
-        let mut samples = self.0.lock().expect("history lock");
-        if samples.len() == KEPT {
-            samples.pop_front();
-        }
-        samples.push_back(sample);
-    }
-
-    /// The latest sample, if any was taken yet.
-    pub fn latest(&self) -> Option<Sample> {
-        self.0.lock().expect("history lock").back().copied()
-    }
-
-    /// Up to `POINTS` points, evenly spread over the samples kept, the latest always in.
-    pub fn points(&self) -> Vec<Point> {
-        let samples = self.0.lock().expect("history lock");
-        let step = samples.len().div_ceil(POINTS).max(1);
-        let picked: Vec<Sample> = samples.iter().rev().step_by(step).rev().copied().collect();
-        drop(samples);
-        picked.windows(2).map(|w| point(&w[0], &w[1])).collect()
-    }
+/// The bucket length for a window of `span_ms`, in milliseconds.
+pub fn bucket_for(span_ms: i64) -> i64 {
+    let wanted = (span_ms.max(0) + BUCKETS - 1) / BUCKETS;
+    let step = STEPS.iter().find(|s| **s * 1000 >= wanted);
+    step.unwrap_or(&STEPS[STEPS.len() - 1]) * 1000
 }
 
-/// The plot's point at `b`, its rate since `a`. A recheck makes done sites pending again,
-/// which would read as a negative rate: it reads as none.
-fn point(a: &Sample, b: &Sample) -> Point {
-    let seconds = (b.at.saturating_sub(a.at) as f64 / 1000.0).max(0.001);
-    let done = (b.states.done - a.states.done).max(0);
-    Point {
-        at: b.at,
-        rate: done as f64 / seconds,
-        dead: b.verdicts.get(Verdict::Dead),
-    }
-}
+/// The answers kept, by window, and the lock one query at a time holds.
+#[derive(Debug, Default)]
+pub struct Cache(Mutex<HashMap<i64, (Instant, Bytes)>>);
 
-/// Samples the counts into `history` until `stop`; a count that fails is logged and skipped.
-pub async fn sample(queue: Queue, history: History, stop: CancellationToken) {
-    loop {
-        let started = Instant::now();
-        match counts(queue.reports()).await {
-            Ok(sample) => history.push(sample),
-            Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), "cannot count the sites; will try again")
+impl Cache {
+    /// The plot of the last `range_secs` (0: the whole crawl) as JSON, read or kept.
+    pub async fn plot(&self, queue: &Queue, range_secs: i64) -> Result<Bytes, Error> {
+        let mut kept = self.0.lock().await;
+        if let Some((at, json)) = kept.get(&range_secs) {
+            if at.elapsed() < FRESH_FOR {
+                return Ok(json.clone());
             }
         }
-        let wait = SAMPLE_EVERY.max(started.elapsed() * 4);
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            _ = tokio::time::sleep(wait.saturating_sub(started.elapsed())) => {}
-        }
+        let json = Bytes::from(serde_json::to_vec(&read(queue, range_secs).await?)?);
+        kept.retain(|_, (at, _)| at.elapsed() < FRESH_FOR);
+        kept.insert(range_secs, (Instant::now(), json.clone()));
+        Ok(json)
     }
 }
 
-async fn counts(reports: Reports<'_>) -> Result<Sample, crawler_queue::Error> {
-    let states = reports.state_counts().await?;
-    let mut verdicts = VerdictCounts::default();
-    for (verdict, n) in reports.verdict_counts().await? {
-        verdicts.add(verdict, u64::try_from(n).unwrap_or(0));
+/// Reads the plot of the last `range_secs` (0: since the first check) from the database.
+async fn read(queue: &Queue, range_secs: i64) -> Result<Plot, Error> {
+    let reports = queue.reports();
+    let to = reports.now().await?;
+    let start = match range_secs {
+        0 => reports.first_checked_at().await?.unwrap_or(to).min(to),
+        secs => to - secs.clamp(1, MAX_RANGE_SECS) * 1000,
+    };
+    let bucket_ms = bucket_for(to - start);
+    let from = start.div_euclid(bucket_ms) * bucket_ms;
+    let buckets = usize::try_from((to - from) / bucket_ms + 1).unwrap_or(1);
+    let mut verdicts: BTreeMap<Verdict, Vec<i64>> = Verdict::ALL
+        .iter()
+        .map(|v| (*v, vec![0; buckets]))
+        .collect();
+    for row in reports.verdicts_over_time(from, bucket_ms).await? {
+        add(
+            verdicts.entry(row.verdict).or_default(),
+            row.bucket,
+            row.sites,
+        );
     }
-    let at = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    Ok(Sample {
-        at,
-        states,
-        verdicts,
+    let mut workers: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for row in reports.checks_over_time(from, bucket_ms).await? {
+        let name = row.worker.unwrap_or_else(|| DECIDED.to_owned());
+        let counts = workers.entry(name).or_insert_with(|| vec![0; buckets]);
+        add(counts, row.bucket, row.sites);
+    }
+    Ok(Plot {
+        from,
+        to,
+        bucket_ms,
+        verdicts: Verdict::ALL
+            .iter()
+            .map(|v| {
+                series(
+                    v.as_str().to_owned(),
+                    verdicts.remove(v).unwrap_or_default(),
+                )
+            })
+            .collect(),
+        workers: workers.into_iter().map(|(n, c)| series(n, c)).collect(),
     })
+}
+
+/// Adds `sites` to `bucket`; a bucket past the end (a check between the clock's read and the
+/// query) goes in the last.
+fn add(counts: &mut [i64], bucket: i64, sites: i64) {
+    let last = counts.len().saturating_sub(1);
+    if let Some(n) = counts.get_mut(usize::try_from(bucket).unwrap_or(0).min(last)) {
+        *n += sites;
+    }
+}
+
+fn series(name: String, counts: Vec<i64>) -> Series {
+    Series { name, counts }
+}
+
+/// The window a query string asks for, in seconds: `range=SECONDS`, 0 or `all` for the whole
+/// crawl (the default).
+pub fn range_query(query: &str) -> i64 {
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == "range")
+        .and_then(|(_, value)| value.parse::<i64>().ok())
+        .map_or(0, |secs| secs.clamp(0, MAX_RANGE_SECS))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sample(at: u64, done: i64, dead: u64) -> Sample {
-        let mut verdicts = VerdictCounts::default();
-        verdicts.add(Verdict::Dead, dead);
-        Sample {
-            at,
-            states: StateCounts {
-                done,
-                ..StateCounts::default()
-            },
-            verdicts,
+    #[test]
+    fn a_window_is_cut_in_at_most_120_round_buckets() {
+        assert_eq!(bucket_for(0), 5_000);
+        assert_eq!(bucket_for(30_000), 5_000);
+        assert_eq!(bucket_for(3_600_000), 30_000);
+        assert_eq!(bucket_for(86_400_000), 900_000);
+        assert_eq!(bucket_for(MAX_RANGE_SECS * 1000), 21_600_000);
+        for span in [1, 59_999, 3_600_001, 7 * 86_400_000] {
+            assert!(span / bucket_for(span) <= BUCKETS, "{span}");
         }
     }
 
     #[test]
-    fn a_point_is_the_rate_since_the_last_and_the_dead_then() {
-        let history = History::default();
-        history.push(sample(0, 0, 0));
-        history.push(sample(2000, 100, 7));
-        history.push(sample(3000, 50, 7)); // a recheck made 50 pending again
-        assert_eq!(
-            history.points(),
-            [
-                Point {
-                    at: 2000,
-                    rate: 50.0,
-                    dead: 7
-                },
-                Point {
-                    at: 3000,
-                    rate: 0.0,
-                    dead: 7
-                },
-            ]
-        );
+    fn a_late_check_goes_in_the_last_bucket() {
+        let mut counts = vec![0; 3];
+        add(&mut counts, 1, 2);
+        add(&mut counts, 7, 1);
+        assert_eq!(counts, [0, 2, 1]);
     }
 
     #[test]
-    fn the_plot_keeps_a_bounded_number_of_points_and_the_latest() {
-        let history = History::default();
-        for i in 0..(KEPT as u64 + 10) {
-            history.push(sample(i * 1000, i as i64, 0));
-        }
-        let points = history.points();
-        assert!(points.len() < POINTS, "{}", points.len());
-        assert_eq!(points.last().unwrap().at, (KEPT as u64 + 9) * 1000);
-        assert!(points.iter().all(|p| p.rate > 0.0));
+    fn the_range_is_seconds_the_whole_crawl_by_default() {
+        assert_eq!(range_query("range=900"), 900);
+        assert_eq!(range_query(""), 0);
+        assert_eq!(range_query("range=all"), 0);
+        assert_eq!(range_query("range=-5"), 0);
+        assert_eq!(range_query("range=99999999999"), MAX_RANGE_SECS);
     }
 }

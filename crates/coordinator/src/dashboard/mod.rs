@@ -1,14 +1,18 @@
 //! `crawler-dashboard`: a live web page of the crawl, served from the database alone.
 //!
 //! It reads what the workers write (no worker is asked anything), so it shows a fleet on any
-//! number of machines, and any number of dashboards may run. No authentication: bind it to
-//! loopback, or put it behind a proxy that has some.
+//! number of machines, and any number of dashboards may run. With a token, it answers only
+//! whoever shows it (`auth`); without one, whoever reaches it.
 //!
 //! # Layout
-//! - `history`: the counts sampled into a ring buffer, for the totals and the plot.
+//! - `auth`: the token, the session cookie, and which requests they admit.
+//! - `counts`: the counts per state and verdict, sampled by one task, for the totals.
+//! - `history`: the plots' data, read from the database by time (`checked_at`).
 //! - `snapshot`: what the page polls, as JSON.
 //! - `routes`: the HTTP routes; `assets/`: the page, its script and style, embedded.
 
+mod auth;
+mod counts;
 mod history;
 mod routes;
 mod snapshot;
@@ -23,35 +27,45 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use auth::{Access, AccessError, Token, TokenError, COOKIE_NAME, MIN_TOKEN_LEN};
 pub use routes::CONTROL_HEADER;
 
 /// What the requests share.
 pub struct Dashboard {
     queue: Queue,
-    history: history::History,
+    counts: counts::Counts,
+    history: history::Cache,
     /// Whether `POST /api/pause` and `/api/resume` may act (`--allow-control`).
     allow_control: bool,
+    /// Who may see it.
+    access: Access,
+}
+
+/// How the dashboard serves.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Whether `POST /api/pause` and `/api/resume` may act (`--allow-control`).
+    pub allow_control: bool,
+    pub access: Access,
 }
 
 /// Serves the dashboard on `listener` until `shutdown`; requests in progress then finish.
 pub async fn serve(
     queue: Queue,
     listener: TcpListener,
-    allow_control: bool,
+    settings: Settings,
     shutdown: impl Future<Output = ()>,
 ) {
     let stop = CancellationToken::new();
-    let history = history::History::default();
+    let counts = counts::Counts::default();
     let tasks = TaskTracker::new();
-    tasks.spawn(history::sample(
-        queue.clone(),
-        history.clone(),
-        stop.clone(),
-    ));
+    tasks.spawn(counts::sample(queue.clone(), counts.clone(), stop.clone()));
     let dashboard = Arc::new(Dashboard {
         queue,
-        history,
-        allow_control,
+        counts,
+        history: history::Cache::default(),
+        allow_control: settings.allow_control,
+        access: settings.access,
     });
     tokio::pin!(shutdown);
     loop {

@@ -1,8 +1,9 @@
-//! What the page shows, as JSON: the totals (the sampler's latest counts), the plot, the
-//! workers, the hosts in backoff, whether the fleet is paused; and the latest dead sites.
+//! What the page shows, as JSON: the totals (the sampler's latest counts), the workers, the
+//! hosts in backoff, whether the fleet is paused; and the latest dead sites. The plots are
+//! `history.rs`.
 //!
 //! Each request reads the small tables (workers, hosts, the fleet's switch) and the clock; the
-//! counts over the sites table come from the sampler only (`history.rs`), so a page polling
+//! counts over the sites table come from the sampler only (`counts.rs`), so a page polling
 //! every second costs the database a few small queries.
 
 use std::collections::BTreeMap;
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 use crawler_queue::{Backoff, Checked, Queue, Reports, Verdict};
 use serde::Serialize;
 
-use super::history::{History, Point};
+use super::counts::{Counts, Sample};
 use crate::redact::strip_userinfo;
 use crate::report::{rfc3339, summary::Worker};
 use crate::Error;
@@ -30,11 +31,12 @@ pub struct Snapshot {
     paused_changed_at: i64,
     /// Whether the page may show the Pause and Resume buttons (`--allow-control`).
     allow_control: bool,
+    /// Whether the dashboard asks for a token: the page shows a Log out button.
+    token_required: bool,
     /// pending, claimed, done, and each verdict; empty until the first sample.
     totals: BTreeMap<&'static str, i64>,
     /// Unix milliseconds of those counts.
     counted_at: Option<u64>,
-    history: Vec<Point>,
     workers: Vec<WorkerView>,
     backoffs: Vec<BackoffView>,
 }
@@ -73,22 +75,23 @@ pub struct DeadView {
 impl Snapshot {
     pub async fn read(
         queue: &Queue,
-        history: &History,
+        counts: &Counts,
         allow_control: bool,
+        token_required: bool,
     ) -> Result<Snapshot, Error> {
         let fleet = queue.fleet_state().await?;
         let reports = queue.reports();
         let now = reports.now().await?;
         let workers = reports.workers().await?;
-        let latest = history.latest();
+        let latest = counts.latest();
         Ok(Snapshot {
             now,
             paused: fleet.paused,
             paused_changed_at: fleet.changed_at,
             allow_control,
+            token_required,
             totals: latest.map(|s| totals(&s)).unwrap_or_default(),
             counted_at: latest.map(|s| s.at),
-            history: history.points(),
             workers: workers
                 .into_iter()
                 .map(|w| WorkerView {
@@ -106,7 +109,7 @@ impl Snapshot {
     }
 }
 
-fn totals(sample: &super::history::Sample) -> BTreeMap<&'static str, i64> {
+fn totals(sample: &Sample) -> BTreeMap<&'static str, i64> {
     let s = sample.states;
     let mut totals = BTreeMap::from([
         ("pending", s.pending),

@@ -6,7 +6,8 @@
 //! served by the `sites_verdict` index), so a report of millions of rows holds one page in
 //! memory and no statement runs for long. The hosts report pages the same way by host name
 //! (`hosts.rs`); `--host HOST[:PORT]` is `host_filter.rs`. For the dashboard: the hosts in
-//! backoff (`backoffs.rs`) and the dead sites checked last (`latest_dead.rs`). The view's other
+//! backoff (`backoffs.rs`), the dead sites checked last (`latest_dead.rs`), and the verdicts
+//! and each worker's checks per bucket of time (`over_time.rs`). The view's other
 //! reads live with what they read: referrers and dead links by page (`crate::referrers`), a
 //! site's verdict changes (`crate::history`).
 
@@ -14,11 +15,13 @@ mod backoffs;
 mod host_filter;
 mod hosts;
 mod latest_dead;
+mod over_time;
 
 pub use backoffs::Backoff;
 pub use host_filter::HostFilter;
 use host_filter::Shape;
 pub use hosts::HostRow;
+pub use over_time::{ChecksIn, VerdictsIn};
 
 use crate::db::{with_pool, Db};
 use crate::error::Error;

@@ -30,25 +30,93 @@ function fill(tbody, rows, empty) {
   tbody.replaceChildren(...(rows.length ? rows : [row([[empty, "empty"]])]));
 }
 
-// An SVG path through the values, scaled to the plot's box (600 x 150).
-function path(values) {
-  if (values.length < 2) return "";
-  const max = Math.max(...values, 1);
-  const step = 600 / (values.length - 1);
-  return values
-    .map((v, i) => (i ? "L" : "M") + (i * step).toFixed(1) + "," + (148 - (v / max) * 144).toFixed(1))
-    .join(" ");
+// The plots: from /api/history (the database, by checked_at), every 10 s and when the range
+// changes. Each is an SVG of 640 x 220 units: the plot's box, its axes with their labels.
+const HISTORY_POLL_MS = 10000;
+let historyReadAt = 0;
+const SVG = "http://www.w3.org/2000/svg";
+const BOX = { left: 56, right: 630, top: 10, bottom: 190 };
+const COLORS = {
+  alive: "#2e7d32", dead: "#c62828", blocked: "#ef6c00", unreachable: "#6a1b9a",
+  error: "#795548", excluded: "#9e9e9e",
+};
+const PALETTE = ["#1565c0", "#00838f", "#ad1457", "#558b2f", "#4527a0", "#f9a825", "#37474f", "#d84315"];
+
+function svg(tag, attributes, text) {
+  const element = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, value);
+  if (text !== undefined) element.textContent = text;
+  return element;
 }
 
-function renderPlots(history) {
-  const rates = history.map((p) => p.rate);
-  const dead = history.map((p) => p.dead);
-  $("rate-line").setAttribute("d", path(rates));
-  $("dead-line").setAttribute("d", path(dead));
-  $("rate-max").textContent = rates.length ? "(max " + number(Math.round(Math.max(...rates))) + "/s)" : "";
-  $("dead-max").textContent = dead.length ? "(now " + number(dead[dead.length - 1]) + ")" : "";
-  const seconds = history.length > 1 ? (history[history.length - 1].at - history[0].at) / 1000 : 0;
-  $("span").textContent = "the last " + Math.round(seconds) + " s, since this dashboard started";
+// A round number at or above n, for the y axis's top.
+function roundUp(n) {
+  if (n <= 0) return 1;
+  const power = Math.pow(10, Math.floor(Math.log10(n)));
+  return [1, 2, 5, 10].map((m) => m * power).find((m) => m >= n);
+}
+
+function clock(ms, withDay) {
+  const d = new Date(ms);
+  const time = d.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+  return withDay ? d.toLocaleDateString("en-GB", { month: "short", day: "numeric" }) + " " + time : time;
+}
+
+// Draws `series` ({name, counts}) as per-minute rates over plot.from.. in `id`'s SVG, with
+// axes, and their legend in `legendId`.
+function drawPlot(id, legendId, plot, series, colorOf) {
+  const box = $(id);
+  const perMinute = 60000 / plot.bucket_ms;
+  const rates = series.map((s) => s.counts.map((n) => n * perMinute));
+  const top = roundUp(Math.max(0, ...rates.flat()));
+  const x = (i) => BOX.left + (i / Math.max(1, plot.counts_len - 1)) * (BOX.right - BOX.left);
+  const y = (v) => BOX.bottom - (v / top) * (BOX.bottom - BOX.top);
+  const children = [
+    svg("line", { class: "axis", x1: BOX.left, y1: BOX.bottom, x2: BOX.right, y2: BOX.bottom }),
+    svg("line", { class: "axis", x1: BOX.left, y1: BOX.top, x2: BOX.left, y2: BOX.bottom }),
+    svg("text", { class: "unit", x: 4, y: BOX.top + 4, "text-anchor": "start" }, "/min"),
+  ];
+  for (const v of [0, top / 2, top]) {
+    children.push(svg("line", { class: "grid", x1: BOX.left, y1: y(v), x2: BOX.right, y2: y(v) }));
+    children.push(svg("text", { class: "tick", x: BOX.left - 4, y: y(v) + 4, "text-anchor": "end" }, number(v)));
+  }
+  const withDay = plot.to - plot.from > 86400000;
+  for (let k = 0; k <= 4; k++) {
+    const i = (k / 4) * (plot.counts_len - 1);
+    const at = plot.from + i * plot.bucket_ms;
+    children.push(svg("text", { class: "tick", x: x(i), y: BOX.bottom + 16, "text-anchor": "middle" }, clock(at, withDay)));
+  }
+  const legend = [];
+  series.forEach((s, k) => {
+    const total = s.counts.reduce((a, b) => a + b, 0);
+    if (!total) return;
+    const d = rates[k].map((v, i) => (i ? "L" : "M") + x(i).toFixed(1) + "," + y(v).toFixed(1)).join(" ");
+    const color = colorOf(s.name, k);
+    children.push(svg("path", { class: "line series", "data-name": s.name, d: d, stroke: color }));
+    const item = document.createElement("span");
+    item.className = "key";
+    item.style.setProperty("--key", color);
+    item.textContent = s.name + " " + number(total);
+    legend.push(item);
+  });
+  box.replaceChildren(...children);
+  $(legendId).replaceChildren(...legend);
+}
+
+function renderHistory(plot) {
+  plot.counts_len = plot.verdicts.length ? plot.verdicts[0].counts.length : 1;
+  drawPlot("plot-verdicts", "legend-verdicts", plot, plot.verdicts, (name) => COLORS[name] || "#000");
+  drawPlot("plot-workers", "legend-workers", plot, plot.workers, (_, k) => PALETTE[k % PALETTE.length]);
+  const minutes = plot.bucket_ms / 60000;
+  const bucket = minutes >= 1 ? minutes + " min" : plot.bucket_ms / 1000 + " s";
+  $("span").textContent = "from " + new Date(plot.from).toLocaleString("en-GB") + " to " +
+    new Date(plot.to).toLocaleString("en-GB") + ", in buckets of " + bucket +
+    ", from each site's last check (the database's clock)";
+}
+
+async function refreshHistory() {
+  historyReadAt = Date.now();
+  renderHistory(await getJson("/api/history?range=" + $("range").value));
 }
 
 function render(s) {
@@ -59,9 +127,9 @@ function render(s) {
   state.textContent = s.paused ? "paused" : "running";
   state.className = "badge" + (s.paused ? " paused" : "");
   $("control").hidden = !s.allow_control;
+  $("logout").hidden = !s.token_required;
   $("pause").disabled = s.paused;
   $("resume").disabled = !s.paused;
-  renderPlots(s.history);
   fill($("workers"), s.workers.map((w) => row([
     [w.id], [w.host], [String(w.pid), "num"], [number(w.checked), "num"],
     [w.per_second.toFixed(1), "num"], [(w.heartbeat_age_ms / 1000).toFixed(1) + " s ago", "num"],
@@ -75,6 +143,8 @@ function render(s) {
 
 async function getJson(url, options) {
   const response = await fetch(url, Object.assign({ cache: "no-store" }, options));
+  // The session ended (a new token, or logged out elsewhere): the page becomes the login form.
+  if (response.status === 401) location.reload();
   if (!response.ok) throw new Error(response.status + " " + (await response.text()).trim());
   return response.json();
 }
@@ -92,6 +162,7 @@ async function poll() {
   try {
     render(await getJson("/api/state"));
     if (!$("search").value || Date.now() - deadReadAt >= SEARCH_POLL_MS) await refreshDead();
+    if (Date.now() - historyReadAt >= HISTORY_POLL_MS) await refreshHistory();
     $("error").textContent = "";
   } catch (error) {
     $("state").textContent = "unreachable";
@@ -113,6 +184,7 @@ async function control(action) {
 
 $("pause").addEventListener("click", () => control("pause"));
 $("resume").addEventListener("click", () => control("resume"));
+$("range").addEventListener("change", () => refreshHistory().catch((e) => { $("error").textContent = e.message; }));
 $("search").addEventListener("input", () => {
   clearTimeout(searchTimer);
   searchTimer = setTimeout(() => refreshDead().catch(() => {}), 250);
