@@ -9,7 +9,7 @@ use std::time::Duration;
 use crawler_queue::{part_of, HostChecks, NewSite, Queue};
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::site::Page;
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{assert_report_matches, seed, spawn_worker, unfinished, url_file_at, wait};
 use crate::faults::QUICK;
@@ -55,7 +55,7 @@ async fn owner_of(queue: &Queue, part: i16) -> Option<String> {
     }
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_partition_asked_for_is_declined_or_goes_to_its_heir_once_nothing_of_it_is_in_flight(
         backend: Backend,
     ) {
@@ -148,7 +148,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_hosts_recent_error_rate_is_kept_for_its_next_holder(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
@@ -224,7 +224,7 @@ async fn finish(db: &TestDb, workers: Vec<std::process::Child>, expected: &HashM
     assert_eq!(unfinished(db), (0, 0));
 }
 
-both_backends!(
+on_every_backend!(
     async fn an_idle_worker_gets_busy_partitions_from_one_short_of_room_and_nothing_is_lost(
         backend: Backend,
     ) {
@@ -253,7 +253,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_worker_with_room_keeps_the_hosts_it_is_working_when_an_idle_one_asks(
         backend: Backend,
     ) {

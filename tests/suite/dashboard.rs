@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crawler_queue::{Queue, Verdict};
 use crawler_tests::bins::command;
 use crawler_tests::site::{spawn_site, Page};
-use crawler_tests::{both_backends, Backend, TestDb};
+use crawler_tests::{on_every_backend, Backend, TestDb};
 use fantoccini::{Client, Locator};
 
 use crate::browser::{Driver, Proxy};
@@ -39,7 +39,7 @@ fn spawn_dashboard(db: &TestDb, extra: &[&str]) -> (Killed, String) {
     (child, url.trim_end_matches('/').to_owned())
 }
 
-both_backends!(
+on_every_backend!(
     async fn the_dashboard_serves_its_json_and_changes_nothing_unless_allowed(backend: Backend) {
         let db = backend.fresh().await;
         let site = spawn_site().await;

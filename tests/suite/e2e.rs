@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::site::{spawn_site, Page, Site};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 /// Worker options for a local site: no politeness limits worth the name, short timeouts.
 pub const FAST: &[&str] = &[
@@ -176,7 +176,7 @@ pub fn unfinished(db: &TestDb) -> (i64, i64) {
     (n[0], n[1])
 }
 
-both_backends!(
+on_every_backend!(
     async fn three_draining_workers_crawl_a_site_and_the_report_matches_it(backend: Backend) {
         let site = spawn_site().await;
         let db = backend.fresh().await;
@@ -227,7 +227,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn bad_input_is_reported_by_line_and_every_good_line_is_seeded(backend: Backend) {
         let db = backend.fresh().await;
         let mut file = tempfile::NamedTempFile::new().unwrap();
@@ -269,7 +269,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn sigterm_mid_crawl_gives_back_the_workers_sites_at_once(backend: Backend) {
         let site = spawn_site().await;
         let db = backend.fresh().await;
@@ -304,7 +304,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn four_processes_starting_at_once_migrate_one_database(backend: Backend) {
         let db = backend.fresh().await;
         // The seed, as the report and the reaper refuse a SQLite database that is not there.

@@ -9,7 +9,7 @@ use crawler_queue::{Db, Finding, NewSite, Queue, Verdict};
 use crawler_tests::findings::outcomes_of;
 use crawler_tests::raw::execute;
 use crawler_tests::site::{spawn_site, Page};
-use crawler_tests::{both_backends, Backend, TestDb};
+use crawler_tests::{on_every_backend, Backend, TestDb};
 use serde_json::Value;
 
 use crate::e2e::{seed, spawn_worker, url_file, wait};
@@ -25,7 +25,7 @@ fn only_object(db: &TestDb, args: &[&str]) -> Value {
     rows.into_iter().next().unwrap()
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_url_the_worker_leaves_out_is_excluded_and_fails_nothing(backend: Backend) {
         let site = spawn_site().await;
         let db = backend.fresh().await;
@@ -120,7 +120,7 @@ async fn check_all(queue: &Queue, finding: &Finding) {
         .unwrap();
 }
 
-both_backends!(
+on_every_backend!(
     async fn the_migration_turns_an_excluded_error_into_the_verdict(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;

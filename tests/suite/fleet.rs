@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crawler_tests::both_backends;
 use crawler_tests::meter::spawn_meter;
+use crawler_tests::on_every_backend;
 
 use crate::e2e::{reported, seed, spawn_worker, wait};
 use crate::faults::QUICK;
@@ -25,7 +25,7 @@ const HOST_RATE: usize = 20;
 /// machine, was measured at 20 and 21.)
 const MAX_PER_SECOND: usize = HOST_RATE + 1;
 
-both_backends!(
+on_every_backend!(
     async fn four_workers_together_keep_to_one_hosts_concurrency_and_rate(backend: Backend) {
         let meter = spawn_meter(1, LATENCY).await;
         let db = backend.fresh().await;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::static_site::{serve_static, spawn_static_site, Answer, StaticSite};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{spawn_worker, wait};
 
@@ -176,7 +176,7 @@ fn report(db: &TestDb) -> BTreeMap<String, (String, Option<u64>, Vec<String>, u6
     sites
 }
 
-both_backends!(
+on_every_backend!(
     async fn two_workers_crawl_a_site_reading_each_page_once(backend: Backend) {
         let outside = spawn_outside().await;
         let site = spawn_crawled(&outside).await;
@@ -351,7 +351,7 @@ async fn spawn_chain(n: usize) -> StaticSite {
     spawn_static_site("127.0.0.1", pages).await
 }
 
-both_backends!(
+on_every_backend!(
     async fn max_depth_and_max_pages_bound_what_is_read_not_what_is_checked(backend: Backend) {
         // (option, pages fetched with GET, /p/ pages checked, dead links checked):
         // --max-depth 3 reads pages 0 to 3 (depths 0 to 3); page 4 and the dead links are
@@ -386,7 +386,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn links_in_files_are_checked_and_found_on_file_and_line(backend: Backend) {
         let site = spawn_static_site(
             "127.0.0.1",
@@ -521,7 +521,7 @@ async fn spawn_delayed_site() -> TimedSite {
     spawn_timed_site(pages).await
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_crawl_delay_paces_every_request_to_its_host_across_the_fleet(backend: Backend) {
         for ignore_robots in [false, true] {
             let site = spawn_delayed_site().await;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::nginx::Nginx;
 use crawler_tests::static_site::{spawn_static_site, Answer};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{spawn_worker, wait};
 
@@ -109,7 +109,7 @@ fn expected(root: &Path, origin: &str) -> BTreeMap<String, (Option<bool>, BTreeS
     links
 }
 
-both_backends!(
+on_every_backend!(
     async fn every_broken_fragment_of_real_pages_is_reported_with_its_pages(backend: Backend) {
         let site = tempfile::tempdir().unwrap();
         let removed = [(PAGES[0], "configuring-rustdoc"), (PAGES[1], "valid-links")];
@@ -219,7 +219,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_page_with_fifty_fragments_asked_is_read_once(backend: Backend) {
         let ids: String = (0..25)
             .map(|i| format!("<h2 id=\"s{i}\">{i}</h2>"))
@@ -274,7 +274,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn links_in_markdown_are_checked_against_its_github_slugs_and_the_web(backend: Backend) {
         let page = "<h2 id=\"usage\">Usage</h2>";
         let pages = HashMap::from([("/guide.html".to_owned(), Answer::html(page))]);

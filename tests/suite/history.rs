@@ -7,7 +7,7 @@ use std::time::Duration;
 use crawler_queue::{Db, ErrorKind, Finding, NewSite, Queue, Unreachable, Verdict};
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::raw::{execute, scalar};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 const LEASE: Duration = Duration::from_secs(600);
 
@@ -43,7 +43,7 @@ fn verdicts(changes: &[crawler_queue::VerdictChange]) -> Vec<&str> {
     changes.iter().map(|c| c.verdict.as_str()).collect()
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_row_per_change_none_per_repeat_and_pruning_leaves_the_current(backend: Backend) {
         let db = backend.fresh().await;
         let queue = one_site(&db).await;
@@ -96,7 +96,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_first_verdict_costs_the_history_nothing_and_a_replaced_one_keeps_when_it_began(
         backend: Backend,
     ) {
@@ -136,7 +136,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_host_decision_records_the_verdicts_it_replaces(backend: Backend) {
         let db = backend.fresh().await;
         let queue = one_site(&db).await;
@@ -163,7 +163,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn crawler_reap_prunes_the_history_it_is_asked_to(backend: Backend) {
         let db = backend.fresh().await;
         let queue = one_site(&db).await;

@@ -10,7 +10,7 @@ use crawler_queue::{Db, Queue};
 use crawler_tests::dns::{DnsServer, Record};
 use crawler_tests::recorder::{spawn_hung, spawn_recorder, Answer};
 use crawler_tests::site::{spawn_site, spawn_site_at, Page};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{reported, seed, spawn_worker, wait};
 
@@ -79,7 +79,7 @@ fn decided(detail: &Option<String>) -> bool {
         .is_some_and(|d| d.starts_with("decided for the host"))
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_dns_dead_hosts_urls_are_decided_at_once_for_the_host(backend: Backend) {
         let live = spawn_recorder("127.0.0.1", |_| Answer::OK).await;
         let records = HashMap::from([
@@ -140,7 +140,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_hung_hosts_urls_finish_within_the_bound(backend: Backend) {
         let hung = spawn_hung("127.0.0.1").await;
         let live = spawn_site().await;
@@ -184,7 +184,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn one_path_always_throttling_slows_its_host_but_never_stops_it(backend: Backend) {
         let site = spawn_recorder("127.0.0.1", |path| match path {
             "/limited" => Answer::status(429),
@@ -219,7 +219,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn an_absurd_retry_after_cannot_keep_a_drain_from_ending(backend: Backend) {
         // One host with absurd Retry-Afters on some paths and answers on others; another
         // whose every path asks for 10^23 s or year 9999: deferred as a host, past the

@@ -1,6 +1,6 @@
 //! All integration tests, in one binary (one link, one place to look).
 //!
-//! Every database test runs twice, on SQLite and on MariaDB (`both_backends!`). The MariaDB
+//! Every database test runs on SQLite, MariaDB and PostgreSQL (`on_every_backend!`). The MariaDB
 //! tests use a private server the suite starts (tests/support/mariadb.rs), or the server named
 //! by `CRAWLER_TEST_MYSQL_URL`; they never skip.
 //!

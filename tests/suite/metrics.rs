@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crawler_queue::Verdict;
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::site::{spawn_site, Page};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{seed, spawn_worker, unfinished, url_file, wait};
 
@@ -88,7 +88,7 @@ const KINDS: &[Page] = &[
     Page::Error,
 ];
 
-both_backends!(
+on_every_backend!(
     async fn a_workers_metrics_match_the_verdicts_in_the_database(backend: Backend) {
         let site = spawn_site().await;
         let db = backend.fresh().await;

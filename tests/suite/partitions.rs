@@ -10,7 +10,7 @@ use crawler_queue::{
 };
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::site::Page;
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{assert_report_matches, seed, spawn_worker, spread_url_file, unfinished, wait};
 use crate::faults::QUICK;
@@ -37,7 +37,7 @@ async fn ints(queue: &Queue, sql: &str) -> Vec<i64> {
     }
 }
 
-both_backends!(
+on_every_backend!(
     async fn partitions_are_leased_by_one_token_at_a_time(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
@@ -70,7 +70,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn an_expired_partition_lease_is_free_to_take(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
@@ -88,7 +88,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_worker_claims_only_sites_of_the_partitions_it_holds(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
@@ -136,7 +136,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_worker_that_lost_the_partition_writes_nothing_for_its_hosts(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
@@ -159,7 +159,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_hosts_state_is_remembered_for_whoever_holds_it_next(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
@@ -239,7 +239,7 @@ pub(crate) async fn until_holders(
     }
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_worker_joining_late_gets_its_share_and_sigterm_gives_it_back_at_once(
         backend: Backend,
     ) {
@@ -277,7 +277,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_killed_workers_partitions_and_sites_are_taken_over_and_nothing_is_lost(
         backend: Backend,
     ) {

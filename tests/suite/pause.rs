@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crawler_queue::{Db, Queue};
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::site::{spawn_site, Page};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{assert_report_matches, seed, url_file, wait, FAST};
 
@@ -131,7 +131,7 @@ async fn parts_expiry(queue: &Queue, owner: &str) -> i64 {
     }
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_paused_worker_stops_claiming_keeps_its_leases_and_finishes_once_resumed(
         backend: Backend,
     ) {
@@ -204,7 +204,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn pause_and_resume_say_whether_they_changed_anything(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
@@ -223,7 +223,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_draining_worker_does_not_exit_while_the_fleet_is_paused(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;

@@ -12,7 +12,7 @@ use crawler_queue::{Finding, NewSite, Queue, Verdict};
 use crawler_tests::bins::{bin, command, run, stderr, stdout};
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::site::{spawn_site, Page};
-use crawler_tests::{both_backends, Backend, TestDb};
+use crawler_tests::{on_every_backend, Backend, TestDb};
 use serde_json::{Map, Value};
 
 use crate::e2e::{seed, spawn_worker, url_file, wait};
@@ -142,7 +142,7 @@ fn seeded_sqlite(dir: &Path) -> String {
     url
 }
 
-both_backends!(
+on_every_backend!(
     async fn fail_on_exits_4_only_when_the_report_finds_such_a_site(backend: Backend) {
         let (db, _) = checked_sites(
             backend,
@@ -182,7 +182,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_report_written_with_o_holds_what_stdout_would_and_stdout_stays_empty(
         backend: Backend,
     ) {
@@ -268,7 +268,7 @@ fn an_unwritable_report_file_is_an_error_naming_it_and_an_old_one_is_kept_on_fai
     );
 }
 
-both_backends!(
+on_every_backend!(
     async fn the_summary_is_printed_in_the_format_asked_for(backend: Backend) {
         let (db, queue) = checked_sites(
             backend,
@@ -326,7 +326,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn site_rows_carry_latency_redirects_final_url_last_alive_and_failures(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
@@ -391,7 +391,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn host_with_a_port_keeps_the_sites_on_that_port(backend: Backend) {
         let db = backend.fresh().await;
         let mut list = tempfile::NamedTempFile::new().unwrap();
@@ -582,7 +582,7 @@ fn every_binary_generates_its_man_page_and_shell_completions_without_a_database(
     }
 }
 
-both_backends!(
+on_every_backend!(
     async fn the_ci_recipe_fails_the_job_on_dead_links_and_passes_without(backend: Backend) {
         let site = spawn_site().await;
         let dir = tempfile::tempdir().unwrap();

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::site::{spawn_site, Page};
 use crawler_tests::terminal::{spawn_in_terminal, COLUMNS, ROWS};
-use crawler_tests::{both_backends, Backend, TestDb};
+use crawler_tests::{on_every_backend, Backend, TestDb};
 
 use crate::e2e::{seed, url_file, wait, FAST};
 
@@ -213,7 +213,7 @@ async fn quiet_silences_the_info_lines_and_rust_log_still_wins() {
     assert!(worker(&["--quiet"], Some("info")).contains("worker stopped: "));
 }
 
-both_backends!(
+on_every_backend!(
     async fn the_count_of_verdicts_is_the_sites_however_often_they_were_retried(backend: Backend) {
         let site = spawn_site().await;
         let db = backend.fresh().await;

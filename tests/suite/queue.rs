@@ -9,7 +9,7 @@ use crawler_queue::{
     part_of, ClaimMethod, Db, ErrorKind, Finding, NewSite, Next, Outcome, Queue, QueueConfig, Site,
     Verdict,
 };
-use crawler_tests::{both_backends, Backend};
+use crawler_tests::{on_every_backend, Backend};
 
 const LONG: Duration = Duration::from_secs(600);
 
@@ -113,13 +113,13 @@ async fn assert_each_claimed_once(queue: &Queue, claimed: Vec<Vec<i64>>, sites: 
     );
 }
 
-both_backends!(
+on_every_backend!(
     async fn sixteen_claimers_get_every_site_exactly_once(backend: Backend) {
         sixteen_claimers(backend, ClaimMethod::UpdateThenSelect).await
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn sixteen_skip_locked_claimers_get_every_site_exactly_once(backend: Backend) {
         sixteen_claimers(backend, ClaimMethod::SkipLocked).await
     }
@@ -231,13 +231,13 @@ async fn overlapping_held_claimers(backend: Backend, claim: ClaimMethod, hand_ov
     assert_each_claimed_once(&queue, claimed, 20_000).await;
 }
 
-both_backends!(
+on_every_backend!(
     async fn claimers_of_overlapping_held_partitions_get_every_site_exactly_once(backend: Backend) {
         overlapping_held_claimers(backend, ClaimMethod::UpdateThenSelect, 0).await
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn skip_locked_claimers_of_overlapping_held_partitions_get_every_site_exactly_once(
         backend: Backend,
     ) {
@@ -276,7 +276,7 @@ mod claimers_of_partitions_changing_hands_get_every_site_exactly_once {
     }
 }
 
-both_backends!(
+on_every_backend!(
     async fn expired_lease_is_reaped_and_the_late_result_is_rejected(backend: Backend) {
         let (_db, queue) = seeded(backend, 10, QueueConfig::default()).await;
         let first = queue
@@ -322,7 +322,7 @@ fn ids(sites: &[Site]) -> Vec<i64> {
     sites.iter().map(|s| s.id).collect()
 }
 
-both_backends!(
+on_every_backend!(
     async fn each_site_gets_its_own_result_from_a_bulk_write(backend: Backend) {
         // Five results in one statement (padded to eight rows): alive and dead, each latency
         // its own, so a result landing on the wrong row would show.
@@ -388,7 +388,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn extending_a_lease_keeps_the_batch(backend: Backend) {
         let (_db, queue) = seeded(backend, 5, QueueConfig::default()).await;
         let batch = queue
@@ -410,7 +410,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn released_sites_come_back_after_the_delay(backend: Backend) {
         let (_db, queue) = seeded(backend, 6, QueueConfig::default()).await;
         let batch = queue.claim("w", 6, LONG).await.unwrap();
@@ -439,7 +439,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_dead_workers_claims_are_released_before_its_lease_expires(backend: Backend) {
         let (_db, queue) = seeded(backend, 8, QueueConfig::default()).await;
         queue.register("dead", "host", 1).await.unwrap();
@@ -476,7 +476,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_transient_result_comes_back_later_until_the_attempt_limit(backend: Backend) {
         let config = QueueConfig {
             max_attempts: 3,
@@ -518,7 +518,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn retry_after_beyond_the_cap_makes_the_site_due_after_it(backend: Backend) {
         let config = QueueConfig {
             max_attempts: 3,
@@ -539,7 +539,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_claim_reads_only_its_own_batch(backend: Backend) {
         let (_db, queue) = seeded(backend, 10, QueueConfig::default()).await;
         let first = queue.claim("w", 4, LONG).await.unwrap();
@@ -551,7 +551,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn reseeding_counts_known_urls_and_keeps_their_results(backend: Backend) {
         let (_db, queue) = seeded(backend, 50, QueueConfig::default()).await;
         let batch = queue.claim("w", 50, LONG).await.unwrap();
@@ -576,7 +576,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn old_verdicts_become_due_again_on_recheck(backend: Backend) {
         let (_db, queue) = seeded(backend, 5, QueueConfig::default()).await;
         let batch = queue.claim("w", 5, LONG).await.unwrap();
@@ -602,7 +602,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn one_of_five_contenders_holds_the_singleton_until_it_stops(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
@@ -637,7 +637,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn migrations_apply_twice_and_from_four_connections_at_once(backend: Backend) {
         let db = backend.fresh().await;
         let connects: Vec<_> = (0..4)
@@ -659,7 +659,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_write_back_counts_the_verdicts_it_stored_once_each_and_no_retry(backend: Backend) {
         let config = QueueConfig {
             max_attempts: 2,
@@ -685,7 +685,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_write_back_that_lost_part_of_its_claim_counts_the_verdicts_it_stored(
         backend: Backend,
     ) {
@@ -755,7 +755,7 @@ async fn a_postgres_claim_takes_no_more_than_asked_whatever_the_plan() {
     assert_eq!(queue.reports().state_counts().await.unwrap().claimed, 110);
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_stopping_worker_withdraws_its_requests_for_partitions(backend: Backend) {
         let (_db, queue) = seeded(backend, 100, QueueConfig::default()).await;
         let (holder, asker) = (100, 101);
@@ -829,7 +829,7 @@ async fn checked_by_index(queue: &Queue) -> HashMap<usize, crawler_queue::Checke
     all
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_write_back_of_mixed_results_stores_each_sites_own(backend: Backend) {
         // Results that share a verdict are written together, what they share bound once: each
         // row must still get its own values, and its streak of failures from its own row.

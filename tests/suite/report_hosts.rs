@@ -10,7 +10,7 @@ use crawler_queue::{
 };
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::findings::alive;
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 use serde_json::{json, Map, Value};
 
 const LEASE: Duration = Duration::from_secs(600);
@@ -327,7 +327,7 @@ fn as_json(header: &[String], rows: &[Vec<&str>], missing: &str) -> Vec<Value> {
         .collect()
 }
 
-both_backends!(
+on_every_backend!(
     async fn the_hosts_report_counts_each_hosts_sites_and_shows_its_owner_and_throttling(
         backend: Backend,
     ) {
@@ -393,7 +393,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn every_host_is_reported_once_in_order_across_pages(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;

@@ -10,7 +10,7 @@ use crawler_tests::archive::{spawn_archive, Archive, SNAPSHOT};
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::site::{spawn_site, Page};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{seed, spawn_worker, wait};
 use crate::pipelines::report_exits;
@@ -29,7 +29,7 @@ fn ndjson(db: &TestDb, args: &[&str]) -> HashMap<String, serde_json::Value> {
         .collect()
 }
 
-both_backends!(
+on_every_backend!(
     async fn dead_links_get_their_archived_copy_in_every_report_format(backend: Backend) {
         let db = backend.fresh().await;
         let site = spawn_site().await;
@@ -157,7 +157,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn junit_refuses_what_is_not_a_list_of_sites(backend: Backend) {
         let db = backend.fresh().await;
         // Made, with its schema: the report refuses a SQLite database that is not there.
@@ -220,7 +220,7 @@ async fn until_confirming_check(queue: &Queue) -> u64 {
     }
 }
 
-both_backends!(
+on_every_backend!(
     async fn dead_is_confirmed_after_n_dead_results_spanning_the_span(backend: Backend) {
         let db = backend.fresh().await;
         let policy: Confirm = "2:2s".parse().unwrap();
@@ -292,7 +292,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn without_a_policy_dead_is_kept_with_its_streak_but_never_rechecked(backend: Backend) {
         let db = backend.fresh().await;
         let site = spawn_site().await;

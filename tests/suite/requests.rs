@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crawler_tests::recorder::{spawn_recorder_by, Answer, Recorder};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 use hyper::Method;
 
 use crate::e2e::{reported, seed, spawn_worker, wait};
@@ -39,7 +39,7 @@ fn asked(site: &Recorder) -> HashMap<(String, Method), usize> {
     asked
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_host_whose_head_lies_on_some_paths_gets_no_alive_url_called_dead(backend: Backend) {
         // HEAD answers 404 on one page in ten, GET 200 on every page; /gone/ is dead for both.
         let site = spawn_recorder_by("127.0.0.1", |asked| {
@@ -71,7 +71,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_host_of_dead_urls_whose_head_tells_the_truth_is_asked_about_once_each(
         backend: Backend,
     ) {
@@ -98,7 +98,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_transient_503_then_200_costs_two_requests(backend: Backend) {
         // Each path answers 503 the first time it is asked, then 200.
         let site = spawn_recorder_by("127.0.0.1", |asked| match asked.before {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crawler_tests::bins::{command, run, stdout};
 use crawler_tests::soft404_site::{spawn_corpus, spawn_guessing_blog, Corpus, Kind, Label};
-use crawler_tests::{both_backends, Backend, TestDb};
+use crawler_tests::{on_every_backend, Backend, TestDb};
 
 use crate::e2e::{seed, worker_command};
 
@@ -96,7 +96,7 @@ fn crawl_with(db: &TestDb, id: &str, extra: &[&str]) {
     );
 }
 
-both_backends!(
+on_every_backend!(
     async fn soft_404s_are_found_and_explained_and_each_pattern_is_probed_once(backend: Backend) {
         let corpus = spawn_corpus(&Kind::ALL, 1, 1).await;
         let (db, list) = crawl_corpus(backend, &corpus).await;
@@ -182,7 +182,7 @@ both_backends!(
 /// (`DIRECTORY_PROBES` in `crates/worker/src/check/soft404/probe.rs`).
 const DIRECTORY_PROBES: usize = 2;
 
-both_backends!(
+on_every_backend!(
     async fn a_host_with_links_redirected_into_many_directories_is_probed_within_its_cap(
         backend: Backend,
     ) {

@@ -128,10 +128,9 @@ impl TestDb {
 }
 
 /// Declares an async test body once and runs it as a test per backend, `sqlite`, `mariadb`
-/// and `postgres`: `both_backends!(async fn name(backend: Backend) { … });` (the name is
-/// from when there were two).
+/// and `postgres`: `on_every_backend!(async fn name(backend: Backend) { … });`.
 #[macro_export]
-macro_rules! both_backends {
+macro_rules! on_every_backend {
     ($(#[$meta:meta])* async fn $name:ident($backend:ident : Backend $(,)?) $body:block) => {
         mod $name {
             #[allow(unused_imports)]

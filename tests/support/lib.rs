@@ -2,7 +2,7 @@
 //! and PostgreSQL servers they start, a local website, and the crawler's binaries.
 //!
 //! # Layout
-//! - [`backend`]: `Backend`, `TestDb`, and `both_backends!` (one test body, run on each backend).
+//! - [`backend`]: `Backend`, `TestDb`, and `on_every_backend!` (one test body, run on each backend).
 //! - [`mariadb`]: private `mariadbd` servers on their own data directories and ports.
 //! - [`galera`]: a three-node Galera cluster of such servers, whose nodes can be killed.
 //! - [`postgres`]: private PostgreSQL servers, on `mariadb`'s spawner and scratch directory.

@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crawler_tests::bins::{bin, run, stderr};
-use crawler_tests::both_backends;
+use crawler_tests::on_every_backend;
 use crawler_tests::site::{spawn_site, Page};
 
 use crate::e2e::{reported, seed, spawn_worker, url_file, wait};
@@ -165,7 +165,7 @@ fn an_id_longer_than_its_column_is_a_usage_error() {
     assert_usage_error("crawler-worker", &[], &env, "--id");
 }
 
-both_backends!(
+on_every_backend!(
     async fn an_id_as_wide_as_its_column_claims_and_reaps(backend: Backend) {
         let site = spawn_site().await;
         let db = backend.fresh().await;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crawler_queue::{Db, Finding, NewSite, Next, Outcome, Verdict};
 use crawler_tests::bins::{command, run, stderr, stdout};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 /// Every URL in the queue, sorted.
 pub async fn stored_urls(db: &TestDb) -> Vec<String> {
@@ -42,7 +42,7 @@ fn named_lines(err: &str, path: &str) -> Vec<String> {
         .collect()
 }
 
-both_backends!(
+on_every_backend!(
     async fn invisible_characters_around_lines_are_stripped_and_bad_lines_named(backend: Backend) {
         let db = backend.fresh().await;
         let file = file_of(concat!(
@@ -82,7 +82,7 @@ fn breaking_stdin(data: &[u8]) -> Stdio {
     Stdio::from(OwnedFd::from(theirs))
 }
 
-both_backends!(
+on_every_backend!(
     async fn a_read_error_part_way_seeds_what_came_before_and_names_the_line(backend: Backend) {
         let db = backend.fresh().await;
         let lines: String = (0..1500)
@@ -106,7 +106,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_missing_file_is_named_and_the_others_are_seeded(backend: Backend) {
         let db = backend.fresh().await;
         let a = file_of("a.example\nb.example\n");
@@ -176,7 +176,7 @@ async fn checked_with_credentials(db: &TestDb) {
     queue.db().close().await;
 }
 
-both_backends!(
+on_every_backend!(
     async fn credentials_are_refused_at_seed_and_never_printed_by_the_report(backend: Backend) {
         let db = backend.fresh().await;
         let file = file_of("https://user:s3cret@x.example/page\nhttp://bob@y.example/\n");

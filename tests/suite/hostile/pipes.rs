@@ -9,7 +9,7 @@ use std::time::Duration;
 use crawler_queue::NewSite;
 use crawler_tests::bins::{command, stderr};
 use crawler_tests::site::{spawn_site, Page};
-use crawler_tests::{both_backends, TestDb};
+use crawler_tests::{on_every_backend, TestDb};
 
 use super::lines::stored_urls;
 use crate::e2e::{seed, spawn_worker, unfinished, url_file, wait, FAST};
@@ -38,7 +38,7 @@ fn run_unheard(cmd: &mut Command) -> Option<i32> {
     unheard(cmd).status().expect("run a crawler binary").code()
 }
 
-both_backends!(
+on_every_backend!(
     async fn seed_adds_every_valid_line_with_stdout_and_stderr_closed(backend: Backend) {
         let db = backend.fresh().await;
         let mut file = tempfile::NamedTempFile::new().unwrap();
@@ -57,7 +57,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_draining_worker_finishes_with_stdout_and_stderr_closed(backend: Backend) {
         let site = spawn_site().await;
         let db = backend.fresh().await;
@@ -93,7 +93,7 @@ async fn expired_claims(db: &TestDb, n: usize) {
     queue.db().close().await;
 }
 
-both_backends!(
+on_every_backend!(
     async fn reap_gives_back_expired_claims_with_stdout_and_stderr_closed(backend: Backend) {
         let db = backend.fresh().await;
         expired_claims(&db, 10).await;
@@ -106,7 +106,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn report_ends_quietly_when_its_reader_has_gone(backend: Backend) {
         let site = spawn_site().await;
         let db = backend.fresh().await;

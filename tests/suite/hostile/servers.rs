@@ -10,7 +10,7 @@ use crawler_queue::{
 use crawler_tests::findings::alive;
 use crawler_tests::mariadb::MariaDb;
 use crawler_tests::site::{spawn_site, spawn_site_at, Page};
-use crawler_tests::{both_backends, Backend, TestDb};
+use crawler_tests::{on_every_backend, Backend, TestDb};
 
 use crate::e2e::{assert_report_matches, seed, spawn_worker, unfinished, url_file, wait};
 
@@ -68,7 +68,7 @@ async fn rows(queue: &Queue) -> Vec<Row> {
         .collect()
 }
 
-both_backends!(
+on_every_backend!(
     async fn an_absurd_retry_after_is_capped_and_the_rest_is_written(backend: Backend) {
         let (_db, queue, sites) = claimed(backend, 300).await;
         let hostile = sites[150].id;
@@ -103,7 +103,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_retry_after_within_the_horizon_sends_the_site_back_and_one_past_it_is_a_verdict(
         backend: Backend,
     ) {
@@ -135,7 +135,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_result_the_database_refuses_does_not_hold_up_the_others(backend: Backend) {
         let (_db, queue, sites) = claimed(backend, 300).await;
         let hostile = sites[77].id;
@@ -165,7 +165,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn one_url_with_an_absurd_retry_after_never_stops_a_drain(backend: Backend) {
         let db = backend.fresh().await;
         // Each hostile URL on a host of its own: this is about the write-back, not politeness.
@@ -195,7 +195,7 @@ both_backends!(
     }
 );
 
-both_backends!(
+on_every_backend!(
     async fn a_host_answering_429_for_an_hour_gets_its_verdicts_now_and_stalls_no_other(
         backend: Backend,
     ) {
