@@ -16,26 +16,40 @@ static DEFINITION: LazyLock<Regex> =
 static BARE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"(?i)\bhttps?://[^\s<>"'`]+"#).unwrap());
 
-/// The links of `text`, line by line (on a line: Markdown links, then HTML, then bare URLs); a URL repeated on one line is listed once for that line.
-pub fn extract(text: &str) -> Vec<Found> {
-    let mut out = Vec::new();
-    let mut fence: Option<String> = None;
-    for (i, line) in text.lines().enumerate() {
-        let number = i as u32 + 1;
+/// Fenced code blocks (```` ``` ```` or `~~~`, indented three spaces at most, closed by a fence
+/// of the same character at least as long), followed line by line.
+#[derive(Default)]
+pub(crate) struct Fences {
+    open: Option<String>,
+}
+
+impl Fences {
+    /// Whether `line` is code: a fence itself, or a line inside a fenced block.
+    pub(crate) fn code(&mut self, line: &str) -> bool {
         let trimmed = line.trim_start_matches(' ');
         let marker: String = trimmed
             .chars()
             .take_while(|&c| c == '`' || c == '~')
             .collect();
         if line.len() - trimmed.len() <= 3 && marker.len() >= 3 {
-            match &fence {
-                None => fence = Some(marker),
-                Some(open) if marker.starts_with(open.as_str()) => fence = None,
+            match &self.open {
+                None => self.open = Some(marker),
+                Some(open) if marker.starts_with(open.as_str()) => self.open = None,
                 Some(_) => {}
             }
-            continue;
+            return true;
         }
-        if fence.is_some() {
+        self.open.is_some()
+    }
+}
+
+/// The links of `text`, line by line (on a line: Markdown links, then HTML, then bare URLs); a URL repeated on one line is listed once for that line.
+pub fn extract(text: &str) -> Vec<Found> {
+    let mut out = Vec::new();
+    let mut fences = Fences::default();
+    for (i, line) in text.lines().enumerate() {
+        let number = i as u32 + 1;
+        if fences.code(line) {
             continue;
         }
         let line = without_code_spans(line);

@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::html;
+use crate::markdown::Fences;
 
 static ATX: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$").unwrap());
@@ -73,24 +74,11 @@ fn shown(markdown: &str) -> String {
 pub fn markdown_anchors(text: &str) -> Vec<String> {
     let mut anchors = Vec::new();
     let mut slugger = Slugger::default();
-    let mut fence: Option<String> = None;
+    let mut fences = Fences::default();
     let mut previous: Option<&str> = None;
     for line in text.lines() {
-        let trimmed = line.trim_start_matches(' ');
-        let marker: String = trimmed
-            .chars()
-            .take_while(|&c| c == '`' || c == '~')
-            .collect();
-        if line.len() - trimmed.len() <= 3 && marker.len() >= 3 {
-            match &fence {
-                None => fence = Some(marker),
-                Some(open) if marker.starts_with(open.as_str()) => fence = None,
-                Some(_) => {}
-            }
+        if fences.code(line) {
             previous = None;
-            continue;
-        }
-        if fence.is_some() {
             continue;
         }
         let heading = match (ATX.captures(line), previous) {
