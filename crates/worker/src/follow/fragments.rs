@@ -6,8 +6,10 @@
 //! page checked at once wait for the one read in flight.
 //!
 //! A page that is itself a page of a crawl, still to be read, stores its anchors when it is
-//! read for its links (`Follow::check_page`): its fragments wait for that ([`WAIT_FOR_PAGE`])
-//! rather than read it a second time.
+//! read for its links (`Follow::check_page`): its fragments wait for that rather than read it a
+//! second time. Where this worker is reading it (a page and its fragments are on one host, so
+//! mostly in one worker's batch) they wait for that read in-process ([`Fragments::reading`]);
+//! otherwise they are due again after [`WAIT_FOR_PAGE`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crawler_links::{fragment, html, Anchors};
 use crawler_queue::{Finding, Fragment, Next, PageAnchors, Queue, Verdict};
-use tokio::sync::OnceCell;
+use tokio::sync::{watch, OnceCell};
 use url::Url;
 
 use crate::check::Checker;
@@ -32,14 +34,62 @@ enum Read {
     Unsettled(Finding),
 }
 
+/// The longest a fragment waits in-process for its page's read by this worker; past it, the
+/// fragment reads the stored anchors, or the page, itself.
+const WAIT_FOR_READ: Duration = Duration::from_secs(60);
+
 /// The pages being read for their fragments, by URL (without fragment). A std mutex: held only
 /// to find or drop an entry, never across an await.
 #[derive(Default)]
 pub struct Fragments {
     reading: Mutex<HashMap<String, Arc<OnceCell<Read>>>>,
+    /// The pages of a crawl this worker is reading for their links, by URL: set to `true` once
+    /// the read is over and its anchors stored.
+    crawl_reads: Mutex<HashMap<String, watch::Sender<bool>>>,
+}
+
+/// A page of a crawl being read by this worker ([`Fragments::reading`]); its fragments wait
+/// until it is dropped.
+pub struct PageRead<'a> {
+    fragments: &'a Fragments,
+    page: String,
+}
+
+impl Drop for PageRead<'_> {
+    fn drop(&mut self) {
+        let mut reads = self.fragments.crawl_reads.lock().expect("never poisoned");
+        if let Some(done) = reads.remove(&self.page) {
+            done.send_replace(true);
+        }
+    }
 }
 
 impl Fragments {
+    /// Marks `page`, a page of a crawl, as read by this worker until the guard is dropped (once
+    /// its anchors are stored): its fragments checked meanwhile wait for it.
+    pub fn reading(&self, page: &str) -> PageRead<'_> {
+        let mut reads = self.crawl_reads.lock().expect("never poisoned");
+        reads
+            .entry(page.to_owned())
+            .or_insert_with(|| watch::Sender::new(false));
+        PageRead {
+            fragments: self,
+            page: page.to_owned(),
+        }
+    }
+
+    /// Waits for this worker's read of `page`, if it is reading it; whether it was.
+    async fn waited_for_read(&self, page: &str) -> bool {
+        let done = {
+            let reads = self.crawl_reads.lock().expect("never poisoned");
+            reads.get(page).map(watch::Sender::subscribe)
+        };
+        let Some(mut done) = done else { return false };
+        // The sender goes with the guard: a read that ended either way has ended.
+        let _ = tokio::time::timeout(WAIT_FOR_READ, done.wait_for(|d| *d)).await;
+        true
+    }
+
     /// The finding of the fragment site `url`, or `None` when its fragment is no anchor to
     /// look for (`#top`, a text fragment: the caller checks it as any URL).
     pub async fn check(&self, queue: &Queue, checker: &Checker, url: &str) -> Option<Finding> {
@@ -47,8 +97,10 @@ impl Fragments {
         let (page, anchor) = fragment::split(&Url::parse(url).ok()?)?;
         let page = page.as_str();
         match queue.page_to_read(page).await {
-            Ok(true) => return Some(Finding::deferred(WAIT_FOR_PAGE)),
-            Ok(false) => {}
+            Ok(true) if !self.waited_for_read(page).await => {
+                return Some(Finding::deferred(WAIT_FOR_PAGE))
+            }
+            Ok(_) => {}
             Err(error) => {
                 tracing::debug!(error = %crate::chain(&error), "cannot tell whether a fragment's page is to be read: reading it");
             }

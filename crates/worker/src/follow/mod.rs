@@ -72,6 +72,9 @@ impl Follow {
         if site.crawl.is_none() {
             return self.check_link(site).await;
         }
+        // From the check's first poll, before anything awaits: the page's fragments in the
+        // same batch wait for this read rather than come back later (`fragments.rs`).
+        let _read = self.fragments.reading(&site.url);
         // Boxed: reading a page (robots.txt, the page, storing its links) is a future of
         // several KB, which every link's task would otherwise carry and move.
         Box::pin(self.check_page(site)).await
@@ -112,6 +115,7 @@ impl Follow {
             // page's anchors are those of the page it ends at, as in a browser.
             self.save_anchors(site, &finding, body.as_deref()).await;
         }
+
         if finding.verdict != Verdict::Alive {
             return finding;
         }
