@@ -40,7 +40,7 @@ impl Nginx {
             format!(
                 "daemon off; master_process off; worker_processes 1; user root;\n\
                  error_log {tmp}/error.log; pid {tmp}/nginx.pid;\n\
-                 events {{ worker_connections 256; }}\n\
+                 events {{ worker_connections 1024; }}\n\
                  http {{ include /etc/nginx/mime.types; log_format plain '$request $status';\n\
                    access_log {} plain;\n\
                    client_body_temp_path {tmp}/body; proxy_temp_path {tmp}/proxy;\n\

@@ -21,10 +21,11 @@ mod generated;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crawler_tests::bins::{command, run, stderr, stdout};
+use crawler_tests::nginx::Nginx;
 
 /// (broken URL, page it is on) pairs.
 type Pairs = BTreeSet<(String, String)>;
@@ -54,7 +55,8 @@ fn docs_bench() {
     copy_site(Path::new(&docs), &root);
     let deleted = delete_pages(&root, every);
     let pages = html_files(&root).len();
-    let (mut nginx, base) = spawn_nginx(tmp.path(), &root);
+    let nginx = Nginx::serve(&root);
+    let base = nginx.url("/");
     println!(
         "follow benchmark: {docs}, {pages} pages served ({} deleted), nginx at {base}, {} cores",
         deleted.len(),
@@ -64,8 +66,7 @@ fn docs_bench() {
     let (crawler_time, crawler_pairs, crawler_dead) = crawl(tmp.path(), &base);
     let linkchecker = (std::env::var("FOLLOW_BENCH_LINKCHECKER").as_deref() != Ok("0"))
         .then(|| linkcheck(tmp.path(), &base));
-    let _ = nginx.kill();
-    let _ = nginx.wait();
+    drop(nginx);
 
     let false_dead = |dead: &BTreeSet<String>| {
         dead.iter()
@@ -267,48 +268,6 @@ fn delete_pages(root: &Path, every: usize) -> Vec<PathBuf> {
         std::fs::remove_file(page).unwrap();
     }
     deleted
-}
-
-/// A private nginx on a free port of 127.0.0.1, serving `root`; its files under `tmp`.
-fn spawn_nginx(tmp: &Path, root: &Path) -> (Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let conf = tmp.join("nginx.conf");
-    let dir = tmp.display();
-    std::fs::write(
-        &conf,
-        format!(
-            "daemon off; master_process off; worker_processes 1; user root;\n\
-             error_log {dir}/nginx-error.log; pid {dir}/nginx.pid;\n\
-             events {{ worker_connections 1024; }}\n\
-             http {{ include /etc/nginx/mime.types; access_log off;\n\
-               client_body_temp_path {dir}/body; proxy_temp_path {dir}/proxy;\n\
-               fastcgi_temp_path {dir}/fastcgi; uwsgi_temp_path {dir}/uwsgi; scgi_temp_path {dir}/scgi;\n\
-               server {{ listen 127.0.0.1:{port}; root {}; }} }}\n",
-            root.display()
-        ),
-    )
-    .unwrap();
-    let child = Command::new("nginx")
-        .arg("-c")
-        .arg(&conf)
-        .arg("-p")
-        .arg(tmp)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run nginx (apt-get install nginx-light)");
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "nginx did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (child, format!("http://127.0.0.1:{port}/"))
 }
 
 fn regex_escape(text: &str) -> String {
