@@ -319,13 +319,13 @@ impl Limits {
         let _ = paused.wait_for(|p| !*p).await;
     }
 
-    /// Whether checks queue for `host`: as many wait for it as it has slots, each turn taking
-    /// a millisecond at least, so its rate (or its slots) bound them, not the worker.
-    pub(crate) fn is_queueing(&self, host: &str) -> bool {
+    /// Whether `host`'s next request starts with GET: checks queue for it (as many wait as it
+    /// has slots, each turn taking a millisecond at least, so its rate or its slots bound them,
+    /// not the worker), or its HEAD is not to be believed (`head.rs`). One look-up per hop.
+    pub(crate) fn asks_get_first(&self, host: &str) -> bool {
         let hosts = self.hosts.lock().expect("host map lock poisoned");
         hosts.map.get(host).is_some_and(|h| {
-            h.waiting.load(Ordering::Relaxed) >= h.concurrency
-                && h.turn(&h.pace.lock().expect("pace lock poisoned")) >= QUEUEING_TURN
+            h.head.lock().expect("head lock poisoned").get_first() || h.is_queueing()
         })
     }
 
@@ -447,6 +447,12 @@ impl Host {
             tokio::time::sleep_until(at).await;
         }
         Ok(())
+    }
+
+    /// Whether checks queue for this host: see [`Limits::asks_get_first`].
+    fn is_queueing(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) >= self.concurrency
+            && self.turn(&self.pace.lock().expect("pace lock poisoned")) >= QUEUEING_TURN
     }
 
     /// How long the checks waiting for this host take to start at its current pace.
@@ -830,17 +836,17 @@ mod tests {
             .host("calm.example")
             .waiting
             .store(7, Ordering::Relaxed);
-        assert!(limits.is_queueing("busy.example"));
-        assert!(!limits.is_queueing("calm.example"));
-        assert!(!limits.is_queueing("unknown.example"));
+        assert!(limits.host("busy.example").is_queueing());
+        assert!(!limits.host("calm.example").is_queueing());
+        assert!(!limits.asks_get_first("unknown.example"));
         // No rate and quick answers: the worker's own limits hold the checks, not the host.
         let unlimited = unlimited(8, 16);
         let fast = unlimited.host("fast.example");
         fast.waiting.store(100, Ordering::Relaxed);
         fast.latency_us.store(1_000, Ordering::Relaxed);
-        assert!(!unlimited.is_queueing("fast.example"));
+        assert!(!fast.is_queueing());
         fast.latency_us.store(800_000, Ordering::Relaxed);
-        assert!(unlimited.is_queueing("fast.example"), "a slow host's slots");
+        assert!(fast.is_queueing(), "a slow host's slots");
     }
 
     #[test]

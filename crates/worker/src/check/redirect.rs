@@ -91,11 +91,7 @@ impl Inner {
     async fn probe(&self, url: &Url, budget: &mut Duration, ask: Ask) -> Result<Reply, Failure> {
         self.guard(url)?;
         let host = url.host_str().unwrap_or_default();
-        let get_first = ask.keep_body
-            || ask.get_first
-            || self.limits.is_queueing(host)
-            || self.limits.head(host, |h| h.get_first());
-        if get_first {
+        if ask.keep_body || ask.get_first || self.limits.asks_get_first(host) {
             return self
                 .fetch_keeping(Method::GET, url, budget, ask.keep_body)
                 .await;
