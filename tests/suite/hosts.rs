@@ -279,3 +279,34 @@ on_every_backend!(
         );
     }
 );
+
+on_every_backend!(
+    async fn a_host_the_fleet_decided_unreachable_that_answers_again_is_cleared_for_the_fleet(
+        backend: Backend,
+    ) {
+        let live = spawn_recorder("127.0.0.1", |_| Answer::OK).await;
+        let urls: Vec<String> = (0..5)
+            .map(|n| format!("http://127.0.0.1:{}/page/{n}", live.addr.port()))
+            .collect();
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        // What an earlier worker wrote of the host, by its name (the row's key).
+        let why = crawler_queue::Unreachable {
+            kind: crawler_queue::ErrorKind::Connect,
+            detail: "decided for the host: refused".into(),
+        };
+        queue
+            .record_unreachable("127.0.0.1", Some(&why))
+            .await
+            .unwrap();
+        drain(&db, &urls, &[], Duration::from_secs(60));
+
+        let verdicts = verdicts(&queue).await;
+        for url in &urls {
+            assert_eq!(verdicts[url].0, "alive", "{url}");
+        }
+        // The worker took the fleet's word for the host (its first request a probe), and its
+        // answer told the fleet the host is back.
+        assert_eq!(unreachable_kind(&queue, "127.0.0.1").await, None);
+    }
+);

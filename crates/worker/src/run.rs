@@ -54,6 +54,7 @@ pub async fn run(
         .await?;
     tracing::info!(id = %config.id, database = %url, "worker started");
     let follow = crate::follow::Follow::new(queue.clone(), checker.clone());
+    let hosts = Arc::new(HostHealth::new(checker.clone()));
     let ctx = Arc::new(Ctx {
         queue,
         config,
@@ -61,7 +62,7 @@ pub async fn run(
         follow,
         held: Arc::new(HeldSites::default()),
         parts: Arc::new(Parts::default()),
-        hosts: Arc::new(HostHealth::default()),
+        hosts,
         stats: Arc::new(Stats::default()),
         paused: Arc::new(Paused::default()),
     });

@@ -105,23 +105,23 @@ impl Inner {
         budget: &mut Duration,
         keep_body: bool,
     ) -> Result<Reply, Failure> {
-        let host = url.host_str().unwrap_or_default();
+        let host = self.hosts.host(url.host_str().unwrap_or_default());
         // Reachability is the origin's (a port may refuse where another answers); politeness
         // the host's.
         let origin = url.origin().ascii_serialization();
+        let reach = host.reach(&origin);
         // The host's health first (a suspect host's requests wait for its probe), then its
         // limits; what was learned while waiting for those is looked at again.
         let (gate, permit) = loop {
-            let gate = self.health.gate(&origin).await.map_err(Failure::HostDown)?;
-            let permit = self.limits.acquire(host).await.map_err(Failure::Busy)?;
-            if matches!(gate, Gate::Probe(_))
-                || self.health.still_open(&origin).map_err(Failure::HostDown)?
-            {
+            let gate = reach.gate().await.map_err(Failure::HostDown)?;
+            let permit = self.limits.acquire(&host.limits).await;
+            let permit = permit.map_err(Failure::Busy)?;
+            if matches!(gate, Gate::Probe(_)) || reach.still_open().map_err(Failure::HostDown)? {
                 break (gate, permit);
             }
         };
         if matches!(gate, Gate::Probe(_)) {
-            self.resolver.forget_failure(host);
+            self.resolver.forget_failure(&host.name);
         }
         cut::sent();
         let started = tokio::time::Instant::now();
@@ -132,11 +132,12 @@ impl Inner {
         *budget = budget.saturating_sub(started.elapsed());
         match &result {
             Ok(reply) => {
-                self.health.answered(&origin);
+                self.health.answered(&host.name, &reach);
                 permit.record(reply.status, reply.retry_after, url.path());
             }
             Err(failure) => {
-                if let Some(cause) = self.health.failed(&origin, *failure, started) {
+                let names = (host.name.as_str(), origin.as_str());
+                if let Some(cause) = self.health.failed(names, &reach, *failure, started) {
                     tracing::info!(%origin, cause = cause.describe(), "host decided unreachable");
                 }
             }

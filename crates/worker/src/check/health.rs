@@ -3,7 +3,8 @@
 //! URL. Keyed by origin (`scheme://host:port`): one port of a host may refuse or hang where
 //! another answers; a name that does not resolve fails on every port alike.
 //!
-//! A host starts `ok`. Its first such failure makes it *suspect*: its requests then go one at
+//! Each origin's state ([`Reach`]) is kept in its host's entry of the book (`hosts.rs`); the
+//! decisions and recoveries wait here for the writer. A host starts `ok`. Its first such failure makes it *suspect*: its requests then go one at
 //! a time, [`PROBE_GAP`] apart, each a probe of the host. [`DECIDE_AFTER`] failures in a row
 //! (one more if the host ever answered this worker) decide it *unreachable*: every later check
 //! of it ends at once with the host's cause and no request, and the worker writes the verdict
@@ -16,7 +17,6 @@
 //! decision, so one probe decides it again (BUbiNG drops a host after its connection retries;
 //! Heritrix resolves a host once and remembers the failure).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,8 +33,6 @@ pub(crate) const DECIDE_AFTER: u32 = 2;
 pub(crate) const PROBE_GAP: Duration = Duration::from_secs(1);
 /// How long a decision stands before the host is probed again.
 pub(crate) const DECISION_TTL: Duration = Duration::from_secs(600);
-/// The map is swept for forgettable hosts whenever it doubles past this size.
-const MIN_SWEEP: usize = 1024;
 
 /// A host (an origin of it) decided unreachable, for the queue to write and the fleet to
 /// know.
@@ -46,18 +44,19 @@ pub struct HostDecision {
     pub unreachable: Unreachable,
 }
 
-/// The reachability of every host this worker asks.
+/// What this worker decided of its hosts and has not told the fleet yet; the reachability of
+/// each origin is in its host's entry of the book (`hosts.rs`).
 #[derive(Default)]
 pub(crate) struct Health {
-    hosts: Mutex<HashMap<String, Arc<Reach>>>,
     /// Decisions made and not yet taken by the writer.
     decided: Mutex<Vec<HostDecision>>,
     /// Hosts the fleet knew unreachable that answered, not yet taken by the writer.
     recovered: Mutex<Vec<String>>,
 }
 
+/// Whether one origin can be reached.
 #[derive(Default)]
-struct Reach {
+pub(crate) struct Reach {
     state: Mutex<State>,
     /// Held by the one request of a suspect host in flight.
     probe: Arc<AsyncMutex<()>>,
@@ -98,13 +97,16 @@ impl State {
     }
 }
 
-impl Health {
-    /// May a request go to `host` now? `Err` with the cause when the host is decided
-    /// unreachable; a suspect host's requests wait their turn to probe it.
-    pub(crate) async fn gate(&self, host: &str) -> Result<Gate, Cause> {
-        let reach = self.reach(host);
+impl Reach {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("reach lock poisoned")
+    }
+
+    /// May a request go now? `Err` with the cause when the origin is decided unreachable; a
+    /// suspect origin's requests wait their turn to probe it.
+    pub(crate) async fn gate(&self) -> Result<Gate, Cause> {
         {
-            let state = reach.state.lock().expect("reach lock poisoned");
+            let state = self.state();
             if let Some(cause) = state.decision(Instant::now()) {
                 return Err(cause);
             }
@@ -112,9 +114,9 @@ impl Health {
                 return Ok(Gate::Open);
             }
         }
-        let guard = reach.probe.clone().lock_owned().await;
+        let guard = self.probe.clone().lock_owned().await;
         let wait = {
-            let state = reach.state.lock().expect("reach lock poisoned");
+            let state = self.state();
             let now = Instant::now();
             if let Some(cause) = state.decision(now) {
                 return Err(cause);
@@ -131,22 +133,45 @@ impl Health {
         Ok(Gate::Probe(guard))
     }
 
-    /// After waiting for its limits, may a request that found `host` fine still go? `Err`
-    /// when the host was decided meanwhile, `Ok(false)` when it became suspect (the request
-    /// goes back to wait for its turn to probe).
-    pub(crate) fn still_open(&self, host: &str) -> Result<bool, Cause> {
-        let reach = self.reach(host);
-        let state = reach.state.lock().expect("reach lock poisoned");
+    /// After waiting for its limits, may a request that found the origin fine still go? `Err`
+    /// when it was decided meanwhile, `Ok(false)` when it became suspect (the request goes
+    /// back to wait for its turn to probe).
+    pub(crate) fn still_open(&self) -> Result<bool, Cause> {
+        let state = self.state();
         match state.decision(Instant::now()) {
             Some(cause) => Err(cause),
             None => Ok(state.failures == 0),
         }
     }
 
-    /// `host` answered (any status): it is reachable.
-    pub(crate) fn answered(&self, host: &str) {
-        let reach = self.reach(host);
-        let mut state = reach.state.lock().expect("reach lock poisoned");
+    /// The fleet decided the host unreachable before: one failed probe decides it again.
+    pub(crate) fn suspect(&self, kind: ErrorKind) {
+        let mut state = self.state();
+        state.fleet_knows = true;
+        if state.failures == 0 && state.decided_at.is_none() {
+            state.failures = state.threshold() - 1;
+            state.cause = Some(Cause::from_kind(kind));
+        }
+    }
+
+    /// Whether it is decided unreachable now, and whether it is suspect (failing, undecided).
+    pub(crate) fn standing(&self, now: Instant) -> (bool, bool) {
+        let state = self.state();
+        let decided = state.decision(now).is_some();
+        (decided, !decided && state.failures > 0)
+    }
+
+    /// Whether forgetting it loses nothing: no failure counted, no decision standing.
+    pub(crate) fn forgettable(&self, now: Instant) -> bool {
+        let state = self.state();
+        state.failures == 0 && state.decision(now).is_none()
+    }
+}
+
+impl Health {
+    /// `origin` of `host` answered (any status): it is reachable.
+    pub(crate) fn answered(&self, host: &str, reach: &Reach) {
+        let mut state = reach.state();
         state.failures = 0;
         state.decided_at = None;
         state.answered_ever = true;
@@ -160,12 +185,17 @@ impl Health {
         }
     }
 
-    /// A request to `host` sent at `sent` got no answer, for `failure`. Returns the cause when
-    /// this decided the host.
-    pub(crate) fn failed(&self, host: &str, failure: Failure, sent: Instant) -> Option<Cause> {
+    /// A request to `origin` of `host`, sent at `sent`, got no answer, for `failure`. Returns
+    /// the cause when this decided the origin.
+    pub(crate) fn failed(
+        &self,
+        (host, origin): (&str, &str),
+        reach: &Reach,
+        failure: Failure,
+        sent: Instant,
+    ) -> Option<Cause> {
         let cause = Cause::of(failure)?;
-        let reach = self.reach(host);
-        let mut state = reach.state.lock().expect("reach lock poisoned");
+        let mut state = reach.state();
         if state.last_answer.is_some_and(|at| at >= sent) {
             return None;
         }
@@ -182,11 +212,8 @@ impl Health {
         state.decided_at = Some(now);
         state.fleet_knows = true;
         let decision = HostDecision {
-            host: url::Url::parse(host)
-                .ok()
-                .and_then(|u| u.host_str().map(str::to_owned))
-                .unwrap_or_else(|| host.to_owned()),
-            origin: host.to_owned(),
+            host: host.to_owned(),
+            origin: origin.to_owned(),
             unreachable: Unreachable {
                 kind: cause.kind(),
                 detail: format!(
@@ -202,17 +229,6 @@ impl Health {
             .expect("decisions lock poisoned")
             .push(decision);
         Some(cause)
-    }
-
-    /// The fleet decided `host` unreachable before: one failed probe decides it again.
-    pub(crate) fn suspect(&self, host: &str, kind: ErrorKind) {
-        let reach = self.reach(host);
-        let mut state = reach.state.lock().expect("reach lock poisoned");
-        state.fleet_knows = true;
-        if state.failures == 0 && state.decided_at.is_none() {
-            state.failures = state.threshold() - 1;
-            state.cause = Some(Cause::from_kind(kind));
-        }
     }
 
     /// Puts back a decision the writer could not write.
@@ -232,48 +248,58 @@ impl Health {
     pub(crate) fn take_decisions(&self) -> Vec<HostDecision> {
         std::mem::take(&mut *self.decided.lock().expect("decisions lock poisoned"))
     }
-
-    /// Hosts decided unreachable now, and hosts suspect: for the progress line.
-    pub(crate) fn counts(&self) -> (usize, usize) {
-        let hosts = self.hosts.lock().expect("health lock poisoned");
-        let now = Instant::now();
-        let mut counts = (0, 0);
-        for reach in hosts.values() {
-            let state = reach.state.lock().expect("reach lock poisoned");
-            if state.decision(now).is_some() {
-                counts.0 += 1;
-            } else if state.failures > 0 {
-                counts.1 += 1;
-            }
-        }
-        counts
-    }
-
-    fn reach(&self, host: &str) -> Arc<Reach> {
-        let mut hosts = self.hosts.lock().expect("health lock poisoned");
-        if let Some(reach) = hosts.get(host) {
-            return reach.clone();
-        }
-        if hosts.len() >= MIN_SWEEP && hosts.len().is_power_of_two() {
-            let now = Instant::now();
-            hosts.retain(|_, r| {
-                let state = r.state.lock().expect("reach lock poisoned");
-                Arc::strong_count(r) > 1 || state.failures > 0 || state.decision(now).is_some()
-            });
-        }
-        let reach = Arc::new(Reach::default());
-        hosts.insert(host.to_owned(), reach.clone());
-        reach
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
+
+    /// The health of origins by name, as a worker's book and `Health` keep it together.
+    #[derive(Default)]
+    struct Origins {
+        health: Health,
+        reaches: Mutex<HashMap<String, Arc<Reach>>>,
+    }
+
+    impl Origins {
+        fn reach(&self, origin: &str) -> Arc<Reach> {
+            let mut reaches = self.reaches.lock().unwrap();
+            reaches.entry(origin.to_owned()).or_default().clone()
+        }
+
+        async fn gate(&self, origin: &str) -> Result<Gate, Cause> {
+            self.reach(origin).gate().await
+        }
+
+        fn failed(&self, origin: &str, failure: Failure, sent: Instant) -> Option<Cause> {
+            let url = url::Url::parse(origin).ok();
+            let host = url.as_ref().and_then(|u| u.host_str()).unwrap_or(origin);
+            let reach = self.reach(origin);
+            self.health.failed((host, origin), &reach, failure, sent)
+        }
+
+        fn answered(&self, origin: &str) {
+            self.health.answered(origin, &self.reach(origin));
+        }
+
+        fn suspect(&self, origin: &str, kind: ErrorKind) {
+            self.reach(origin).suspect(kind);
+        }
+
+        fn take_decisions(&self) -> Vec<HostDecision> {
+            self.health.take_decisions()
+        }
+
+        fn take_recoveries(&self) -> Vec<String> {
+            self.health.take_recoveries()
+        }
+    }
 
     #[tokio::test]
     async fn a_decision_names_its_host_and_origin() {
-        let health = Health::default();
+        let health = Origins::default();
         let origin = "http://dead.example:8080";
         health.failed(origin, Failure::Refused, Instant::now());
         health.failed(origin, Failure::Refused, Instant::now());
@@ -287,7 +313,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn two_failures_in_a_row_decide_a_host_once() {
-        let health = Health::default();
+        let health = Origins::default();
         let sent = Instant::now();
         assert!(matches!(health.gate("dead.example").await, Ok(Gate::Open)));
         assert_eq!(health.failed("dead.example", Failure::Dns, sent), None);
@@ -318,7 +344,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failure_sent_before_an_answer_does_not_count() {
-        let health = Health::default();
+        let health = Origins::default();
         let sent = Instant::now();
         health.answered("slow.example");
         for _ in 0..10 {
@@ -329,7 +355,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_url_level_failure_says_nothing_of_the_host() {
-        let health = Health::default();
+        let health = Origins::default();
         for _ in 0..5 {
             assert_eq!(
                 health.failed("a.example", Failure::Redirects, Instant::now()),
@@ -341,7 +367,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_host_that_answered_before_needs_one_more_failure_and_an_answer_clears_it() {
-        let health = Health::default();
+        let health = Origins::default();
         health.answered("flaky.example");
         let later = || Instant::now() + Duration::from_millis(1);
         assert_eq!(
@@ -370,7 +396,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_host_the_fleet_decided_is_decided_again_by_one_probe() {
-        let health = Health::default();
+        let health = Origins::default();
         health.suspect("gone.example", ErrorKind::Dns);
         assert!(matches!(
             health.gate("gone.example").await,
@@ -380,7 +406,8 @@ mod tests {
             health.failed("gone.example", Failure::Dns, Instant::now()),
             Some(Cause::Dns)
         );
-        assert_eq!(health.counts(), (1, 0));
+        let standing = health.reach("gone.example").standing(Instant::now());
+        assert_eq!(standing, (true, false), "decided");
         health.answered("gone.example");
         assert_eq!(
             health.take_recoveries(),
@@ -392,7 +419,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_suspect_host_is_probed_one_request_at_a_time() {
-        let health = Arc::new(Health::default());
+        let health = Arc::new(Origins::default());
         health.failed("s.example", Failure::Timeout, Instant::now());
         let first = health.gate("s.example").await.unwrap();
         let second = {

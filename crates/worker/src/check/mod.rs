@@ -12,6 +12,8 @@
 //! - `cut.rs`: cutting a check off only before its first request, never once one is sent
 //! - `reply.rs`: what those hand back: a request's `Reply` or `Failure`, an `Attempt`
 //! - `requests.rs`: the requests counted for Prometheus (`--metrics`)
+//! - `hosts.rs`: the host book, everything this worker knows of each host in one entry, and
+//!   the one rule for forgetting it
 //! - `ratelimit.rs`: per-host concurrency, rate and adaptive pace (429s); the global in-flight
 //!   limit; the fleet's pause
 //! - `health.rs`: whether a host can be reached at all, decided once for the host
@@ -35,6 +37,7 @@ mod cut;
 mod dns;
 mod head;
 mod health;
+mod hosts;
 mod page;
 mod ratelimit;
 mod redirect;
@@ -64,9 +67,10 @@ pub use self::cookies::CookieJar;
 pub use self::cut::unless_cut;
 use self::health::Health;
 pub use self::health::HostDecision;
+use self::hosts::HostBook;
+pub(crate) use self::hosts::RobotsCell;
 pub use self::page::{PAGE_CAP, ROBOTS_CAP};
 use self::ratelimit::Limits;
-pub(crate) use self::ratelimit::PaceReport;
 use self::redirect::Ask;
 use self::reply::{Attempt, Failure};
 use self::resolve::CachingResolver;
@@ -226,10 +230,13 @@ pub struct Checker {
 pub(crate) struct Inner {
     config: CheckConfig,
     client: reqwest::Client,
+    /// Everything this worker knows of each host.
+    hosts: HostBook,
+    /// The limits over all hosts, and the pause.
     limits: Limits,
     /// Which addresses may be connected to; also inside the client's resolver.
     allow: AddressPolicy,
-    /// Which hosts can be reached at all.
+    /// Host decisions and recoveries for the fleet, until the writer takes them.
     health: Health,
     /// The client's resolver, to forget a failed look-up before a probe.
     resolver: CachingResolver,
@@ -266,16 +273,13 @@ impl Checker {
             concurrency: config.host_concurrency,
             rate: config.host_rate,
         };
-        let limits = Limits::new(
-            default,
-            config.host_limits.clone(),
-            config.concurrency,
-            config.defer_horizon,
-        );
+        let hosts = HostBook::new(default, config.host_limits.clone());
+        let limits = Limits::new(config.concurrency, config.defer_horizon);
         Ok(Checker {
             inner: Arc::new(Inner {
                 config,
                 client,
+                hosts,
                 limits,
                 allow,
                 health: Health::default(),
@@ -285,26 +289,33 @@ impl Checker {
         })
     }
 
-    /// Holds `host` back for `wait`: what the fleet learned about it (a host-wide
-    /// `Retry-After` seen by the worker that held it before).
-    pub fn defer_host(&self, host: &str, wait: Duration) {
-        self.inner.limits.defer(host, wait.min(MAX_DELAY));
-    }
-
-    /// Starts `host` at the fleet's last rate for it (it was throttling), when lower.
-    pub fn start_host_at(&self, host: &str, rate: f64) {
-        self.inner.limits.start_at(host, rate);
+    /// Takes in what the fleet's `hosts` row says of a host, when it changed since last read
+    /// (`hosts.rs`: [`hosts::Host::hear`]).
+    pub fn hear_of_host(&self, row: &crawler_queue::HostState) {
+        self.inner.hosts.host(&row.host).hear(row, MAX_DELAY);
     }
 
     /// Spaces the starts of `host`'s requests at least `delay` apart (robots.txt's
     /// `Crawl-delay`): a cap under `--host-rate` and the adaptive pace.
     pub fn crawl_delay(&self, host: &str, delay: Duration) {
-        self.inner.limits.crawl_delay(host, delay);
+        self.inner.hosts.host(host).limits.crawl_delay(delay);
     }
 
-    /// The fleet decided `host` unreachable (`kind`): one failed probe decides it again.
-    pub fn suspect_host(&self, host: &str, kind: ErrorKind) {
-        self.inner.health.suspect(host, kind);
+    /// The robots.txt of `origin` (of `host`), loaded once by the first check that needs it
+    /// (`follow/robots.rs`), kept with the host.
+    pub(crate) fn robots_of(&self, host: &str, origin: &str) -> RobotsCell {
+        self.inner.hosts.host(host).robots(origin)
+    }
+
+    /// Whether `checks` of `host` (`errors` of them failures) are counted for the fleet: the
+    /// host is troubled (`hosts.rs`: [`hosts::Host::troubled`]).
+    pub(crate) fn host_troubled(&self, host: &str, checks: u32, errors: u32) -> bool {
+        self.inner.hosts.host(host).troubled(checks, errors)
+    }
+
+    /// The paces to tell the fleet: those changed since last told (`hosts.rs`).
+    pub(crate) fn pace_changes(&self) -> Vec<crawler_queue::HostPace> {
+        self.inner.hosts.pace_changes()
     }
 
     /// Pauses or resumes every request of this worker (`crawler-reap --pause`): while paused
@@ -335,18 +346,13 @@ impl Checker {
 
     /// Hosts with more checks waiting than they can start within `backlog`.
     pub fn backlogged_hosts(&self, backlog: Duration) -> Vec<String> {
-        self.inner.limits.backlogged(backlog)
-    }
-
-    /// The hosts throttled or deferred now.
-    pub(crate) fn pace_reports(&self) -> Vec<PaceReport> {
-        self.inner.limits.reports()
+        self.inner.hosts.backlogged(backlog)
     }
 
     /// Hosts decided unreachable, suspect, throttled and deferred now.
     pub fn host_counts(&self) -> HostCounts {
-        let (unreachable, suspect) = self.inner.health.counts();
-        let paces = self.inner.limits.reports();
+        let (unreachable, suspect) = self.inner.hosts.reach_counts();
+        let paces = self.inner.hosts.pace_reports();
         HostCounts {
             unreachable,
             suspect,

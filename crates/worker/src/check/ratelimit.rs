@@ -1,5 +1,6 @@
-//! Politeness: per host a concurrency limit, a rate and an adaptive pace, then a global
-//! in-flight limit — taken in that order for every request — and the fleet's pause switch.
+//! Politeness: per host a concurrency limit, a rate and an adaptive pace ([`HostLimits`], kept
+//! in the host's entry of the book, `hosts.rs`), then a global in-flight limit — taken in that
+//! order for every request — and the fleet's pause switch ([`Limits`]).
 //!
 //! The host limits come first so that a request queued behind a slow or throttling host does
 //! not hold one of the global slots that other hosts could use. A check waits for its host in
@@ -24,14 +25,13 @@
 //! A host whose robots.txt asks for a `Crawl-delay` gets it as a floor under its spacing
 //! ([`Limits::crawl_delay`]): its requests start at least that far apart, whatever the rate
 //! and the pace would allow (a cap: the slower of the two applies). A host with a floor is
-//! never swept from the map, so it keeps it.
+//! never forgotten by the book, so it keeps it.
 //!
 //! # Time
 //! Every instant here is tokio's ([`Instant`]), the governor's too ([`TokioClock`]): in a run
 //! that is the monotonic clock, and under paused time (tests) the limits keep it, so spacings
 //! are exact there.
 
-use std::collections::HashMap;
 use std::ops::Add;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -46,7 +46,6 @@ use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
 
 use super::classify::is_throttling;
-use super::head::Head;
 use super::HostLimit;
 
 /// The adaptive rate never goes below this share of the configured one: a path that always
@@ -71,34 +70,20 @@ pub(crate) const HOST_WIDE_WINDOW: Duration = Duration::from_secs(2);
 /// A host whose waiting checks each take this long to start, or longer, is one whose rate or
 /// slots bound its checks (unless a worker's own limits do: a turn of microseconds).
 const QUEUEING_TURN: Duration = Duration::from_millis(1);
-/// The host map is swept for idle hosts whenever it doubles past this size.
-const MIN_SWEEP: usize = 1024;
-
-/// The limits shared by every check of one [`super::Checker`].
+/// The limits over all hosts, shared by every check of one [`super::Checker`].
 pub(crate) struct Limits {
-    hosts: Mutex<HostMap>,
     /// Requests in flight over all hosts.
     global: Semaphore,
     /// Its permits: `--concurrency`.
     global_slots: usize,
-    /// The limits of a host without an override.
-    default: HostLimit,
-    /// Per-host limits the user set (`--host-limits`), by host name.
-    overrides: HashMap<String, HostLimit>,
     /// A host deferred further than this is not waited for (`--defer-horizon`).
     horizon: Duration,
     /// The fleet is paused (`crawler-reap --pause`): no request starts while it is.
     paused: watch::Sender<bool>,
 }
 
-struct HostMap {
-    map: HashMap<String, Arc<Host>>,
-    /// Sweep when the map reaches this size: amortised O(1) per request, and the map never
-    /// holds more than twice the hosts that are busy or still throttled.
-    sweep_at: usize,
-}
-
-struct Host {
+/// One host's limits and pace.
+pub(crate) struct HostLimits {
     /// Requests inside [`Limits::acquire`], waiting for a slot, the rate or the pace.
     waiting: AtomicUsize,
     /// Time between two requests at the host's configured rate (zero when unlimited).
@@ -109,8 +94,6 @@ struct Host {
     slots: Semaphore,
     rate: Option<HostRate>,
     pace: Mutex<Pace>,
-    /// What its HEAD answers have shown against its GETs: whether to believe them (`head.rs`).
-    head: Mutex<Head>,
 }
 
 /// A host's configured rate, on tokio's clock.
@@ -183,7 +166,7 @@ pub(crate) struct PaceReport {
 /// Held for the duration of one request; gives the host and global slots back when dropped.
 pub(crate) struct Permit<'a> {
     limits: &'a Limits,
-    host: Arc<Host>,
+    host: Arc<HostLimits>,
     /// Whether the global slot is held yet: a wait cancelled halfway gives back what it took.
     global: bool,
     /// When the request could start, for the host's latency.
@@ -203,23 +186,12 @@ fn interval_of(rate: f64) -> Duration {
 }
 
 impl Limits {
-    /// `default` applies to every host but those in `overrides`; a rate of `f64::INFINITY`
-    /// means no rate limit.
-    pub(crate) fn new(
-        default: HostLimit,
-        overrides: HashMap<String, HostLimit>,
-        concurrency: usize,
-        horizon: Duration,
-    ) -> Self {
+    /// `concurrency` requests in flight over all hosts; a host deferred past `horizon` is not
+    /// waited for.
+    pub(crate) fn new(concurrency: usize, horizon: Duration) -> Self {
         Self {
-            hosts: Mutex::new(HostMap {
-                map: HashMap::new(),
-                sweep_at: MIN_SWEEP,
-            }),
             global: Semaphore::new(concurrency),
             global_slots: concurrency,
-            default,
-            overrides,
             horizon,
             paused: watch::Sender::new(false),
         }
@@ -232,39 +204,10 @@ impl Limits {
             .send_if_modified(|p| std::mem::replace(p, paused) != paused);
     }
 
-    /// Defers every check of `host` until `wait` from now (at least): what the fleet learned
-    /// of it (a host-wide `Retry-After` seen by the worker that held it before).
-    pub(crate) fn defer(&self, host: &str, wait: Duration) {
-        let host = self.host(host);
-        let until = Instant::now() + wait;
-        let mut pace = host.pace.lock().expect("pace lock poisoned");
-        pace.deferred_until = Some(pace.deferred_until.map_or(until, |u| u.max(until)));
-    }
-
-    /// Starts `host`'s requests at least `delay` apart from now on (robots.txt's
-    /// `Crawl-delay`), counting from the last one sent; of two delays, the longer holds.
-    pub(crate) fn crawl_delay(&self, host: &str, delay: Duration) {
-        let host = self.host(host);
-        let mut pace = host.pace.lock().expect("pace lock poisoned");
-        pace.floor = pace.floor.max(delay);
-        pace.next = pace.next.max(pace.last_used + pace.floor);
-    }
-
-    /// Starts `host` at `rate` requests per second (the fleet's last rate for it), when that is
-    /// below its configured rate.
-    pub(crate) fn start_at(&self, host: &str, rate: f64) {
-        let host = self.host(host);
-        let configured = host.configured_rate();
-        if rate.is_finite() && rate > 0.0 && rate < configured {
-            let mut pace = host.pace.lock().expect("pace lock poisoned");
-            pace.share = (rate / configured).clamp(MIN_SHARE, 1.0);
-        }
-    }
-
     /// Waits until `host` may be asked, then for a global slot, and while the fleet is paused;
     /// `Err(wait)` at once when the server deferred the whole host past the horizon.
-    pub(crate) async fn acquire(&self, host: &str) -> Result<Permit<'_>, Duration> {
-        let host = self.host(host);
+    pub(crate) async fn acquire(&self, host: &Arc<HostLimits>) -> Result<Permit<'_>, Duration> {
+        let host = host.clone();
         host.waiting.fetch_add(1, Ordering::Relaxed);
         let _waiting = Waiting(host.clone());
         host.deferred_past(self.horizon)?;
@@ -319,70 +262,19 @@ impl Limits {
         let _ = paused.wait_for(|p| !*p).await;
     }
 
-    /// Whether `host`'s next request starts with GET: checks queue for it (as many wait as it
-    /// has slots, each turn taking a millisecond at least, so its rate or its slots bound them,
-    /// not the worker), or its HEAD is not to be believed (`head.rs`). One look-up per hop.
-    pub(crate) fn asks_get_first(&self, host: &str) -> bool {
-        let hosts = self.hosts.lock().expect("host map lock poisoned");
-        hosts.map.get(host).is_some_and(|h| {
-            h.head.lock().expect("head lock poisoned").get_first() || h.is_queueing()
-        })
-    }
-
-    /// What `host`'s HEAD has shown (`head.rs`), to read or to teach. Forgotten with the host
-    /// when it is idle, then learnt again.
-    pub(crate) fn head<R>(&self, host: &str, f: impl FnOnce(&mut Head) -> R) -> R {
-        let host = self.host(host);
-        let mut head = host.head.lock().expect("head lock poisoned");
-        f(&mut head)
-    }
-
     /// Whether a quarter of the global slots (`--concurrency`) at least are free: the worker
     /// could start more requests than it does, so its hosts wait for their own pace, not for
     /// it.
     pub(crate) fn has_room(&self) -> bool {
         self.global.available_permits() * 4 >= self.global_slots
     }
+}
 
-    /// Hosts with more checks waiting than they can start within `backlog` at their current
-    /// pace: the claimer claims nothing more of them for now.
-    pub(crate) fn backlogged(&self, backlog: Duration) -> Vec<String> {
-        let hosts = self.hosts.lock().expect("host map lock poisoned");
-        let now = Instant::now();
-        hosts
-            .map
-            .iter()
-            .filter(|(_, h)| h.backlog(now) > backlog)
-            .map(|(name, _)| name.clone())
-            .collect()
-    }
-
-    /// The hosts throttled (below their configured rate) or deferred now.
-    pub(crate) fn reports(&self) -> Vec<PaceReport> {
-        let hosts = self.hosts.lock().expect("host map lock poisoned");
-        let now = Instant::now();
-        hosts
-            .map
-            .iter()
-            .filter_map(|(name, h)| h.report(name, now))
-            .collect()
-    }
-
-    fn host(&self, name: &str) -> Arc<Host> {
-        let mut hosts = self.hosts.lock().expect("host map lock poisoned");
-        if let Some(host) = hosts.map.get(name) {
-            return host.clone();
-        }
-        if hosts.map.len() >= hosts.sweep_at {
-            let now = Instant::now();
-            hosts
-                .map
-                .retain(|_, h| Arc::strong_count(h) > 1 || !h.idle(now));
-            hosts.sweep_at = (hosts.map.len() * 2).max(MIN_SWEEP);
-        }
-        let limit = self.overrides.get(name).unwrap_or(&self.default);
+impl HostLimits {
+    /// The limits of a host: `limit`'s slots and rate (`f64::INFINITY`: no rate), at full pace.
+    pub(crate) fn new(limit: &HostLimit) -> Self {
         let interval = interval_of(limit.rate);
-        let host = Arc::new(Host {
+        Self {
             waiting: AtomicUsize::new(0),
             interval,
             concurrency: limit.concurrency,
@@ -391,19 +283,57 @@ impl Limits {
             rate: Quota::with_period(interval)
                 .map(|q| RateLimiter::direct_with_clock(q, TokioClock)),
             pace: Mutex::new(Pace::new(Instant::now())),
-            head: Mutex::new(Head::default()),
-        });
-        hosts.map.insert(name.to_owned(), host.clone());
-        host
+        }
     }
 
+    fn pace(&self) -> std::sync::MutexGuard<'_, Pace> {
+        self.pace.lock().expect("pace lock poisoned")
+    }
+
+    /// Defers every check of the host until `wait` from now (at least): what the fleet learned
+    /// of it (a host-wide `Retry-After` seen by the worker that held it before).
+    pub(crate) fn defer(&self, wait: Duration) {
+        let until = Instant::now() + wait;
+        let mut pace = self.pace();
+        pace.deferred_until = Some(pace.deferred_until.map_or(until, |u| u.max(until)));
+    }
+
+    /// Starts the host's requests at least `delay` apart from now on (robots.txt's
+    /// `Crawl-delay`), counting from the last one sent; of two delays, the longer holds.
+    pub(crate) fn crawl_delay(&self, delay: Duration) {
+        let mut pace = self.pace();
+        pace.floor = pace.floor.max(delay);
+        pace.next = pace.next.max(pace.last_used + pace.floor);
+    }
+
+    /// Starts the host at `rate` requests per second (the fleet's last rate for it), when that
+    /// is below its configured rate.
+    pub(crate) fn start_at(&self, rate: f64) {
+        let configured = self.configured_rate();
+        if rate.is_finite() && rate > 0.0 && rate < configured {
+            self.pace().share = (rate / configured).clamp(MIN_SHARE, 1.0);
+        }
+    }
+
+    /// An answer that is not a throttle, as [`Permit::record`] takes it.
     #[cfg(test)]
-    fn hosts_tracked(&self) -> usize {
-        self.hosts.lock().unwrap().map.len()
+    pub(crate) fn answered(&self) {
+        self.pace().answered(self.base());
     }
-}
 
-impl Host {
+    /// Sets how many checks wait for the host.
+    #[cfg(test)]
+    pub(crate) fn waiting(&self, checks: usize) {
+        self.waiting.store(checks, Ordering::Relaxed);
+    }
+
+    /// Sets how long the host's requests take.
+    #[cfg(test)]
+    pub(crate) fn latency(&self, latency: Duration) {
+        self.latency_us
+            .store(latency.as_micros() as u64, Ordering::Relaxed);
+    }
+
     fn configured_rate(&self) -> f64 {
         1.0 / self.base().as_secs_f64()
     }
@@ -449,14 +379,15 @@ impl Host {
         Ok(())
     }
 
-    /// Whether checks queue for this host: see [`Limits::asks_get_first`].
-    fn is_queueing(&self) -> bool {
+    /// Whether checks queue for this host: as many wait as it has slots, and each turn takes a
+    /// millisecond at least, so its rate or its slots bound them, not the worker's own limits.
+    pub(crate) fn is_queueing(&self) -> bool {
         self.waiting.load(Ordering::Relaxed) >= self.concurrency
             && self.turn(&self.pace.lock().expect("pace lock poisoned")) >= QUEUEING_TURN
     }
 
     /// How long the checks waiting for this host take to start at its current pace.
-    fn backlog(&self, now: Instant) -> Duration {
+    pub(crate) fn backlog(&self, now: Instant) -> Duration {
         let waiting = self.waiting.load(Ordering::Relaxed);
         let pace = self.pace.lock().expect("pace lock poisoned");
         // As many as the host's slots start at once, unless a Crawl-delay spaces them.
@@ -486,7 +417,7 @@ impl Host {
             .max(latency / self.concurrency as u32)
     }
 
-    fn report(&self, name: &str, now: Instant) -> Option<PaceReport> {
+    pub(crate) fn report(&self, name: &str, now: Instant) -> Option<PaceReport> {
         let pace = self.pace.lock().expect("pace lock poisoned");
         let rate = (pace.share < 1.0).then(|| self.configured_rate() * pace.share);
         let deferred = pace
@@ -500,9 +431,9 @@ impl Host {
         })
     }
 
-    /// Forgetting an idle host loses nothing but a throttled pace, which a fresh entry would
-    /// relearn; a deferred or throttled host is kept.
-    fn idle(&self, now: Instant) -> bool {
+    /// Whether the pace is idle: at the full rate, with no floor or deferral, and no turn
+    /// reserved ahead (the book forgets such a host: a fresh entry has the same limits).
+    pub(crate) fn idle(&self, now: Instant) -> bool {
         let pace = self.pace.lock().expect("pace lock poisoned");
         now >= pace.next
             && now >= pace.last_used + self.interval
@@ -513,7 +444,7 @@ impl Host {
 }
 
 /// Counts a request as waiting for its host until dropped (also when its wait is cancelled).
-struct Waiting(Arc<Host>);
+struct Waiting(Arc<HostLimits>);
 
 impl Drop for Waiting {
     fn drop(&mut self) {
@@ -641,26 +572,63 @@ impl Pace {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     const HOUR: Duration = Duration::from_secs(3600);
 
+    /// The global limits and a host's own, by name (the host book's part in this).
+    struct Hosts {
+        limits: Limits,
+        default: HostLimit,
+        overrides: HashMap<String, HostLimit>,
+        hosts: Mutex<HashMap<String, Arc<HostLimits>>>,
+    }
+
+    impl Hosts {
+        fn new(default: HostLimit, overrides: HashMap<String, HostLimit>, global: usize) -> Self {
+            Hosts {
+                limits: Limits::new(global, Duration::from_secs(60)),
+                default,
+                overrides,
+                hosts: Mutex::default(),
+            }
+        }
+
+        fn host(&self, name: &str) -> Arc<HostLimits> {
+            let limit = self.overrides.get(name).unwrap_or(&self.default);
+            let mut hosts = self.hosts.lock().unwrap();
+            let host = hosts.entry(name.to_owned());
+            host.or_insert_with(|| Arc::new(HostLimits::new(limit)))
+                .clone()
+        }
+
+        async fn acquire(&self, name: &str) -> Result<Permit<'_>, Duration> {
+            self.limits.acquire(&self.host(name)).await
+        }
+
+        fn pause(&self, paused: bool) {
+            self.limits.pause(paused)
+        }
+    }
+
     /// Limits of 8 in flight and 10 requests per second per host, 16 in all.
-    fn at_ten_per_second() -> Limits {
+    fn at_ten_per_second() -> Hosts {
         let limit = HostLimit {
             concurrency: 8,
             rate: 10.0,
         };
-        Limits::new(limit, HashMap::new(), 16, Duration::from_secs(60))
+        Hosts::new(limit, HashMap::new(), 16)
     }
 
     /// Limits with no rate, `host` requests in flight per host and `global` in all.
-    fn unlimited(host: usize, global: usize) -> Limits {
+    fn unlimited(host: usize, global: usize) -> Hosts {
         let limit = HostLimit {
             concurrency: host,
             rate: f64::INFINITY,
         };
-        Limits::new(limit, HashMap::new(), global, Duration::from_secs(60))
+        Hosts::new(limit, HashMap::new(), global)
     }
 
     #[test]
@@ -780,10 +748,8 @@ mod tests {
             "other hosts go on"
         );
         assert_eq!(before.elapsed(), Duration::ZERO, "other hosts do not wait");
-        let reports = limits.reports();
-        assert!(reports
-            .iter()
-            .any(|r| r.host == "a.example" && r.deferred == Some(HOUR)));
+        let report = limits.host("a.example").report("a.example", Instant::now());
+        assert_eq!(report.and_then(|r| r.deferred), Some(HOUR));
     }
 
     #[tokio::test(start_paused = true)]
@@ -803,74 +769,6 @@ mod tests {
             .await
             .expect("resumed at once")
             .unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_host_with_more_waiting_than_its_rate_starts_soon_is_backlogged() {
-        let limits = at_ten_per_second();
-        let host = limits.host("big.example");
-        host.waiting.store(50, Ordering::Relaxed); // 5 s at 10/s
-        limits
-            .host("small.example")
-            .waiting
-            .store(5, Ordering::Relaxed);
-        assert_eq!(limits.backlogged(Duration::from_secs(2)), ["big.example"]);
-        assert!(limits.backlogged(Duration::from_secs(10)).is_empty());
-        // A slow host: 20 waiting, each request 2 s over its 8 slots, is 5 s of waiting.
-        let slow = limits.host("slow.example");
-        slow.waiting.store(20, Ordering::Relaxed);
-        slow.latency_us.store(2_000_000, Ordering::Relaxed);
-        let mut backlogged = limits.backlogged(Duration::from_secs(2));
-        backlogged.sort();
-        assert_eq!(backlogged, ["big.example", "slow.example"]);
-    }
-
-    #[test]
-    fn a_host_is_queueing_when_its_slots_are_taken_by_waiting_checks_and_its_turns_are_slow() {
-        let limits = at_ten_per_second();
-        limits
-            .host("busy.example")
-            .waiting
-            .store(8, Ordering::Relaxed);
-        limits
-            .host("calm.example")
-            .waiting
-            .store(7, Ordering::Relaxed);
-        assert!(limits.host("busy.example").is_queueing());
-        assert!(!limits.host("calm.example").is_queueing());
-        assert!(!limits.asks_get_first("unknown.example"));
-        // No rate and quick answers: the worker's own limits hold the checks, not the host.
-        let unlimited = unlimited(8, 16);
-        let fast = unlimited.host("fast.example");
-        fast.waiting.store(100, Ordering::Relaxed);
-        fast.latency_us.store(1_000, Ordering::Relaxed);
-        assert!(!fast.is_queueing());
-        fast.latency_us.store(800_000, Ordering::Relaxed);
-        assert!(fast.is_queueing(), "a slow host's slots");
-    }
-
-    #[test]
-    fn the_fleets_rate_is_where_a_host_starts() {
-        let limits = at_ten_per_second();
-        limits.start_at("slow.example", 2.5);
-        let reports = limits.reports();
-        assert_eq!(reports.len(), 1);
-        assert_eq!(reports[0].rate, Some(2.5));
-        limits.start_at("fast.example", 50.0);
-        assert_eq!(limits.reports().len(), 1, "never above the configured rate");
-    }
-
-    #[tokio::test]
-    async fn idle_hosts_are_dropped_so_the_map_stays_bounded() {
-        let limits = unlimited(4, 16);
-        for i in 0..10 * MIN_SWEEP {
-            drop(limits.acquire(&format!("host{i}.example")).await.unwrap());
-        }
-        assert!(
-            limits.hosts_tracked() <= MIN_SWEEP,
-            "{}",
-            limits.hosts_tracked()
-        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -899,7 +797,7 @@ mod tests {
             concurrency: 1,
             rate: f64::INFINITY,
         };
-        let limits = Limits::new(one, overrides, 16, HOUR);
+        let limits = Hosts::new(one, overrides, 16);
         let mut held = Vec::new();
         for _ in 0..3 {
             held.push(limits.acquire("mine.example").await.unwrap());
@@ -932,7 +830,7 @@ mod tests {
             concurrency: 8,
             rate: 10.0,
         };
-        let limits = Limits::new(rate, HashMap::new(), 1, HOUR);
+        let limits = Hosts::new(rate, HashMap::new(), 1);
         let begun = Instant::now();
         let blocker = limits.acquire("other.example").await.unwrap();
         let release = async {
@@ -958,7 +856,7 @@ mod tests {
         // The robots.txt request, then its delay: the next request counts from it.
         let robots = limits.acquire("slow.example").await.unwrap();
         let sent = Instant::now();
-        limits.crawl_delay("slow.example", delay);
+        limits.host("slow.example").crawl_delay(delay);
         robots.record(200, None, "/robots.txt");
         drop(robots);
         let starts = futures::future::join_all((0..3).map(|_| async {
@@ -981,30 +879,5 @@ mod tests {
             !limits.host("slow.example").idle(later),
             "a host with a delay keeps it"
         );
-    }
-
-    #[test]
-    fn a_few_checks_waiting_for_a_host_with_a_crawl_delay_are_a_backlog() {
-        let limits = at_ten_per_second();
-        limits.crawl_delay("slow.example", Duration::from_secs(10));
-        limits
-            .host("slow.example")
-            .waiting
-            .store(3, Ordering::Relaxed);
-        limits
-            .host("fast.example")
-            .waiting
-            .store(3, Ordering::Relaxed);
-        assert_eq!(limits.backlogged(Duration::from_secs(2)), ["slow.example"]);
-    }
-
-    #[tokio::test]
-    async fn a_busy_host_is_kept() {
-        let limits = unlimited(4, 16);
-        let held = limits.acquire("busy.example").await.unwrap();
-        for i in 0..2 * MIN_SWEEP {
-            drop(limits.acquire(&format!("host{i}.example")).await.unwrap());
-        }
-        assert!(Arc::ptr_eq(&held.host, &limits.host("busy.example")));
     }
 }

@@ -90,8 +90,8 @@ impl Inner {
     /// decides where a HEAD may need a GET after it.
     async fn probe(&self, url: &Url, budget: &mut Duration, ask: Ask) -> Result<Reply, Failure> {
         self.guard(url)?;
-        let host = url.host_str().unwrap_or_default();
-        if ask.keep_body || ask.get_first || self.limits.asks_get_first(host) {
+        let host = self.hosts.host(url.host_str().unwrap_or_default());
+        if ask.keep_body || ask.get_first || host.asks_get_first() {
             return self
                 .fetch_keeping(Method::GET, url, budget, ask.keep_body)
                 .await;
@@ -101,7 +101,10 @@ impl Inner {
             return head;
         }
         let get = self.fetch(Method::GET, url, budget).await;
-        self.limits.head(host, |h| h.learn(&head, &get));
+        host.head
+            .lock()
+            .expect("head lock poisoned")
+            .learn(&head, &get);
         get
     }
 

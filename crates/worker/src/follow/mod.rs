@@ -9,7 +9,7 @@
 //! # Layout
 //! - `mod.rs`: [`Follow`], one page's check and links.
 //! - `crawls.rs`: the crawls' rules, read from the database once and when a new one appears.
-//! - `robots.rs`: robots.txt per origin, fetched once for the fleet and kept in memory.
+//! - `robots.rs`: robots.txt per origin, fetched once for the fleet and kept in the host book.
 //! - `fragments.rs`: a site with a fragment (`page#section`), decided from its page's anchors,
 //!   read once for the fleet.
 
@@ -26,7 +26,6 @@ use url::Url;
 
 use self::crawls::{CrawlRules, Crawls};
 use self::fragments::Fragments;
-use self::robots::RobotsCache;
 use crate::check::Checker;
 
 /// A page whose links could not be stored (the database is away) is checked again after this,
@@ -48,7 +47,6 @@ pub struct Follow {
     queue: Queue,
     checker: Checker,
     crawls: Arc<Crawls>,
-    robots: Arc<RobotsCache>,
     /// The pages being read for their fragments' anchors.
     fragments: Arc<Fragments>,
     /// [`LINKS_WRITERS`] permits: storing links waits here rather than in the pool.
@@ -59,7 +57,6 @@ impl Follow {
     pub fn new(queue: Queue, checker: Checker) -> Follow {
         Follow {
             crawls: Arc::new(Crawls::default()),
-            robots: Arc::new(RobotsCache::default()),
             fragments: Arc::new(Fragments::default()),
             writers: Arc::new(tokio::sync::Semaphore::new(LINKS_WRITERS)),
             queue,
@@ -100,12 +97,7 @@ impl Follow {
         let Some(crawl) = self.rules_of(site).await else {
             return self.check_link(site).await;
         };
-        if crawl.robots
-            && !self
-                .robots
-                .allows(&self.queue, &self.checker, &site.url)
-                .await
-        {
+        if crawl.robots && !robots::allows(&self.queue, &self.checker, &site.url).await {
             tracing::debug!(url = %site.url, "robots.txt disallows reading this page: checked only");
             return self.checker.check(&site.url).await;
         }
@@ -150,7 +142,7 @@ impl Follow {
     async fn pace_by_robots(&self, site: &Site) {
         match self.crawls.paced_by_robots(&self.queue, &site.url).await {
             // Boxed, as a page's check is: only a crawl that obeys robots.txt gets here.
-            Ok(Some(url)) => Box::pin(self.robots.pace(&self.queue, &self.checker, &url)).await,
+            Ok(Some(url)) => Box::pin(robots::pace(&self.queue, &self.checker, &url)).await,
             Ok(None) => {}
             Err(error) => {
                 tracing::debug!(error = %crate::chain(&error), "cannot read the crawls: checking the link without its robots.txt");

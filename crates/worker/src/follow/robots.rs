@@ -1,73 +1,55 @@
 //! robots.txt for the pages a crawl reads, per origin (`scheme://host:port`): taken from the
 //! database if any worker fetched it already, else fetched through the checker (the host's
-//! limits apply) and stored for the fleet. Kept in memory, bounded; the checks of one origin
-//! that need it at once wait for one fetch. Its `Crawl-delay` is handed to the checker when
-//! it is loaded, and paces every request to the host from then on (`check/ratelimit.rs`).
+//! limits apply) and stored for the fleet. Kept in the host's entry of the checker's host book
+//! (`check/hosts.rs`), forgotten with it; the checks of one origin that need it at once wait for
+//! one fetch. Its `Crawl-delay` is handed to the checker when it is loaded, and paces every
+//! request to the host from then on (`check/ratelimit.rs`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use crawler_links::Robots;
 use crawler_queue::{Queue, Verdict};
-use tokio::sync::OnceCell;
 use url::Url;
 
 use crate::check::Checker;
 
-/// Origins kept in memory; past this the cache starts over (a crawl's pages are on a few).
-const KEPT: usize = 10_000;
-
 /// The product token robots.txt groups are matched against.
 const AGENT: &str = "crawler";
 
-/// robots.txt by origin. A std mutex around the map, held only to find or add an entry; the
-/// fetch happens in the entry's `OnceCell`, outside it.
-#[derive(Default)]
-pub struct RobotsCache {
-    origins: Mutex<HashMap<String, Arc<OnceCell<Arc<Robots>>>>>,
+/// Whether robots.txt lets the crawler read `url`.
+pub async fn allows(queue: &Queue, checker: &Checker, url: &str) -> bool {
+    let Ok(url) = Url::parse(url) else {
+        return true;
+    };
+    let robots = robots_of(queue, checker, &url).await;
+    let path = match url.query() {
+        Some(query) => format!("{}?{query}", url.path()),
+        None => url.path().to_owned(),
+    };
+    robots.allows(&path)
 }
 
-impl RobotsCache {
-    /// Whether robots.txt lets the crawler read `url`.
-    pub async fn allows(&self, queue: &Queue, checker: &Checker, url: &str) -> bool {
-        let Ok(url) = Url::parse(url) else {
-            return true;
-        };
-        let robots = self.robots_of(queue, checker, &url).await;
-        let path = match url.query() {
-            Some(query) => format!("{}?{query}", url.path()),
-            None => url.path().to_owned(),
-        };
-        robots.allows(&path)
-    }
+/// Loads the robots.txt of `url`'s origin, if this worker has not yet, for its `Crawl-delay`
+/// alone: a link only checked on a host a crawl reads is paced like its pages.
+pub async fn pace(queue: &Queue, checker: &Checker, url: &Url) {
+    robots_of(queue, checker, url).await;
+}
 
-    /// Loads the robots.txt of `url`'s origin, if this worker has not yet, for its
-    /// `Crawl-delay` alone: a link only checked on a host a crawl reads is paced like its pages.
-    pub async fn pace(&self, queue: &Queue, checker: &Checker, url: &Url) {
-        self.robots_of(queue, checker, url).await;
-    }
-
-    /// The robots.txt of `url`'s origin, loaded once; its `Crawl-delay` set on the checker
-    /// then, for the host.
-    async fn robots_of(&self, queue: &Queue, checker: &Checker, url: &Url) -> Arc<Robots> {
-        let origin = url.origin().ascii_serialization();
-        let cell = {
-            let mut origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
-            if origins.len() >= KEPT && !origins.contains_key(&origin) {
-                origins.clear();
-            }
-            origins.entry(origin.clone()).or_default().clone()
-        };
-        let load = || async {
-            let robots = load(queue, checker, &origin).await;
-            if let (Some(delay), Some(host)) = (robots.crawl_delay, url.host_str()) {
-                tracing::debug!(%origin, ?delay, "robots.txt asks for a crawl delay");
-                checker.crawl_delay(host, delay);
-            }
-            Arc::new(robots)
-        };
-        cell.get_or_init(load).await.clone()
-    }
+/// The robots.txt of `url`'s origin, loaded once; its `Crawl-delay` set on the checker then,
+/// for the host.
+async fn robots_of(queue: &Queue, checker: &Checker, url: &Url) -> Arc<Robots> {
+    let origin = url.origin().ascii_serialization();
+    let host = url.host_str().unwrap_or_default();
+    let load = || async {
+        let robots = load(queue, checker, &origin).await;
+        if let Some(delay) = robots.crawl_delay {
+            tracing::debug!(%origin, ?delay, "robots.txt asks for a crawl delay");
+            checker.crawl_delay(host, delay);
+        }
+        Arc::new(robots)
+    };
+    let cell = checker.robots_of(host, &origin);
+    cell.get_or_init(load).await.clone()
 }
 
 /// The rules of `origin`: stored by the fleet, or fetched now (and stored). No robots.txt (a

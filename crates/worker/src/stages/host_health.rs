@@ -1,32 +1,37 @@
 //! What this worker learns about its hosts, shared with the fleet after each write-back (see
-//! `crawler_queue::hosts`): which hosts throttled (429/503, and the `Retry-After` they asked),
-//! and each troubled host's checks and failures, for its recent error rate. Best effort: the
-//! worker's own limiter already knows; the table is for whoever holds the hosts next.
+//! `crawler_queue::hosts`): hosts decided unreachable and hosts that answer again, which hosts
+//! throttled (429/503, and the `Retry-After` they asked), the paces that changed, and each
+//! troubled host's checks and failures, for its recent error rate. What the worker knows of a
+//! host, and what it last told the fleet, is in the checker's host book (`check/hosts.rs`);
+//! this stage writes it. Best effort: the worker's own limiter already knows; the table is for
+//! whoever holds the hosts next.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crawler_queue::{ErrorKind, Finding, HostChecks, HostPace, Next, Outcome, Queue, Throttled};
+use crawler_queue::{ErrorKind, Finding, HostChecks, Next, Outcome, Queue, Throttled};
 
 use crate::check::{is_throttling, Checker};
 
 /// How often the hosts' paces (throttled rates, deferrals) are shared with the fleet.
 const PACES_EVERY: Duration = Duration::from_secs(2);
 
-/// Troubled hosts remembered, so that their successes are counted too and their error rate
-/// comes back down; past this many, new ones are counted only while they fail.
-const TROUBLED_MAX: usize = 10_000;
-
-#[derive(Default)]
 pub struct HostHealth {
-    /// Hosts this worker saw fail: their every check is recorded, not only their failures.
-    troubled: Mutex<HashSet<String>>,
-    /// The paces last shared, and when.
-    paces: Mutex<(HashMap<String, HostPace>, Option<Instant>)>,
+    /// Whose host book this stage writes.
+    checker: Checker,
+    /// When the paces were last shared.
+    paces_shared: Mutex<Option<Instant>>,
 }
 
 impl HostHealth {
+    pub fn new(checker: Checker) -> Self {
+        Self {
+            checker,
+            paces_shared: Mutex::default(),
+        }
+    }
+
     /// Shares what the checker decided of its hosts since last time: hosts decided unreachable
     /// (every pending URL of each gets its verdict in one write), hosts that answered again,
     /// and the paces of throttled and deferred hosts (every [`PACES_EVERY`]). A decision the
@@ -61,44 +66,12 @@ impl HostHealth {
             }
         }
         let changed = {
-            let mut paces = self.paces.lock().expect("paces lock poisoned");
-            let (last, at) = &mut *paces;
+            let mut at = self.paces_shared.lock().expect("paces lock poisoned");
             if at.is_some_and(|at| at.elapsed() < PACES_EVERY) {
                 return;
             }
             *at = Some(Instant::now());
-            let now: HashMap<String, HostPace> = checker
-                .pace_reports()
-                .into_iter()
-                .map(|p| {
-                    let pace = HostPace {
-                        host: p.host.clone(),
-                        rate: p.rate,
-                        deferred: p.deferred.unwrap_or_default(),
-                    };
-                    (p.host, pace)
-                })
-                .collect();
-            // Back to full rate and not deferred: the fleet forgets the rate.
-            let mut changed: Vec<HostPace> = last
-                .keys()
-                .filter(|h| !now.contains_key(*h))
-                .map(|h| HostPace {
-                    host: h.clone(),
-                    rate: None,
-                    deferred: Duration::ZERO,
-                })
-                .collect();
-            changed.extend(
-                now.values()
-                    .filter(|p| {
-                        last.get(&p.host)
-                            .is_none_or(|l| l.rate != p.rate || p.deferred > l.deferred)
-                    })
-                    .cloned(),
-            );
-            *last = now;
-            changed
+            checker.pace_changes()
         };
         if !changed.is_empty() {
             if let Err(error) = queue.record_paces(&changed).await {
@@ -109,7 +82,8 @@ impl HostHealth {
 
     /// Records what `written` (one write-back's outcomes) says of their hosts.
     pub async fn record(&self, queue: &Queue, written: &[Outcome]) {
-        let (throttled, checks) = self.tally(written);
+        let troubled = |c: &HostChecks| self.checker.host_troubled(&c.host, c.checks, c.errors);
+        let (throttled, checks) = tally(written, troubled);
         if !throttled.is_empty() {
             if let Err(error) = queue.record_throttled(&throttled).await {
                 tracing::warn!(error = %crate::chain(&error), "cannot record throttled hosts");
@@ -121,45 +95,41 @@ impl HostHealth {
             }
         }
     }
+}
 
-    fn tally(&self, written: &[Outcome]) -> (Vec<Throttled>, Vec<HostChecks>) {
-        let mut throttled: Vec<Throttled> = Vec::new();
-        let mut checks: HashMap<&str, HostChecks> = HashMap::new();
-        for o in written.iter().filter(|o| !o.finding.next.is_deferred()) {
-            let host = o.site.host.as_str();
-            let asked = o.finding.attempts > 0;
-            if let Some(status) = o.finding.status.filter(|&s| asked && is_throttling(s)) {
-                if !throttled.iter().any(|t| t.host == host) {
-                    throttled.push(Throttled {
-                        host: host.to_owned(),
-                        status,
-                        retry_after: match o.finding.next {
-                            Next::Transient { not_before } => not_before,
-                            Next::Final | Next::Deferred { .. } => None,
-                        },
-                    });
-                }
+/// The throttled hosts of one write-back, and the checks of its troubled hosts: `troubled`
+/// takes a host's checks and says whether they are counted (`Host::troubled`).
+fn tally(
+    written: &[Outcome],
+    troubled: impl Fn(&HostChecks) -> bool,
+) -> (Vec<Throttled>, Vec<HostChecks>) {
+    let mut throttled: Vec<Throttled> = Vec::new();
+    let mut checks: HashMap<&str, HostChecks> = HashMap::new();
+    for o in written.iter().filter(|o| !o.finding.next.is_deferred()) {
+        let host = o.site.host.as_str();
+        let asked = o.finding.attempts > 0;
+        if let Some(status) = o.finding.status.filter(|&s| asked && is_throttling(s)) {
+            if !throttled.iter().any(|t| t.host == host) {
+                throttled.push(Throttled {
+                    host: host.to_owned(),
+                    status,
+                    retry_after: match o.finding.next {
+                        Next::Transient { not_before } => not_before,
+                        Next::Final | Next::Deferred { .. } => None,
+                    },
+                });
             }
-            let c = checks.entry(host).or_insert_with(|| HostChecks {
-                host: host.to_owned(),
-                checks: 0,
-                errors: 0,
-            });
-            c.checks += 1;
-            c.errors += u32::from(failed(&o.finding));
         }
-        let mut troubled = self.troubled.lock().expect("troubled hosts lock poisoned");
-        let checks = checks
-            .into_values()
-            .filter(|c| {
-                if c.errors > 0 && troubled.len() < TROUBLED_MAX {
-                    troubled.insert(c.host.clone());
-                }
-                c.errors > 0 || troubled.contains(&c.host)
-            })
-            .collect();
-        (throttled, checks)
+        let c = checks.entry(host).or_insert_with(|| HostChecks {
+            host: host.to_owned(),
+            checks: 0,
+            errors: 0,
+        });
+        c.checks += 1;
+        c.errors += u32::from(failed(&o.finding));
     }
+    let checks = checks.into_values().filter(|c| troubled(c)).collect();
+    (throttled, checks)
 }
 
 /// A check that found the server struggling: no answer at all (a timeout, a refused or reset
@@ -190,7 +160,8 @@ mod tests {
 
     #[test]
     fn healthy_hosts_are_not_recorded_until_they_fail_then_every_check_is() {
-        let health = HostHealth::default();
+        let checker = crate::check::Checker::new(Default::default()).unwrap();
+        let troubled = |c: &HostChecks| checker.host_troubled(&c.host, c.checks, c.errors);
         let first = [
             outcome("ok.example", Verdict::Alive, Some(200)),
             Outcome {
@@ -204,7 +175,7 @@ mod tests {
             outcome("bad.example", Verdict::Alive, Some(200)),
             outcome("gone.example", Verdict::Dead, Some(404)),
         ];
-        let (throttled, checks) = health.tally(&first);
+        let (throttled, checks) = tally(&first, troubled);
         assert!(throttled.is_empty());
         assert_eq!(
             checks,
@@ -214,18 +185,23 @@ mod tests {
                 errors: 1
             }]
         );
-        let (_, checks) = health.tally(&[outcome("bad.example", Verdict::Alive, Some(200))]);
+        let (_, checks) = tally(
+            &[outcome("bad.example", Verdict::Alive, Some(200))],
+            troubled,
+        );
         assert_eq!(checks.len(), 1, "its recovery counts too");
         assert_eq!(checks[0].errors, 0);
     }
 
     #[test]
     fn a_throttling_host_is_named_once_per_write_back() {
-        let health = HostHealth::default();
-        let (throttled, checks) = health.tally(&[
-            outcome("busy.example", Verdict::Blocked, Some(429)),
-            outcome("busy.example", Verdict::Blocked, Some(429)),
-        ]);
+        let (throttled, checks) = tally(
+            &[
+                outcome("busy.example", Verdict::Blocked, Some(429)),
+                outcome("busy.example", Verdict::Blocked, Some(429)),
+            ],
+            |c| c.errors > 0,
+        );
         assert_eq!(throttled.len(), 1);
         assert!(checks.is_empty(), "a 429 is not a failure of the server");
     }

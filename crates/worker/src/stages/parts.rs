@@ -43,12 +43,7 @@ pub struct Parts {
     held: Mutex<HashMap<i16, Holding>>,
     /// The claimer's last claim found nothing due in the partitions held.
     idle: AtomicBool,
-    /// What the fleet said of each host when last read (see [`Parts::first_news_of`]).
-    news: Mutex<HashMap<String, String>>,
 }
-
-/// Hosts whose fleet state is remembered at most; past it the memory starts again.
-const NEWS_MAX: usize = 100_000;
 
 /// This worker's hold on one partition: how to stop its work, and whether it is being handed
 /// over.
@@ -65,28 +60,11 @@ impl Default for Parts {
             token: rand::rng().random_range(1..i64::MAX),
             held: Mutex::default(),
             idle: AtomicBool::new(false),
-            news: Mutex::default(),
         }
     }
 }
 
 impl Parts {
-    /// Whether `state` is news for its host: the fleet's state of a host is applied when it
-    /// changes, not every keeper round (which would undo what this worker learned since).
-    pub fn first_news_of(&self, state: &crawler_queue::HostState) -> bool {
-        let said = format!(
-            "{:?} {:?} {}",
-            state.rate,
-            state.unreachable,
-            state.backoff.as_secs()
-        );
-        let mut news = self.news.lock().expect("news lock poisoned");
-        if news.len() >= NEWS_MAX {
-            news.clear();
-        }
-        news.insert(state.host.clone(), said.clone()).as_ref() != Some(&said)
-    }
-
     /// A token that is cancelled when partition `part` is lost or starts being handed over
     /// (already cancelled if it is being handed over); `None` if it is not held.
     pub fn watch(&self, part: i16) -> Option<CancellationToken> {
@@ -370,25 +348,15 @@ fn busiest_other(due: &[DuePart], mine: i64) -> Option<(i64, i16)> {
     Some((holder, pick))
 }
 
-/// Loads what the fleet learned about the hosts of the partitions held, once per host: a
-/// host-wide deferral is waited out, a throttling host starts at its last rate, and a host
-/// decided unreachable is probed once before its checks go on (`check/health.rs`).
+/// Loads what the fleet learned about the hosts of the partitions held into the host book,
+/// which takes each change once (`check/hosts.rs`): a host-wide deferral is waited out, a
+/// throttling host starts at its last rate, and a host decided unreachable is probed once
+/// before its checks go on.
 async fn load_host_states(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
     let hosts = ctx.queue.host_states(ctx.parts.token).await?;
     crate::metrics::hosts_in_backoff(hosts.iter().filter(|h| !h.backoff.is_zero()).count());
-    for host in hosts {
-        if !ctx.parts.first_news_of(&host) {
-            continue;
-        }
-        if !host.backoff.is_zero() {
-            ctx.checker.defer_host(&host.host, host.backoff);
-        }
-        if let Some(rate) = host.rate {
-            ctx.checker.start_host_at(&host.host, rate);
-        }
-        if let Some(kind) = host.unreachable {
-            ctx.checker.suspect_host(&host.host, kind);
-        }
+    for host in &hosts {
+        ctx.checker.hear_of_host(host);
     }
     Ok(())
 }

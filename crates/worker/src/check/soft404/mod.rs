@@ -29,7 +29,7 @@ use crawler_queue::soft404::LastCheck;
 use crawler_queue::{ErrorKind, Finding, Next, Verdict};
 use url::Url;
 
-pub(crate) use self::probe::{Probe, Probes};
+pub(crate) use self::probe::{HostProbes, Probe, Probes};
 pub use self::probe::{ProbeStore, TTL};
 
 use self::decide::{decide, gray, is_root, mask_url, percent_decode, same_shape, Answer, Decision};
@@ -87,7 +87,7 @@ impl Inner {
     /// one request. A not-found page in the host's layout is asked again only for a page in
     /// the gray zone ([`Inner::settled`]).
     async fn probe_of(&self, url: &Url, pattern: &Pattern) -> Result<Arc<Probe>, Duration> {
-        let host = url.host_str().unwrap_or_default();
+        let host = self.hosts.host(url.host_str().unwrap_or_default());
         let make = async {
             let (path, answer) = self.probe_once(url, pattern).await?;
             let settled = !answer.as_ref().is_some_and(varies);
@@ -97,7 +97,9 @@ impl Inner {
                 settled,
             })
         };
-        self.probes.get(host, pattern, make).await
+        self.probes
+            .get((&host.name, &host.probes), pattern, make)
+            .await
     }
 
     /// `first`, a probe of `pattern` asked once, asked a second time, to learn what of the
@@ -109,7 +111,7 @@ impl Inner {
         pattern: &Pattern,
         first: &Arc<Probe>,
     ) -> Result<Arc<Probe>, Duration> {
-        let host = url.host_str().unwrap_or_default();
+        let host = self.hosts.host(url.host_str().unwrap_or_default());
         let make = async {
             let (_, second) = self.probe_once(url, pattern).await?;
             let answer = first.answer.clone().zip(second);
@@ -119,7 +121,9 @@ impl Inner {
                 settled: true,
             })
         };
-        self.probes.settle(host, pattern, first, make).await
+        self.probes
+            .settle((&host.name, &host.probes), pattern, first, make)
+            .await
     }
 
     /// Asks `url`'s host for a path of `pattern` that cannot exist: the path and the answer.

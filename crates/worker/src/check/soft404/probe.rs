@@ -20,9 +20,6 @@ use super::fingerprint::Fingerprint;
 /// How long a stored probe is reused: about one crawl round. A site changing its not-found
 /// behaviour is rare, and a day-old probe costs at most a day of misjudged pages.
 pub const TTL: Duration = Duration::from_secs(24 * 3600);
-/// Patterns cached in a worker at most; past this, those not being probed are forgotten (and
-/// loaded from the database again if needed), so memory does not grow with the hosts seen.
-const CACHE_CAP: usize = 10_000;
 /// Directory levels a pattern keeps: `/a/b/c/d.html` is probed as `/a/b/TOKEN.html`, so a
 /// host with deep trees costs a probe per top directory, not per leaf.
 const LEVELS: usize = 2;
@@ -230,18 +227,27 @@ impl ProbeStore for crawler_queue::Queue {
     }
 }
 
-/// The probes a worker knows, by pattern, and where they are shared.
+/// Where a worker's probes are shared; the probes themselves are kept per host, in the host's
+/// entry of the book ([`HostProbes`], `check/hosts.rs`).
 #[derive(Default)]
 pub struct Probes {
-    /// One cell per pattern: the first check of a pattern probes, the others wait for it. A
-    /// std mutex: held only to find or insert a cell, never across an await.
-    cells: Mutex<HashMap<String, Arc<Cell>>>,
-    /// The directory patterns each host was admitted to be probed in by this worker, against
-    /// [`DIRECTORY_PROBES`]: a pattern counts from when its probe is decided, so checks of
-    /// one host's directories at once cannot all pass the cap. A std mutex, as `cells`.
-    directories: Mutex<HashMap<String, HashSet<String>>>,
     store: OnceLock<Arc<dyn ProbeStore>>,
 }
+
+/// The probes a worker knows of one host. Behind a std mutex in the host's entry: held only to
+/// find or insert a cell, never across an await.
+#[derive(Default)]
+pub(crate) struct HostProbes {
+    /// One cell per pattern: the first check of a pattern probes, the others wait for it.
+    cells: HashMap<String, Arc<Cell>>,
+    /// The directory patterns the host was admitted to be probed in by this worker, against
+    /// [`DIRECTORY_PROBES`]: a pattern counts from when its probe is decided, so checks of
+    /// the host's directories at once cannot all pass the cap.
+    directories: HashSet<String>,
+}
+
+/// A host's name and its probes, as the book keeps them.
+pub(crate) type ProbesOf<'a> = (&'a str, &'a Mutex<HostProbes>);
 
 impl Probes {
     pub fn share_in(&self, store: Arc<dyn ProbeStore>) {
@@ -259,14 +265,14 @@ impl Probes {
     /// [`Probe::unprobed`] (see [`Probes::admit`]).
     pub async fn get<F>(
         &self,
-        host: &str,
+        (host, known): ProbesOf<'_>,
         pattern: &Pattern,
         make: F,
     ) -> Result<Arc<Probe>, Duration>
     where
         F: std::future::Future<Output = Result<Probe, Duration>>,
     {
-        let cell = self.cell(&pattern.key);
+        let cell = cell(known, &pattern.key);
         if let Some(settled) = cell.settled.get() {
             return Ok(settled.clone());
         }
@@ -280,7 +286,7 @@ impl Probes {
                 } {
                     return Ok::<_, Duration>(Arc::new(from_row(row)));
                 }
-                if !pattern.is_host() && !self.admit(host, &pattern.key).await {
+                if !pattern.is_host() && !self.admit((host, known), &pattern.key).await {
                     tracing::debug!(host, pattern = pattern.key, "soft-404 probes capped");
                     return Ok(Arc::new(Probe::unprobed()));
                 }
@@ -299,7 +305,7 @@ impl Probes {
     /// worker however many checks ask at once. `first` itself when it is settled already.
     pub async fn settle<F>(
         &self,
-        host: &str,
+        (host, known): ProbesOf<'_>,
         pattern: &Pattern,
         first: &Arc<Probe>,
         make: F,
@@ -310,7 +316,7 @@ impl Probes {
         if first.settled {
             return Ok(first.clone());
         }
-        let cell = self.cell(&pattern.key);
+        let cell = cell(known, &pattern.key);
         let probe = cell
             .settled
             .get_or_try_init(|| async {
@@ -330,17 +336,13 @@ impl Probes {
     /// within [`TTL`] (the union, so this worker's probes stored meanwhile count once). A
     /// host is held by one worker at a time (its partition's lease), so what the fleet spent
     /// before is in the store; only probes in flight at a handover can pass the cap.
-    async fn admit(&self, host: &str, key: &str) -> bool {
+    async fn admit(&self, (host, known): ProbesOf<'_>, key: &str) -> bool {
         let stored = match self.store.get() {
             Some(store) => store.patterns(host).await,
             None => Vec::new(),
         };
-        let mut directories = self.directories.lock().unwrap_or_else(|e| e.into_inner());
-        if directories.len() >= CACHE_CAP && !directories.contains_key(host) {
-            // Forgotten hosts count again from what the fleet stored.
-            directories.clear();
-        }
-        let admitted = directories.entry(host.to_owned()).or_default();
+        let mut known = known.lock().unwrap_or_else(|e| e.into_inner());
+        let admitted = &mut known.directories;
         if admitted.contains(key) || stored.iter().any(|k| k == key) {
             return true;
         }
@@ -356,14 +358,12 @@ impl Probes {
         admitted.insert(key.to_owned());
         true
     }
+}
 
-    fn cell(&self, key: &str) -> Arc<Cell> {
-        let mut cells = self.cells.lock().unwrap_or_else(|e| e.into_inner());
-        if cells.len() >= CACHE_CAP && !cells.contains_key(key) {
-            cells.retain(|_, cell| Arc::strong_count(cell) > 1);
-        }
-        cells.entry(key.to_owned()).or_default().clone()
-    }
+/// The cell of the pattern `key` among a host's probes, made empty when absent.
+fn cell(known: &Mutex<HostProbes>, key: &str) -> Arc<Cell> {
+    let mut known = known.lock().unwrap_or_else(|e| e.into_inner());
+    known.cells.entry(key.to_owned()).or_default().clone()
 }
 
 /// A pattern's probe in a worker: asked once, then, if a page in the gray zone needs it,
@@ -423,6 +423,21 @@ fn from_row(row: ProbeRow) -> Probe {
 
 #[cfg(test)]
 mod tests {
+    /// Each host's probes, as the book keeps them.
+    #[derive(Default)]
+    struct Book(Mutex<HashMap<String, Arc<Mutex<HostProbes>>>>);
+
+    impl Book {
+        fn of(&self, host: &str) -> Arc<Mutex<HostProbes>> {
+            self.0
+                .lock()
+                .unwrap()
+                .entry(host.to_owned())
+                .or_default()
+                .clone()
+        }
+    }
+
     use super::*;
 
     fn pattern(url: &str) -> Option<Pattern> {
@@ -516,13 +531,15 @@ mod tests {
     #[tokio::test]
     async fn a_pattern_is_probed_once_however_many_checks_ask_at_once() {
         let probes = Arc::new(Probes::default());
+        let host = Arc::new(Mutex::new(HostProbes::default()));
         let pattern = pattern("http://a.example/docs/page.html").unwrap();
         let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let asks = (0..50).map(|_| {
             let (probes, pattern, made) = (probes.clone(), pattern.clone(), made.clone());
+            let host = host.clone();
             tokio::spawn(async move {
                 probes
-                    .get("a.example", &pattern, async {
+                    .get(("a.example", &host), &pattern, async {
                         made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         tokio::time::sleep(Duration::from_millis(20)).await;
                         Ok(Probe {
@@ -543,25 +560,29 @@ mod tests {
     #[tokio::test]
     async fn a_probe_asked_once_is_settled_once_and_then_served_settled() {
         let probes = Arc::new(Probes::default());
+        let host = Arc::new(Mutex::new(HostProbes::default()));
         let pattern = pattern("http://a.example/docs/page.html").unwrap();
         let once = |settled| Probe {
             path: "/docs/x.html".into(),
             answer: None,
             settled,
         };
-        let first = probes.get("a.example", &pattern, async { Ok(once(false)) });
+        let first = probes.get(("a.example", &host), &pattern, async { Ok(once(false)) });
         let first = first.await.unwrap();
         let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let asks = (0..20).map(|_| {
             let (probes, pattern, first, made) =
                 (probes.clone(), pattern.clone(), first.clone(), made.clone());
+            let host = host.clone();
             tokio::spawn(async move {
                 let second = async {
                     made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     tokio::time::sleep(Duration::from_millis(20)).await;
                     Ok(once(true))
                 };
-                probes.settle("a.example", &pattern, &first, second).await
+                probes
+                    .settle(("a.example", &host), &pattern, &first, second)
+                    .await
             })
         });
         for ask in asks.collect::<Vec<_>>() {
@@ -569,25 +590,30 @@ mod tests {
         }
         assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 1);
         // Later checks get the settled probe at once; a settled probe is not asked again.
-        let later = probes.get("a.example", &pattern, async { Err(Duration::MAX) });
+        let later = probes.get(("a.example", &host), &pattern, async { Err(Duration::MAX) });
         let later = later.await.unwrap();
         assert!(later.settled);
-        let again = probes.settle("a.example", &pattern, &later, async { Err(Duration::MAX) });
+        let again = probes.settle(("a.example", &host), &pattern, &later, async {
+            Err(Duration::MAX)
+        });
         assert!(again.await.is_ok());
     }
 
     #[tokio::test]
     async fn a_busy_host_is_not_cached_as_probed() {
         let probes = Probes::default();
+        let host = Mutex::new(HostProbes::default());
         let pattern = pattern("http://a.example/page").unwrap();
-        let busy = probes.get("a.example", &pattern, async { Err(Duration::from_secs(3)) });
+        let busy = probes.get(("a.example", &host), &pattern, async {
+            Err(Duration::from_secs(3))
+        });
         assert_eq!(busy.await, Err(Duration::from_secs(3)));
         let probe = Probe {
             path: "/z".into(),
             answer: None,
             settled: true,
         };
-        let again = probes.get("a.example", &pattern, async { Ok(probe.clone()) });
+        let again = probes.get(("a.example", &host), &pattern, async { Ok(probe.clone()) });
         assert_eq!(*again.await.unwrap(), probe);
     }
 
@@ -607,12 +633,14 @@ mod tests {
     }
 
     /// Asks `probes` for the probe of each of `urls`; how many were made.
-    async fn ask(probes: &Probes, urls: &[String]) -> usize {
+    async fn ask((probes, book): (&Probes, &Book), urls: &[String]) -> usize {
         let mut made = 0;
         for url in urls {
             let url = Url::parse(url).unwrap();
             let pattern = pattern_of(&url).unwrap();
-            let probe = probes.get(url.host_str().unwrap(), &pattern, async {
+            let host = url.host_str().unwrap();
+            let known = book.of(host);
+            let probe = probes.get((host, &known), &pattern, async {
                 made += 1;
                 Ok(Probe {
                     path: probe_path(&pattern),
@@ -627,30 +655,37 @@ mod tests {
 
     #[tokio::test]
     async fn a_host_is_probed_in_its_root_and_at_most_the_cap_of_other_patterns() {
-        let probes = Probes::default();
+        let (probes, book) = (Probes::default(), Book::default());
         let slugs: Vec<String> = (0..10)
             .map(|i| format!("http://blog.example/slug-{i}/post"))
             .collect();
         let root = "http://blog.example/missing".to_owned();
-        let made = ask(&probes, &[vec![root], slugs.clone()].concat()).await;
+        let made = ask((&probes, &book), &[vec![root], slugs.clone()].concat()).await;
         assert_eq!(made, 1 + DIRECTORY_PROBES);
         // Past the cap, a pattern judges nothing, and is not asked again.
         let capped = pattern_of(&Url::parse(&slugs[9]).unwrap()).unwrap();
         // Were it made, the host would be busy.
-        let probe = probes.get("blog.example", &capped, async { Err(Duration::MAX) });
+        let known = book.of("blog.example");
+        let probe = probes.get(("blog.example", &known), &capped, async {
+            Err(Duration::MAX)
+        });
         assert_eq!(probe.await.as_deref(), Ok(&Probe::unprobed()));
         // The patterns admitted are the first ones, another host has a cap of its own, and a
         // host's root is always asked.
-        assert_eq!(ask(&probes, &slugs[..DIRECTORY_PROBES]).await, 0);
+        assert_eq!(ask((&probes, &book), &slugs[..DIRECTORY_PROBES]).await, 0);
         let other: Vec<String> = slugs.iter().map(|u| u.replace("blog", "wiki")).collect();
-        assert_eq!(ask(&probes, &other).await, DIRECTORY_PROBES);
+        assert_eq!(ask((&probes, &book), &other).await, DIRECTORY_PROBES);
         let port = "http://blog.example:8080/missing".to_owned();
-        assert_eq!(ask(&probes, &[port]).await, 1, "another port's root");
+        assert_eq!(
+            ask((&probes, &book), &[port]).await,
+            1,
+            "another port's root"
+        );
     }
 
     #[tokio::test]
     async fn the_cap_counts_the_patterns_the_fleet_probed() {
-        let probes = Probes::default();
+        let (probes, book) = (Probes::default(), Book::default());
         let mut fleet = vec!["http://blog.example/*".to_owned()];
         fleet.extend((1..DIRECTORY_PROBES).map(|i| format!("http://blog.example/old-{i}/*")));
         probes.share_in(Arc::new(Fleet(fleet)));
@@ -658,22 +693,23 @@ mod tests {
             .map(|i| format!("http://blog.example/slug-{i}/post"))
             .collect();
         // One left of the cap; the root's stored pattern is not counted.
-        assert_eq!(ask(&probes, &slugs).await, 1);
+        assert_eq!(ask((&probes, &book), &slugs).await, 1);
     }
 
     #[tokio::test]
     async fn a_capped_pattern_admitted_while_its_host_was_busy_is_asked_again() {
-        let probes = Probes::default();
+        let (probes, book) = (Probes::default(), Book::default());
         let url = Url::parse("http://blog.example/slug/post").unwrap();
         let pattern = pattern_of(&url).unwrap();
-        let busy = probes.get("blog.example", &pattern, async {
+        let known = book.of("blog.example");
+        let busy = probes.get(("blog.example", &known), &pattern, async {
             Err(Duration::from_secs(1))
         });
         assert!(busy.await.is_err());
         let others: Vec<String> = (0..5)
             .map(|i| format!("http://blog.example/other-{i}/post"))
             .collect();
-        assert_eq!(ask(&probes, &others).await, DIRECTORY_PROBES - 1);
-        assert_eq!(ask(&probes, &[url.to_string()]).await, 1);
+        assert_eq!(ask((&probes, &book), &others).await, DIRECTORY_PROBES - 1);
+        assert_eq!(ask((&probes, &book), &[url.to_string()]).await, 1);
     }
 }
