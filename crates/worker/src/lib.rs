@@ -15,6 +15,7 @@
 //!   politeness: one worker at a time asks a host); `host_health`, what it learns of its
 //!   hosts, shared with the fleet; `upkeep`, leases, heartbeat (which reads whether the fleet
 //!   is paused, into `paused`), reaper, progress. Its `mod.rs` draws how they connect.
+//! - `probe_store`: the queue as the checker's store of soft-404 probes, shared by the fleet.
 //! - `archive`: `--archive-lookup`, an archived copy for each dead link, looked up beside the
 //!   checks by one worker of the fleet at a time.
 //! - `stats`: what this worker has done, a site counted once when it gets its verdict;
@@ -28,6 +29,7 @@ mod follow;
 mod host_limits;
 mod metrics;
 mod options;
+mod probe_store;
 mod progress;
 pub mod run;
 mod stages;

@@ -5,7 +5,7 @@ use std::fmt;
 use reqwest::RequestBuilder;
 use url::Url;
 
-use super::Inner;
+use super::CheckConfig;
 
 /// A user and password for one host. The password never prints: `Debug` hides it, and the
 /// header reqwest builds from it is marked sensitive.
@@ -33,23 +33,25 @@ impl fmt::Debug for BasicAuth {
     }
 }
 
-impl Inner {
-    /// Adds the `--basic-auth` of `url`'s host, looked up on every hop, so that a redirect to
-    /// another host never carries it. A URL with its own user name keeps it: the list gave
-    /// that one for this very URL (and reqwest would send both).
-    /// And the `--host-header`s of that host, looked up the same way.
-    pub(crate) fn authorize(&self, mut request: RequestBuilder, url: &Url) -> RequestBuilder {
-        let host = url.host_str().unwrap_or_default();
-        if let Some(headers) = self.config.host_headers.get(host) {
-            request = request.headers(headers.clone());
-        }
-        if !url.username().is_empty() || url.password().is_some() {
-            return request;
-        }
-        match self.config.basic_auth.get(host) {
-            Some(auth) => request.basic_auth(&auth.user, Some(&auth.password)),
-            None => request,
-        }
+/// Adds the `--basic-auth` of `url`'s host, looked up on every hop, so that a redirect to
+/// another host never carries it. A URL with its own user name keeps it: the list gave that one
+/// for this very URL (and reqwest would send both). And the `--host-header`s of that host,
+/// looked up the same way.
+pub(crate) fn authorize(
+    config: &CheckConfig,
+    mut request: RequestBuilder,
+    url: &Url,
+) -> RequestBuilder {
+    let host = url.host_str().unwrap_or_default();
+    if let Some(headers) = config.host_headers.get(host) {
+        request = request.headers(headers.clone());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return request;
+    }
+    match config.basic_auth.get(host) {
+        Some(auth) => request.basic_auth(&auth.user, Some(&auth.password)),
+        None => request,
     }
 }
 

@@ -1,5 +1,5 @@
-//! The shared HTTP client and one request through it: politeness first, then the request
-//! under what is left of the attempt's time budget.
+//! The shared HTTP client and one request through it ([`Asker`]): politeness first, then the
+//! request under what is left of the attempt's time budget.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -11,13 +11,17 @@ use reqwest::{redirect::Policy, Method, Response};
 use url::Url;
 
 use super::accept::accepts;
+use super::address::AddressPolicy;
+use super::auth::authorize;
 use super::classify::failure_of;
 use super::cut;
-use super::health::Gate;
+use super::health::{Gate, Health};
+use super::hosts::HostBook;
+use super::ratelimit::Limits;
 use super::reply::{Failure, Reply};
 use super::resolve::CachingResolver;
 use super::retry::parse_retry_after;
-use super::{CheckConfig, Inner};
+use super::CheckConfig;
 
 /// A GET reads at most this much of the body: enough to reuse the connection after a small
 /// page, never enough to matter on an endless one.
@@ -59,7 +63,7 @@ impl Reply {
 /// redirects (each hop is checked), no decompression (reqwest's gzip features are off), no
 /// proxy (a proxy would bypass the public-only filter). Certificates are checked against
 /// webpki's roots, the system's and `ca_certs`; cookies come from the jar alone.
-pub(crate) fn build_client(
+fn build_client(
     config: &CheckConfig,
     resolver: CachingResolver,
 ) -> reqwest::Result<reqwest::Client> {
@@ -84,7 +88,43 @@ pub(crate) fn build_client(
     builder.build()
 }
 
-impl Inner {
+/// What asks the servers, and all it knows of them: the client, the host book, the limits over
+/// all hosts, the decisions for the fleet. One per [`super::Checker`], shared by its checks.
+pub(crate) struct Asker {
+    pub(crate) config: CheckConfig,
+    client: reqwest::Client,
+    /// Everything this worker knows of each host.
+    pub(crate) hosts: HostBook,
+    /// The limits over all hosts, and the pause.
+    pub(crate) limits: Limits,
+    /// Host decisions and recoveries for the fleet, until the writer takes them.
+    pub(crate) health: Health,
+    /// The client's resolver, to forget a failed look-up before a probe.
+    resolver: CachingResolver,
+    /// Which addresses may be connected to; also inside the client's resolver.
+    pub(crate) allow: AddressPolicy,
+}
+
+impl Asker {
+    /// The asker of `config`, connecting only where `allow` says.
+    pub(crate) fn new(config: CheckConfig, allow: AddressPolicy) -> reqwest::Result<Self> {
+        let resolver = CachingResolver::new(allow, config.dns_server);
+        let client = build_client(&config, resolver.clone())?;
+        let default = super::HostLimit {
+            concurrency: config.host_concurrency,
+            rate: config.host_rate,
+        };
+        Ok(Asker {
+            hosts: HostBook::new(default, config.host_limits.clone()),
+            limits: Limits::new(config.concurrency, config.defer_horizon),
+            health: Health::default(),
+            client,
+            resolver,
+            allow,
+            config,
+        })
+    }
+
     /// One request, after the host's and the global limits; `budget` is the attempt's
     /// remaining time and shrinks by the time spent on the network (not waiting for limits).
     pub(crate) async fn fetch(
@@ -96,7 +136,7 @@ impl Inner {
         self.fetch_keeping(method, url, budget, false).await
     }
 
-    /// [`Inner::fetch`]; with `keep_body`, a GET keeps the first [`BODY_KEPT`] bytes of a 2xx
+    /// [`Asker::fetch`]; with `keep_body`, a GET keeps the first [`BODY_KEPT`] bytes of a 2xx
     /// text body in the reply.
     pub(crate) async fn fetch_keeping(
         &self,
@@ -153,7 +193,7 @@ impl Inner {
         keep_body: bool,
     ) -> Result<Reply, Failure> {
         let request = self.client.request(method.clone(), url.clone());
-        let request = self.authorize(request, url).send();
+        let request = authorize(&self.config, request, url).send();
         let response = match tokio::time::timeout_at(deadline, request).await {
             Err(_elapsed) => return Err(Failure::Timeout),
             Ok(result) => result.map_err(|e| failure_of(&e))?,

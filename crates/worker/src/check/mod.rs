@@ -5,10 +5,11 @@
 //! limits, the connection pool and the DNS cache are shared too.
 //!
 //! # Layout
-//! - `mod.rs`: [`CheckConfig`], [`Checker`], the retry loop
+//! - `mod.rs`: [`CheckConfig`], [`Checker`] (an [`Asker`] and a [`Soft404`]), the retry loop
 //! - `redirect.rs`: one attempt — HEAD then GET, redirects followed hop by hop
 //! - `head.rs`: whether a host's HEAD can be believed, so each hop costs one request where it can
-//! - `client.rs`: the shared reqwest client and one request through the limits
+//! - `client.rs`: the [`Asker`], which owns the client, the host book, the limits and the
+//!   host decisions, and one request through them
 //! - `cut.rs`: cutting a check off only before its first request, never once one is sent
 //! - `reply.rs`: what those hand back: a request's `Reply` or `Failure`, an `Attempt`
 //! - `requests.rs`: the requests counted for Prometheus (`--metrics`)
@@ -59,22 +60,20 @@ use reqwest::header::HeaderMap;
 use url::Url;
 
 pub use self::accept::StatusSet;
+use self::address::any_address;
 pub use self::address::is_public;
-use self::address::{any_address, AddressPolicy};
 pub use self::auth::BasicAuth;
 pub(crate) use self::classify::is_throttling;
+use self::client::Asker;
 pub use self::cookies::CookieJar;
 pub use self::cut::unless_cut;
-use self::health::Health;
 pub use self::health::HostDecision;
-use self::hosts::HostBook;
 pub(crate) use self::hosts::RobotsCell;
 pub use self::page::{PAGE_CAP, ROBOTS_CAP};
-use self::ratelimit::Limits;
-use self::redirect::Ask;
+use self::redirect::{attempt, Ask};
 use self::reply::{Attempt, Failure};
-use self::resolve::CachingResolver;
 use self::retry::{next_step, Step};
+use self::soft404::Soft404;
 pub use self::soft404::{ProbeStore, TTL as SOFT_404_TTL};
 
 /// How the checker asks. Defaults follow lychee where it has one (see `Default`).
@@ -223,25 +222,10 @@ pub enum CheckError {
 /// Checks URLs; cheap to clone, and meant to be shared by every task of a worker.
 #[derive(Clone)]
 pub struct Checker {
-    inner: Arc<Inner>,
-}
-
-/// What every clone of a [`Checker`] shares.
-pub(crate) struct Inner {
-    config: CheckConfig,
-    client: reqwest::Client,
-    /// Everything this worker knows of each host.
-    hosts: HostBook,
-    /// The limits over all hosts, and the pause.
-    limits: Limits,
-    /// Which addresses may be connected to; also inside the client's resolver.
-    allow: AddressPolicy,
-    /// Host decisions and recoveries for the fleet, until the writer takes them.
-    health: Health,
-    /// The client's resolver, to forget a failed look-up before a probe.
-    resolver: CachingResolver,
-    /// The soft-404 probes this worker knows (`--soft-404`).
-    probes: soft404::Probes,
+    /// What asks the servers, and all it knows of them (`client.rs`).
+    asker: Arc<Asker>,
+    /// Soft-404 detection (`--soft-404`), asking through `asker`.
+    soft404: Arc<Soft404>,
 }
 
 impl Checker {
@@ -267,92 +251,81 @@ impl Checker {
         } else {
             any_address
         };
-        let resolver = CachingResolver::new(allow, config.dns_server);
-        let client = client::build_client(&config, resolver.clone()).map_err(CheckError::Client)?;
-        let default = HostLimit {
-            concurrency: config.host_concurrency,
-            rate: config.host_rate,
+        let soft404 = Soft404 {
+            on: config.soft_404,
+            ..Soft404::default()
         };
-        let hosts = HostBook::new(default, config.host_limits.clone());
-        let limits = Limits::new(config.concurrency, config.defer_horizon);
+        let asker = Asker::new(config, allow).map_err(CheckError::Client)?;
         Ok(Checker {
-            inner: Arc::new(Inner {
-                config,
-                client,
-                hosts,
-                limits,
-                allow,
-                health: Health::default(),
-                resolver,
-                probes: soft404::Probes::default(),
-            }),
+            asker: Arc::new(asker),
+            soft404: Arc::new(soft404),
         })
     }
 
     /// Takes in what the fleet's `hosts` row says of a host, when it changed since last read
     /// (`hosts.rs`: [`hosts::Host::hear`]).
     pub fn hear_of_host(&self, row: &crawler_queue::HostState) {
-        self.inner.hosts.host(&row.host).hear(row, MAX_DELAY);
+        self.asker.hosts.host(&row.host).hear(row, MAX_DELAY);
     }
 
     /// Spaces the starts of `host`'s requests at least `delay` apart (robots.txt's
     /// `Crawl-delay`): a cap under `--host-rate` and the adaptive pace.
     pub fn crawl_delay(&self, host: &str, delay: Duration) {
-        self.inner.hosts.host(host).limits.crawl_delay(delay);
+        self.asker.hosts.host(host).limits.crawl_delay(delay);
     }
 
     /// The robots.txt of `origin` (of `host`), loaded once by the first check that needs it
     /// (`follow/robots.rs`), kept with the host.
     pub(crate) fn robots_of(&self, host: &str, origin: &str) -> RobotsCell {
-        self.inner.hosts.host(host).robots(origin)
+        self.asker.hosts.host(host).robots(origin)
     }
 
     /// Whether `checks` of `host` (`errors` of them failures) are counted for the fleet: the
     /// host is troubled (`hosts.rs`: [`hosts::Host::troubled`]).
     pub(crate) fn host_troubled(&self, host: &str, checks: u32, errors: u32) -> bool {
-        self.inner.hosts.host(host).troubled(checks, errors)
+        self.asker.hosts.host(host).troubled(checks, errors)
     }
 
     /// The paces to tell the fleet: those changed since last told (`hosts.rs`).
     pub(crate) fn pace_changes(&self) -> Vec<crawler_queue::HostPace> {
-        self.inner.hosts.pace_changes()
+        self.asker.hosts.pace_changes()
     }
 
     /// Pauses or resumes every request of this worker (`crawler-reap --pause`): while paused
     /// none starts; those on the wire finish, and the checks waiting keep waiting.
     pub fn pause(&self, paused: bool) {
-        self.inner.limits.pause(paused);
+        self.asker.limits.pause(paused);
     }
 
     /// Hosts decided unreachable since the last call, for the queue to write.
     pub fn take_host_decisions(&self) -> Vec<HostDecision> {
-        self.inner.health.take_decisions()
+        self.asker.health.take_decisions()
     }
 
     /// Puts back a decision the queue could not write, to be taken again.
     pub fn retake_host_decision(&self, decision: HostDecision) {
-        self.inner.health.retake(decision);
+        self.asker.health.retake(decision);
     }
 
     /// Hosts the fleet knew unreachable that answered since the last call.
     pub fn take_host_recoveries(&self) -> Vec<String> {
-        self.inner.health.take_recoveries()
+        self.asker.health.take_recoveries()
     }
 
     /// Whether this worker has room on the wire (a quarter of `--concurrency` free at least).
     pub fn has_room(&self) -> bool {
-        self.inner.limits.has_room()
+        self.asker.limits.has_room()
     }
 
     /// Hosts with more checks waiting than they can start within `backlog`.
     pub fn backlogged_hosts(&self, backlog: Duration) -> Vec<String> {
-        self.inner.hosts.backlogged(backlog)
+        self.asker.hosts.backlogged(backlog)
     }
 
     /// Hosts decided unreachable, suspect, throttled and deferred now.
     pub fn host_counts(&self) -> HostCounts {
-        let (unreachable, suspect) = self.inner.hosts.reach_counts();
-        let paces = self.inner.hosts.pace_reports();
+        let (unreachable, suspect) = self.asker.hosts.reach_counts();
+        let paces = self.asker.hosts.pace_reports();
         HostCounts {
             unreachable,
             suspect,
@@ -364,7 +337,7 @@ impl Checker {
     /// Shares soft-404 probes through `store` (the database): a host's probe is made once
     /// per fleet, and reused by whichever worker holds the host next.
     pub fn share_probes(&self, store: Arc<dyn ProbeStore>) {
-        self.inner.probes.share_in(store);
+        self.soft404.source.share_in(store);
     }
 
     /// Checks one URL, retries included, and says what was found.
@@ -381,17 +354,17 @@ impl Checker {
     ) -> (Finding, Option<Vec<u8>>) {
         let started = Instant::now();
         let seeded = url;
-        if !self.inner.config.filter.allows(url) {
+        if !self.asker.config.filter.allows(url) {
             return (Finding::excluded(), None);
         }
-        let url = match self.inner.start_url(url) {
+        let url = match self.start_url(url) {
             Ok(url) => url,
             Err(failure) => {
                 let finding = Attempt::failed(failure).into_finding(0, started.elapsed(), None);
                 return (finding, None);
             }
         };
-        let probe = match self.inner.soft_404_probe(&url).await {
+        let probe = match self.soft404.host_probe(&self.asker, &url).await {
             Ok(probe) => probe,
             Err(wait) => return (deferred_by_server(wait), None),
         };
@@ -402,11 +375,11 @@ impl Checker {
         };
         loop {
             attempts += 1;
-            let attempt = page::scoped(reading, self.inner.attempt(&url, ask)).await;
+            let attempt = page::scoped(reading, attempt(&self.asker, &url, ask)).await;
             if let Some(wait) = attempt.busy() {
                 return (deferred_by_server(wait), None);
             }
-            match next_step(&attempt, attempts, &self.inner.config) {
+            match next_step(&attempt, attempts, &self.asker.config) {
                 Step::Retry(wait) => {
                     // A GET decides whatever the answer: a retry asks once, not HEAD then GET.
                     ask.get_first = true;
@@ -415,9 +388,9 @@ impl Checker {
                 Step::Stop { retry_after } => {
                     let body = reading.and_then(|_| page::body_of(&attempt));
                     let soft = match &probe {
-                        // Boxed, as the probe is (`soft_404_probe`): only `--soft-404` asks.
+                        // Boxed, as the probe is (`Soft404::host_probe`): only `--soft-404` asks.
                         Some(p) => {
-                            match Box::pin(self.inner.soft_404_of(&url, &attempt, p)).await {
+                            match Box::pin(self.soft404.of(&self.asker, &url, &attempt, p)).await {
                                 Ok(soft) => soft,
                                 Err(wait) => return (deferred_by_server(wait), None),
                             }
@@ -425,7 +398,7 @@ impl Checker {
                         None => None,
                     };
                     let finding = attempt.into_finding(attempts, started.elapsed(), retry_after);
-                    let finding = self.inner.soft_404_finding(seeded, finding, soft).await;
+                    let finding = self.soft404.finding(seeded, finding, soft).await;
                     return (finding, body);
                 }
             }
@@ -433,12 +406,12 @@ impl Checker {
     }
 }
 
-impl Inner {
+impl Checker {
     /// The URL to start from, or why it cannot be asked at all (then no attempt is made).
     fn start_url(&self, url: &str) -> Result<Url, Failure> {
         let mut url = Url::parse(url.trim()).map_err(|_| Failure::Protocol)?;
         url.set_fragment(None);
-        self.guard(&url)?;
+        redirect::guard(self.asker.allow, &url)?;
         Ok(url)
     }
 }

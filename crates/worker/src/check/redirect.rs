@@ -7,9 +7,10 @@ use std::time::Duration;
 use reqwest::Method;
 use url::{Host, Url};
 
+use super::address::AddressPolicy;
+use super::client::Asker;
 use super::head::needs_get;
 use super::reply::{Attempt, End, Failure, Reply};
-use super::Inner;
 
 /// How an attempt asks each hop.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,101 +32,104 @@ enum Hop {
     Malformed,
 }
 
-impl Inner {
-    /// Follows `start` to its final answer within one time budget of `config.timeout`, each
-    /// hop asked as `ask` says.
-    pub(crate) async fn attempt(&self, start: &Url, ask: Ask) -> Attempt {
-        let mut budget = self.config.timeout;
-        let mut url = start.clone();
-        // The hops before `url`, to see loops; no allocation unless there is a redirect.
-        let mut seen: Vec<Url> = Vec::new();
-        loop {
-            let redirects = seen.len() as u32;
-            let reply = match self.probe(&url, &mut budget, ask).await {
-                Ok(reply) => reply,
-                Err(failure) => {
-                    // The URL counts as final once a server has answered in this attempt.
-                    let final_url = (redirects > 0).then_some(url);
-                    let end = End::Failed {
-                        failure,
-                        status: None,
-                    };
-                    return Attempt {
-                        end,
-                        final_url,
-                        redirects,
-                    };
-                }
-            };
-            let status = Some(reply.status);
-            let failed = |failure, url| Attempt {
-                end: End::Failed { failure, status },
-                final_url: Some(url),
-                redirects,
-            };
-            match next_hop(&url, &reply) {
-                Hop::Stay => {
-                    let final_url = Some(url);
-                    return Attempt {
-                        end: End::Answered(reply),
-                        final_url,
-                        redirects,
-                    };
-                }
-                Hop::Malformed => return failed(Failure::Protocol, url),
-                Hop::To(next) if next == url || seen.contains(&next) => {
-                    return failed(Failure::Redirects, url)
-                }
-                Hop::To(_) if redirects >= self.config.max_redirects => {
-                    return failed(Failure::Redirects, url)
-                }
-                Hop::To(next) => seen.push(std::mem::replace(&mut url, next)),
+/// Follows `start` to its final answer within one time budget of `config.timeout`, each hop
+/// asked as `ask` says.
+pub(crate) async fn attempt(asker: &Asker, start: &Url, ask: Ask) -> Attempt {
+    let mut budget = asker.config.timeout;
+    let mut url = start.clone();
+    // The hops before `url`, to see loops; no allocation unless there is a redirect.
+    let mut seen: Vec<Url> = Vec::new();
+    loop {
+        let redirects = seen.len() as u32;
+        let reply = match probe(asker, &url, &mut budget, ask).await {
+            Ok(reply) => reply,
+            Err(failure) => {
+                // The URL counts as final once a server has answered in this attempt.
+                let final_url = (redirects > 0).then_some(url);
+                let end = End::Failed {
+                    failure,
+                    status: None,
+                };
+                return Attempt {
+                    end,
+                    final_url,
+                    redirects,
+                };
             }
-        }
-    }
-
-    /// HEAD first, then GET when HEAD's answer cannot decide (`head.rs`). GET at once for a
-    /// retry or a page to read (`ask`), for a host whose HEAD is not to be believed, and where
-    /// checks queue for the host: there every request is a turn of its rate, and one GET
-    /// decides where a HEAD may need a GET after it.
-    async fn probe(&self, url: &Url, budget: &mut Duration, ask: Ask) -> Result<Reply, Failure> {
-        self.guard(url)?;
-        let host = self.hosts.host(url.host_str().unwrap_or_default());
-        if ask.keep_body || ask.get_first || host.asks_get_first() {
-            return self
-                .fetch_keeping(Method::GET, url, budget, ask.keep_body)
-                .await;
-        }
-        let head = self.fetch(Method::HEAD, url, budget).await;
-        if budget.is_zero() || !needs_get(&head) {
-            return head;
-        }
-        let get = self.fetch(Method::GET, url, budget).await;
-        host.head
-            .lock()
-            .expect("head lock poisoned")
-            .learn(&head, &get);
-        get
-    }
-
-    /// Refuses what must not be asked: schemes other than http(s), and under `public_only`
-    /// IP literals outside the public range (names are filtered by the resolver instead,
-    /// since literals never reach it).
-    pub(crate) fn guard(&self, url: &Url) -> Result<(), Failure> {
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(Failure::Protocol);
-        }
-        let ip = match url.host() {
-            Some(Host::Ipv4(ip)) => ip.into(),
-            Some(Host::Ipv6(ip)) => ip.into(),
-            Some(Host::Domain(_)) => return Ok(()),
-            None => return Err(Failure::Protocol),
         };
-        if (self.allow)(ip) {
-            Ok(())
-        } else {
-            Err(Failure::Denied)
+        let status = Some(reply.status);
+        let failed = |failure, url| Attempt {
+            end: End::Failed { failure, status },
+            final_url: Some(url),
+            redirects,
+        };
+        match next_hop(&url, &reply) {
+            Hop::Stay => {
+                let final_url = Some(url);
+                return Attempt {
+                    end: End::Answered(reply),
+                    final_url,
+                    redirects,
+                };
+            }
+            Hop::Malformed => return failed(Failure::Protocol, url),
+            Hop::To(next) if next == url || seen.contains(&next) => {
+                return failed(Failure::Redirects, url)
+            }
+            Hop::To(_) if redirects >= asker.config.max_redirects => {
+                return failed(Failure::Redirects, url)
+            }
+            Hop::To(next) => seen.push(std::mem::replace(&mut url, next)),
         }
+    }
+}
+
+/// HEAD first, then GET when HEAD's answer cannot decide (`head.rs`). GET at once for a
+/// retry or a page to read (`ask`), for a host whose HEAD is not to be believed, and where
+/// checks queue for the host: there every request is a turn of its rate, and one GET
+/// decides where a HEAD may need a GET after it.
+async fn probe(
+    asker: &Asker,
+    url: &Url,
+    budget: &mut Duration,
+    ask: Ask,
+) -> Result<Reply, Failure> {
+    guard(asker.allow, url)?;
+    let host = asker.hosts.host(url.host_str().unwrap_or_default());
+    if ask.keep_body || ask.get_first || host.asks_get_first() {
+        return asker
+            .fetch_keeping(Method::GET, url, budget, ask.keep_body)
+            .await;
+    }
+    let head = asker.fetch(Method::HEAD, url, budget).await;
+    if budget.is_zero() || !needs_get(&head) {
+        return head;
+    }
+    let get = asker.fetch(Method::GET, url, budget).await;
+    host.head
+        .lock()
+        .expect("head lock poisoned")
+        .learn(&head, &get);
+    get
+}
+
+/// Refuses what must not be asked: schemes other than http(s), and under `public_only`
+/// IP literals outside the public range (names are filtered by the resolver instead,
+/// since literals never reach it).
+pub(crate) fn guard(allow: AddressPolicy, url: &Url) -> Result<(), Failure> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(Failure::Protocol);
+    }
+    let ip = match url.host() {
+        Some(Host::Ipv4(ip)) => ip.into(),
+        Some(Host::Ipv6(ip)) => ip.into(),
+        Some(Host::Domain(_)) => return Ok(()),
+        None => return Err(Failure::Protocol),
+    };
+    if allow(ip) {
+        Ok(())
+    } else {
+        Err(Failure::Denied)
     }
 }
 

@@ -29,15 +29,15 @@ use crawler_queue::soft404::LastCheck;
 use crawler_queue::{ErrorKind, Finding, Next, Verdict};
 use url::Url;
 
-pub(crate) use self::probe::{HostProbes, Probe, Probes};
+pub(crate) use self::probe::{HostProbes, Probe, ProbeSource};
 pub use self::probe::{ProbeStore, TTL};
 
 use self::decide::{decide, gray, is_root, mask_url, percent_decode, same_shape, Answer, Decision};
 use self::probe::{host_pattern, pattern_of, probe_path, Pattern};
 use super::classify::without_userinfo;
-use super::redirect::Ask;
+use super::client::Asker;
+use super::redirect::{attempt, Ask};
 use super::reply::{Attempt, End};
-use super::Inner;
 
 /// How long after finding a soft 404 on a site that its last check found alive the site is
 /// checked again, to confirm it before its verdict turns dead: a deploy, or an app briefly
@@ -45,13 +45,22 @@ use super::Inner;
 /// that the check comes in the same round.
 pub const CONFIRM_AFTER: Duration = Duration::from_secs(600);
 
-impl Inner {
+/// Soft-404 detection for one [`super::Checker`]: whether it is on, and where its probes come
+/// from. Its requests go through the checker's [`Asker`], like any other.
+#[derive(Default)]
+pub(crate) struct Soft404 {
+    /// `--soft-404`.
+    pub(crate) on: bool,
+    pub(crate) source: ProbeSource,
+}
+
+impl Soft404 {
     /// `finding`, the check of the site seeded as `url`, made `dead`/`soft_404` when the
     /// comparison found a `reason`. A site whose last check found it alive is not turned dead
     /// at once: the finding is transient, due again after [`CONFIRM_AFTER`] (the queue keeps
     /// its verdict meanwhile, and takes the next check's, or this one's once the site's
     /// attempts are spent).
-    pub(crate) async fn soft_404_finding(
+    pub(crate) async fn finding(
         &self,
         url: &str,
         finding: Finding,
@@ -60,7 +69,7 @@ impl Inner {
         let Some(reason) = reason else {
             return finding;
         };
-        let last = match self.probes.store() {
+        let last = match self.source.store() {
             Some(store) => store.last_check(url).await,
             None => None,
         };
@@ -71,8 +80,12 @@ impl Inner {
     /// `--soft-404` is off, or for the root and its default documents without a query (never
     /// soft 404s); `Err`
     /// with how long the host is busy. With a probe, the page is asked with a GET.
-    pub(crate) async fn soft_404_probe(&self, url: &Url) -> Result<Option<Arc<Probe>>, Duration> {
-        if !self.config.soft_404 || pattern_of(url).is_none() && root_query(url).is_none() {
+    pub(crate) async fn host_probe(
+        &self,
+        asker: &Asker,
+        url: &Url,
+    ) -> Result<Option<Arc<Probe>>, Duration> {
+        if !self.on || pattern_of(url).is_none() && root_query(url).is_none() {
             return Ok(None);
         }
         let Some(pattern) = host_pattern(url) else {
@@ -80,16 +93,23 @@ impl Inner {
         };
         // Boxed: the probe's future is some 8 KB, which every check's task would carry (and
         // move) otherwise, with the option off too.
-        Box::pin(self.probe_of(url, &pattern)).await.map(Some)
+        Box::pin(self.probe_of(asker, url, &pattern))
+            .await
+            .map(Some)
     }
 
     /// The probe of `pattern` on `url`'s host: cached, stored by the fleet, or made now, with
     /// one request. A not-found page in the host's layout is asked again only for a page in
-    /// the gray zone ([`Inner::settled`]).
-    async fn probe_of(&self, url: &Url, pattern: &Pattern) -> Result<Arc<Probe>, Duration> {
-        let host = self.hosts.host(url.host_str().unwrap_or_default());
+    /// the gray zone ([`Soft404::settled`]).
+    async fn probe_of(
+        &self,
+        asker: &Asker,
+        url: &Url,
+        pattern: &Pattern,
+    ) -> Result<Arc<Probe>, Duration> {
+        let host = asker.hosts.host(url.host_str().unwrap_or_default());
         let make = async {
-            let (path, answer) = self.probe_once(url, pattern).await?;
+            let (path, answer) = probe_once(asker, url, pattern).await?;
             let settled = !answer.as_ref().is_some_and(varies);
             Ok(Probe {
                 path,
@@ -97,7 +117,7 @@ impl Inner {
                 settled,
             })
         };
-        self.probes
+        self.source
             .get((&host.name, &host.probes), pattern, make)
             .await
     }
@@ -107,13 +127,14 @@ impl Inner {
     /// lists): what both answers shared, and how much either had beyond it. Once per pattern.
     async fn settled(
         &self,
+        asker: &Asker,
         url: &Url,
         pattern: &Pattern,
         first: &Arc<Probe>,
     ) -> Result<Arc<Probe>, Duration> {
-        let host = self.hosts.host(url.host_str().unwrap_or_default());
+        let host = asker.hosts.host(url.host_str().unwrap_or_default());
         let make = async {
-            let (_, second) = self.probe_once(url, pattern).await?;
+            let (_, second) = probe_once(asker, url, pattern).await?;
             let answer = first.answer.clone().zip(second);
             Ok(Probe {
                 path: first.path.clone(),
@@ -121,36 +142,9 @@ impl Inner {
                 settled: true,
             })
         };
-        self.probes
+        self.source
             .settle((&host.name, &host.probes), pattern, first, make)
             .await
-    }
-
-    /// Asks `url`'s host for a path of `pattern` that cannot exist: the path and the answer.
-    async fn probe_once(
-        &self,
-        url: &Url,
-        pattern: &Pattern,
-    ) -> Result<(String, Option<Answer>), Duration> {
-        let path = probe_path(pattern);
-        let mut probe_url = url.clone();
-        probe_url.set_path(&path);
-        probe_url.set_query(None);
-        tracing::debug!(url = %probe_url, "soft-404 probe");
-        let attempt = self
-            .attempt(
-                &probe_url,
-                Ask {
-                    keep_body: true,
-                    get_first: true,
-                },
-            )
-            .await;
-        if let Some(wait) = attempt.busy() {
-            return Err(wait);
-        }
-        let answer = answer_of(&attempt, &path, false);
-        Ok((path, answer))
     }
 
     /// Why `attempt`, the final answer for `url`, is a soft 404, if it is: judged by the
@@ -158,8 +152,9 @@ impl Inner {
     /// probe did not explain (its title says so, it asks not to be indexed, or it was sent
     /// elsewhere), by a probe of its own directory and extension (a wiki or a blog under a
     /// host whose other paths answer otherwise). `Err` with how long the host is busy.
-    pub(crate) async fn soft_404_of(
+    pub(crate) async fn of(
         &self,
+        asker: &Asker,
         url: &Url,
         attempt: &Attempt,
         host_probe: &Arc<Probe>,
@@ -180,25 +175,32 @@ impl Inner {
             // The root with a query (`/?p=999999`) is the home page unless it says it is
             // missing: then it is judged by the host's probe, as the path with its query.
             return match missing_root(url, &page) {
-                Some(path) => self.judged(url, &path, &page, &host, host_probe).await,
+                Some(path) => {
+                    self.judged(asker, url, &path, &page, &host, host_probe)
+                        .await
+                }
                 None => Ok(None),
             };
         };
         let path = url.path();
-        if let Some(reason) = self.judged(url, path, &page, &host, host_probe).await? {
+        if let Some(reason) = self
+            .judged(asker, url, path, &page, &host, host_probe)
+            .await?
+        {
             return Ok(Some(reason));
         }
         if own.key == host.key || !looks_missing(&page) {
             return Ok(None);
         }
-        let probe = self.probe_of(url, &own).await?;
-        self.judged(url, path, &page, &own, &probe).await
+        let probe = self.probe_of(asker, url, &own).await?;
+        self.judged(asker, url, path, &page, &own, &probe).await
     }
 
     /// Why `page` is a soft 404 against `probe`, the probe of `pattern`, if it is: when the
     /// probe was asked once and the page is in its gray zone, against the probe asked twice.
     async fn judged(
         &self,
+        asker: &Asker,
         url: &Url,
         path: &str,
         page: &Answer,
@@ -212,9 +214,36 @@ impl Inner {
         if probe.settled || !gray {
             return Ok(None);
         }
-        let probe = self.settled(url, pattern, probe).await?;
+        let probe = self.settled(asker, url, pattern, probe).await?;
         Ok(judge(path, page, &probe))
     }
+}
+
+/// Asks `url`'s host for a path of `pattern` that cannot exist: the path and the answer.
+async fn probe_once(
+    asker: &Asker,
+    url: &Url,
+    pattern: &Pattern,
+) -> Result<(String, Option<Answer>), Duration> {
+    let path = probe_path(pattern);
+    let mut probe_url = url.clone();
+    probe_url.set_path(&path);
+    probe_url.set_query(None);
+    tracing::debug!(url = %probe_url, "soft-404 probe");
+    let attempt = attempt(
+        asker,
+        &probe_url,
+        Ask {
+            keep_body: true,
+            get_first: true,
+        },
+    )
+    .await;
+    if let Some(wait) = attempt.busy() {
+        return Err(wait);
+    }
+    let answer = answer_of(&attempt, &path, false);
+    Ok((path, answer))
 }
 
 /// `url`'s root with its query (`/?p=999999`, also for `/index.php?p=999999`), when its path

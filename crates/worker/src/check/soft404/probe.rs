@@ -173,64 +173,10 @@ pub trait ProbeStore: Send + Sync {
     }
 }
 
-impl ProbeStore for crawler_queue::Queue {
-    fn load<'a>(&'a self, host: &'a str, pattern: &'a str) -> BoxFuture<'a, Option<ProbeRow>> {
-        Box::pin(async move {
-            let ttl = TTL.as_millis() as i64;
-            self.probes()
-                .load_probe(host, pattern, ttl)
-                .await
-                .inspect_err(|e| {
-                    let error = crawler_queue::error_chain(e);
-                    tracing::debug!(%error, host, "cannot load a soft-404 probe")
-                })
-                .ok()
-                .flatten()
-        })
-    }
-
-    fn save<'a>(&'a self, host: &'a str, pattern: &'a str, row: ProbeRow) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            if let Err(e) = self.probes().save_probe(host, pattern, &row).await {
-                let error = crawler_queue::error_chain(&e);
-                tracing::debug!(%error, host, "cannot store a soft-404 probe");
-            }
-        })
-    }
-
-    fn patterns<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Vec<String>> {
-        Box::pin(async move {
-            let ttl = TTL.as_millis() as i64;
-            self.probes()
-                .probed_patterns(host, ttl)
-                .await
-                .inspect_err(|e| {
-                    let error = crawler_queue::error_chain(e);
-                    tracing::debug!(%error, host, "cannot list a host's soft-404 probes")
-                })
-                .unwrap_or_default()
-        })
-    }
-
-    fn last_check<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Option<LastCheck>> {
-        Box::pin(async move {
-            self.probes()
-                .last_check(url)
-                .await
-                .inspect_err(|e| {
-                    let error = crawler_queue::error_chain(e);
-                    tracing::debug!(%error, url, "cannot read a site's last check")
-                })
-                .ok()
-                .flatten()
-        })
-    }
-}
-
-/// Where a worker's probes are shared; the probes themselves are kept per host, in the host's
-/// entry of the book ([`HostProbes`], `check/hosts.rs`).
+/// Where a check's probe comes from: the host's entry of the book ([`HostProbes`],
+/// `check/hosts.rs`), else the fleet's store, else a probe made now.
 #[derive(Default)]
-pub struct Probes {
+pub struct ProbeSource {
     store: OnceLock<Arc<dyn ProbeStore>>,
 }
 
@@ -249,7 +195,7 @@ pub(crate) struct HostProbes {
 /// A host's name and its probes, as the book keeps them.
 pub(crate) type ProbesOf<'a> = (&'a str, &'a Mutex<HostProbes>);
 
-impl Probes {
+impl ProbeSource {
     pub fn share_in(&self, store: Arc<dyn ProbeStore>) {
         let _ = self.store.set(store);
     }
@@ -262,7 +208,7 @@ impl Probes {
     /// The probe of `pattern` on `host`: cached, else stored, else made by `make` (which says
     /// how long the host is busy when it could not be asked; nothing is cached then). A
     /// pattern other than the host's own is made only within the host's cap, else it is
-    /// [`Probe::unprobed`] (see [`Probes::admit`]).
+    /// [`Probe::unprobed`] (see [`ProbeSource::admit`]).
     pub async fn get<F>(
         &self,
         (host, known): ProbesOf<'_>,
@@ -530,7 +476,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_pattern_is_probed_once_however_many_checks_ask_at_once() {
-        let probes = Arc::new(Probes::default());
+        let probes = Arc::new(ProbeSource::default());
         let host = Arc::new(Mutex::new(HostProbes::default()));
         let pattern = pattern("http://a.example/docs/page.html").unwrap();
         let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -559,7 +505,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_probe_asked_once_is_settled_once_and_then_served_settled() {
-        let probes = Arc::new(Probes::default());
+        let probes = Arc::new(ProbeSource::default());
         let host = Arc::new(Mutex::new(HostProbes::default()));
         let pattern = pattern("http://a.example/docs/page.html").unwrap();
         let once = |settled| Probe {
@@ -601,7 +547,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_busy_host_is_not_cached_as_probed() {
-        let probes = Probes::default();
+        let probes = ProbeSource::default();
         let host = Mutex::new(HostProbes::default());
         let pattern = pattern("http://a.example/page").unwrap();
         let busy = probes.get(("a.example", &host), &pattern, async {
@@ -633,7 +579,7 @@ mod tests {
     }
 
     /// Asks `probes` for the probe of each of `urls`; how many were made.
-    async fn ask((probes, book): (&Probes, &Book), urls: &[String]) -> usize {
+    async fn ask((probes, book): (&ProbeSource, &Book), urls: &[String]) -> usize {
         let mut made = 0;
         for url in urls {
             let url = Url::parse(url).unwrap();
@@ -655,7 +601,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_host_is_probed_in_its_root_and_at_most_the_cap_of_other_patterns() {
-        let (probes, book) = (Probes::default(), Book::default());
+        let (probes, book) = (ProbeSource::default(), Book::default());
         let slugs: Vec<String> = (0..10)
             .map(|i| format!("http://blog.example/slug-{i}/post"))
             .collect();
@@ -685,7 +631,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_cap_counts_the_patterns_the_fleet_probed() {
-        let (probes, book) = (Probes::default(), Book::default());
+        let (probes, book) = (ProbeSource::default(), Book::default());
         let mut fleet = vec!["http://blog.example/*".to_owned()];
         fleet.extend((1..DIRECTORY_PROBES).map(|i| format!("http://blog.example/old-{i}/*")));
         probes.share_in(Arc::new(Fleet(fleet)));
@@ -698,7 +644,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_capped_pattern_admitted_while_its_host_was_busy_is_asked_again() {
-        let (probes, book) = (Probes::default(), Book::default());
+        let (probes, book) = (ProbeSource::default(), Book::default());
         let url = Url::parse("http://blog.example/slug/post").unwrap();
         let pattern = pattern_of(&url).unwrap();
         let known = book.of("blog.example");
