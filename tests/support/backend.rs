@@ -22,6 +22,17 @@ pub struct TestDb {
 }
 
 impl Backend {
+    /// The backend a test named `name` runs on (`on_every_backend!`): `sqlite`, `mariadb` or
+    /// `postgres`.
+    pub fn named(name: &str) -> Backend {
+        match name {
+            "sqlite" => Backend::Sqlite,
+            "mariadb" => Backend::MariaDb,
+            "postgres" => Backend::Postgres,
+            other => panic!("no backend is named {other}: sqlite, mariadb or postgres"),
+        }
+    }
+
     pub async fn fresh(self) -> TestDb {
         match self {
             Backend::Sqlite => {
@@ -128,29 +139,29 @@ impl TestDb {
 }
 
 /// Declares an async test body once and runs it as a test per backend, `sqlite`, `mariadb`
-/// and `postgres`: `on_every_backend!(async fn name(backend: Backend) { … });`.
+/// and `postgres`: `on_every_backend!(async fn name(backend: Backend) { … });`. A test that
+/// needs a database server (to restart it, to kill its connections) names the backends it
+/// runs on: `on_every_backend!(only [mariadb, postgres] async fn name(backend: Backend) { … });`.
 #[macro_export]
 macro_rules! on_every_backend {
     ($(#[$meta:meta])* async fn $name:ident($backend:ident : Backend $(,)?) $body:block) => {
+        $crate::on_every_backend!(
+            only [sqlite, mariadb, postgres] $(#[$meta])* async fn $name($backend: Backend) $body
+        );
+    };
+    (only [$($on:ident),+ $(,)?] $(#[$meta:meta])*
+     async fn $name:ident($backend:ident : Backend $(,)?) $body:block) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
             async fn body($backend: $crate::backend::Backend) $body
 
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn sqlite() {
-                body($crate::backend::Backend::Sqlite).await
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn mariadb() {
-                body($crate::backend::Backend::MariaDb).await
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn postgres() {
-                body($crate::backend::Backend::Postgres).await
-            }
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $on() {
+                    body($crate::backend::Backend::named(stringify!($on))).await
+                }
+            )+
         }
     };
 }

@@ -15,7 +15,7 @@ use super::address::AddressPolicy;
 use super::auth::authorize;
 use super::classify::failure_of;
 use super::cut;
-use super::health::{Gate, Health};
+use super::health::{Decisions, Gate};
 use super::hosts::HostBook;
 use super::ratelimit::Limits;
 use super::reply::{Failure, Reply};
@@ -98,7 +98,7 @@ pub(crate) struct Asker {
     /// The limits over all hosts, and the pause.
     pub(crate) limits: Limits,
     /// Host decisions and recoveries for the fleet, until the writer takes them.
-    pub(crate) health: Health,
+    pub(crate) decisions: Decisions,
     /// The client's resolver, to forget a failed look-up before a probe.
     resolver: CachingResolver,
     /// Which addresses may be connected to; also inside the client's resolver.
@@ -117,7 +117,7 @@ impl Asker {
         Ok(Asker {
             hosts: HostBook::new(default, config.host_limits.clone()),
             limits: Limits::new(config.concurrency, config.defer_horizon),
-            health: Health::default(),
+            decisions: Decisions::default(),
             client,
             resolver,
             allow,
@@ -172,12 +172,12 @@ impl Asker {
         *budget = budget.saturating_sub(started.elapsed());
         match &result {
             Ok(reply) => {
-                self.health.answered(&host.name, &reach);
+                self.decisions.answered(&host.name, &reach);
                 permit.record(reply.status, reply.retry_after, url.path());
             }
             Err(failure) => {
                 let names = (host.name.as_str(), origin.as_str());
-                if let Some(cause) = self.health.failed(names, &reach, *failure, started) {
+                if let Some(cause) = self.decisions.failed(names, &reach, *failure, started) {
                     tracing::info!(%origin, cause = cause.describe(), "host decided unreachable");
                 }
             }

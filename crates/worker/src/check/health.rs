@@ -47,7 +47,7 @@ pub struct HostDecision {
 /// What this worker decided of its hosts and has not told the fleet yet; the reachability of
 /// each origin is in its host's entry of the book (`hosts.rs`).
 #[derive(Default)]
-pub(crate) struct Health {
+pub(crate) struct Decisions {
     /// Decisions made and not yet taken by the writer.
     decided: Mutex<Vec<HostDecision>>,
     /// Hosts the fleet knew unreachable that answered, not yet taken by the writer.
@@ -168,7 +168,7 @@ impl Reach {
     }
 }
 
-impl Health {
+impl Decisions {
     /// `origin` of `host` answered (any status): it is reachable.
     pub(crate) fn answered(&self, host: &str, reach: &Reach) {
         let mut state = reach.state();
@@ -256,10 +256,10 @@ mod tests {
 
     use super::*;
 
-    /// The health of origins by name, as a worker's book and `Health` keep it together.
+    /// The health of origins by name, as a worker's book and `Decisions` keep it together.
     #[derive(Default)]
     struct Origins {
-        health: Health,
+        health: Decisions,
         reaches: Mutex<HashMap<String, Arc<Reach>>>,
     }
 

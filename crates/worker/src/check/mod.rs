@@ -299,17 +299,17 @@ impl Checker {
 
     /// Hosts decided unreachable since the last call, for the queue to write.
     pub fn take_host_decisions(&self) -> Vec<HostDecision> {
-        self.asker.health.take_decisions()
+        self.asker.decisions.take_decisions()
     }
 
     /// Puts back a decision the queue could not write, to be taken again.
     pub fn retake_host_decision(&self, decision: HostDecision) {
-        self.asker.health.retake(decision);
+        self.asker.decisions.retake(decision);
     }
 
     /// Hosts the fleet knew unreachable that answered since the last call.
     pub fn take_host_recoveries(&self) -> Vec<String> {
-        self.asker.health.take_recoveries()
+        self.asker.decisions.take_recoveries()
     }
 
     /// Whether this worker has room on the wire (a quarter of `--concurrency` free at least).
