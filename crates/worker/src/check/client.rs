@@ -39,7 +39,7 @@ const CF_MITIGATED: HeaderName = HeaderName::from_static("cf-mitigated");
 const POOL_IDLE: Duration = Duration::from_secs(5);
 /// Idle keep-alive connections kept per host: RFC 2616's two connections to a server. More
 /// are opened while a host has more requests in flight, and closed when they end, so the
-/// pool no longer grows with every burst a host ever saw.
+/// pool does not keep a connection for every request of a host's past bursts.
 const POOL_IDLE_PER_HOST: usize = 2;
 
 impl Reply {
