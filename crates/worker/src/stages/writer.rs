@@ -2,8 +2,8 @@
 //! waiting, the oldest has waited a second, or none has come for 250 ms: a worker checking 50
 //! sites a second writes 50 at a time, and the database's cost of a result falls with the size
 //! of its write-back (docs/scale.md); and at once when every site held has its result here
-//! (nothing is left to wait for: the end of a round, of a drain). Host decisions go out every 100 ms whether or not results
-//! are written. While the database is away the results wait in memory and are written when it
+//! (nothing is left to wait for: the end of a round, of a drain). Host decisions go out every
+//! 100 ms whether or not results are written. While the database is away the results wait in memory and are written when it
 //! returns; results whose lease was lost meanwhile are dropped by the fence and counted. At
 //! shutdown the writer keeps trying until the worker's last deadline (see `run.rs`), which
 //! abandons what the database would still not take: those sites stay claimed until their lease
