@@ -21,12 +21,12 @@
 //!
 //! Every server listens on 127.0.0.0/8 only; every crawl is killed after ten minutes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crawler_queue::Verdict;
-use crawler_tests::bench::{raise_fd_limit, source_state};
+use crawler_tests::bench::{find_lychee, raise_fd_limit, source_state, Lychee};
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::mariadb::{drop_database, URL_VAR};
 use crawler_tests::meter::{spawn_meter, Meter, Report};
@@ -290,7 +290,7 @@ impl Scenario {
         );
         if self.lychee {
             meter.reset();
-            match lychee() {
+            match find_lychee() {
                 Some(lychee) => {
                     let (time, cpu) = Cpu::of(bench, || self.lychee(bench, &lychee, &path));
                     self.print_row(&lychee.version, time, floor, &meter);
@@ -463,23 +463,4 @@ fn backend() -> Backend {
         }
         _ => Backend::Sqlite,
     }
-}
-
-/// A lychee binary, and what `--version` says it is.
-struct Lychee {
-    path: PathBuf,
-    version: String,
-}
-
-/// `lychee` on PATH, or in ~/.cargo/bin.
-fn lychee() -> Option<Lychee> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let cargo_bin = std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo/bin"));
-    let path = std::env::split_paths(&path)
-        .chain(cargo_bin)
-        .map(|dir| dir.join("lychee"))
-        .find(|candidate| candidate.is_file())?;
-    let version = Command::new(&path).arg("--version").output().ok()?;
-    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
-    Some(Lychee { path, version })
 }

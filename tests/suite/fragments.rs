@@ -334,3 +334,172 @@ on_every_backend!(
         assert_eq!(site.requests().get("GET /guide.html"), Some(&1));
     }
 );
+
+/// A site of `n` pages: the start page (`/`) links to every page; page `i` to a section of the
+/// next page that is there and one that is not, to one of its own, and to a removed page and
+/// its section. Returns the pages and every fragment link (path and fragment) with whether its
+/// section is there (`None`: its page is not).
+fn linked_pages(n: usize) -> (HashMap<String, Answer>, BTreeMap<String, Option<bool>>) {
+    let path = |i: usize| match i {
+        0 => "/".to_owned(),
+        i => format!("/p{i}.html"),
+    };
+    let (mut pages, mut links) = (HashMap::new(), BTreeMap::new());
+    for i in 0..n {
+        let next = path((i + 1) % n);
+        let own = path(i);
+        let mut body = format!("<h2 id=\"s{i}\">{i}</h2><h2 id=\"t{i}\">{i}</h2>");
+        if i == 0 {
+            body.extend((1..n).map(|p| format!("<a href=\"{}\">{p}</a>", path(p))));
+        }
+        for (href, found) in [
+            (format!("{next}#s{}", (i + 1) % n), Some(true)),
+            (format!("{next}#gone-{i}"), Some(false)),
+            (format!("{own}#t{i}"), Some(true)),
+            (format!("/removed-{i}.html#x"), None),
+        ] {
+            body.push_str(&format!("<a href=\"{href}\">x</a>"));
+            links.insert(href, found);
+        }
+        pages.insert(own, Answer::html(body));
+    }
+    (pages, links)
+}
+
+on_every_backend!(
+    async fn a_fragment_of_a_page_of_the_crawl_waits_for_its_read_in_the_queue_not_in_a_worker(
+        backend: Backend,
+    ) {
+        // 15 pages and their links are more than a batch of the tests' worker (100): a page's
+        // fragments may be found, and claimed, before the page is read.
+        let n = 15;
+        let (pages, links) = linked_pages(n);
+        let site = spawn_static_site("127.0.0.1", pages).await;
+        let db = backend.fresh().await;
+        let seeded =
+            run(command("crawler-seed", db.url.expose()).args(["--follow", &site.url("/")]));
+        assert!(seeded.status.success(), "{}", stderr(&seeded));
+        let worker = crate::e2e::worker_command(&db, "w1", &["--drain"])
+            .env("RUST_LOG", "info")
+            .output()
+            .unwrap();
+        assert!(worker.status.success(), "{}", stderr(&worker));
+
+        // No fragment was claimed before its page was read: none was deferred for it, and
+        // each page's read ended the holds of its fragments (none waited for the hold's end).
+        let log = stderr(&worker);
+        let stopped = log.lines().find(|l| l.contains("worker stopped")).unwrap();
+        assert!(stopped.contains(" 0 deferred,"), "{stopped}");
+        assert_eq!(db.queue().await.held_fragments().await.unwrap(), 0);
+        let sites = report(&db, &["--all"]);
+        for (href, found) in &links {
+            let url = site.url(href);
+            let (verdict, fragment, _) = &sites[&url];
+            let want = match found {
+                Some(true) => ("alive", Some("found")),
+                Some(false) => ("alive", Some("missing")),
+                None => ("dead", None),
+            };
+            assert_eq!((verdict.as_str(), fragment.as_deref()), want, "{url}");
+        }
+        let requests = site.requests();
+        let pages = (1..n)
+            .map(|i| format!("/p{i}.html"))
+            .chain(["/".to_owned()]);
+        let removed = (0..n).map(|i| format!("/removed-{i}.html"));
+        for path in pages.chain(removed) {
+            let gets = requests.get(&format!("GET {path}"));
+            assert_eq!(gets, Some(&1), "{path}: {requests:?}");
+        }
+    }
+);
+
+on_every_backend!(
+    async fn a_fragment_is_due_once_its_pages_anchors_are_stored(backend: Backend) {
+        use crawler_queue::{Frontier, Links, NewCrawl, NewSite, Page, PageAnchors, Verdict};
+        const LEASE: Duration = Duration::from_secs(600);
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let spec = NewCrawl {
+            fragments: true,
+            ..NewCrawl::default()
+        };
+        let crawl = queue.create_crawl(&spec).await.unwrap();
+        let site = |url: &str| NewSite {
+            url: format!("http://a.example{url}"),
+            host: "a.example".to_owned(),
+        };
+        let start = Frontier {
+            crawl,
+            depth: 0,
+            max_pages: None,
+        };
+        let links = Links {
+            follow: vec![site("/")],
+            ..Links::default()
+        };
+        queue.add_links(None, Some(start), &links).await.unwrap();
+        let batch = queue.claim("w", 10, LEASE).await.unwrap();
+        assert_eq!(batch.sites.len(), 1);
+        let urls = |batch: crawler_queue::Batch| -> BTreeSet<String> {
+            batch.sites.into_iter().map(|s| s.url).collect()
+        };
+        let read = PageAnchors {
+            verdict: Verdict::Alive,
+            status: Some(200),
+            error_kind: None,
+            final_url: None,
+            redirects: 0,
+            anchors: Some("a\n".to_owned()),
+        };
+        queue
+            .save_page_anchors("http://a.example/", &read)
+            .await
+            .unwrap();
+
+        // The start page links to a page of the crawl and two of its sections, to a section of
+        // its own (read: its anchors are stored), and to one of a page off the crawl.
+        let found = Links {
+            referrer: Some("http://a.example/".to_owned()),
+            follow: vec![site("/next.html")],
+            check: vec![
+                site("/next.html#a"),
+                site("/next.html#b"),
+                site("/#a"),
+                NewSite {
+                    url: "http://b.example/out#c".to_owned(),
+                    host: "b.example".to_owned(),
+                },
+            ],
+        };
+        let page = Page {
+            site_id: batch.sites[0].id,
+            token: batch.token,
+        };
+        let next = Frontier { depth: 1, ..start };
+        queue
+            .add_links(Some(page), Some(next), &found)
+            .await
+            .unwrap();
+        let due = urls(queue.claim("w", 10, LEASE).await.unwrap());
+        let want = [
+            "http://a.example/next.html",
+            "http://a.example/#a",
+            "http://b.example/out#c",
+        ];
+        assert_eq!(due, want.map(str::to_owned).into());
+
+        // Its read stores the page's anchors, and makes its two fragments due with them.
+        let released = queue
+            .save_page_anchors("http://a.example/next.html", &read)
+            .await
+            .unwrap();
+        assert_eq!(released, 2);
+        let due = urls(queue.claim("w", 10, LEASE).await.unwrap());
+        let want = [
+            "http://a.example/next.html#a",
+            "http://a.example/next.html#b",
+        ];
+        assert_eq!(due, want.map(str::to_owned).into());
+    }
+);

@@ -2,6 +2,7 @@
 //! and claim+complete loops with the check stubbed out, the claim latency measurement, the
 //! machine's CPU time, and the source the figures come from.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -248,4 +249,23 @@ pub fn source_state() -> String {
             changed.join(", ")
         ),
     }
+}
+
+/// A lychee binary and what `--version` says it is (the benchmarks that run the peer).
+pub struct Lychee {
+    pub path: PathBuf,
+    pub version: String,
+}
+
+/// `lychee` on PATH, or in ~/.cargo/bin (where `cargo install lychee` puts it).
+pub fn find_lychee() -> Option<Lychee> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let cargo_bin = std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo/bin"));
+    let path = std::env::split_paths(&path)
+        .chain(cargo_bin)
+        .map(|dir| dir.join("lychee"))
+        .find(|candidate| candidate.is_file())?;
+    let version = Command::new(&path).arg("--version").output().ok()?;
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    Some(Lychee { path, version })
 }

@@ -3,19 +3,36 @@
 //! the page's anchors, stored once per page, keyed by the page's URL without fragment, with the
 //! page's own result (which every fragment of it takes). Whichever worker checks
 //! `page#a`, `page#b`…, the page is read once (within [`ANCHORS_TTL_MS`]).
+//!
+//! A link to a section of a page of a crawl that is still to be read is held for that read
+//! (`fragment_holds`): [`Queue::add_links`] adds it due only after [`HOLD_FOR_PAGE_MS`], and
+//! the page's read, storing its anchors ([`Queue::save_page_anchors`]), makes it due in the
+//! same transaction. So a fragment is not claimed before its page has been read, and is then
+//! decided from the stored anchors with no wait and no request. The hold's end is only the
+//! fallback of a page whose read stores nothing (robots.txt forbids it, or its read keeps
+//! failing): its fragments are then checked as any other.
+
+use std::borrow::Cow;
 
 use crate::db::with_pool;
+use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
 use crate::seed::url_key;
-use crate::sql::{cached, replace};
+use crate::sql::{cached, insert_ignore, placeholders, replace};
 use crate::verdict::{ErrorKind, Verdict};
 
 pub use crate::verdict::Fragment;
 
 /// A page's anchors are read again after this (a recheck round reads the page again).
 pub const ANCHORS_TTL_MS: i64 = 60 * 60 * 1000;
+
+/// The longest a link to a section waits for its page's read to store the page's anchors.
+pub const HOLD_FOR_PAGE_MS: i64 = 30_000;
+
+/// Held fragments made due per statement.
+const CHUNK: usize = 500;
 
 /// A page's result and anchors, as the fleet stores them for its fragments.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,8 +84,10 @@ impl Queue {
         }))
     }
 
-    /// Stores (or replaces) the result and anchors of `page`, stamped now.
-    pub async fn save_page_anchors(&self, page: &str, read: &PageAnchors) -> Result<(), Error> {
+    /// Stores (or replaces) the result and anchors of `page`, stamped now, and in the same
+    /// transaction makes the fragments held for it due ([`HOLD_FOR_PAGE_MS`]); returns how
+    /// many it made due.
+    pub async fn save_page_anchors(&self, page: &str, read: &PageAnchors) -> Result<u64, Error> {
         let sql = cached!(self.db.dialect(), |dialect| {
             replace(
                 dialect,
@@ -87,9 +106,22 @@ impl Queue {
                 "(?, ?, ?, ?, ?, ?, ?, ?, {now})",
             )
         });
+        let held = cached!(
+            self.db.dialect(),
+            "SELECT site_key FROM fragment_holds WHERE page_key = ?"
+        );
+        let drop_holds = cached!(
+            self.db.dialect(),
+            "DELETE FROM fragment_holds WHERE page_key = ?"
+        );
+        let lock = page_lock(self.db.dialect());
         let key = url_key(page);
-        with_pool!(&self.db, pool => {
-            retry("save a page's anchors", || {
+        Ok(with_pool!(&self.db, pool => {
+            retry("save a page's anchors", || async {
+                let mut tx = pool.begin().await?;
+                if let Some(lock) = lock {
+                    sqlx::query(lock).bind(&key[..]).fetch_all(&mut *tx).await?;
+                }
                 sqlx::query(sql)
                     .bind(&key[..])
                     .bind(page)
@@ -99,15 +131,115 @@ impl Queue {
                     .bind(read.final_url.as_deref())
                     .bind(read.redirects as i32)
                     .bind(read.anchors.as_deref())
-                    .execute(pool)
+                    .execute(&mut *tx)
+                    .await?;
+                let sites: Vec<Vec<u8>> =
+                    sqlx::query_scalar(held).bind(&key[..]).fetch_all(&mut *tx).await?;
+                let mut released = 0;
+                for chunk in sites.chunks(CHUNK) {
+                    let sql = release(self.db.dialect(), chunk.len());
+                    let mut q = sqlx::query(&sql);
+                    for site in chunk {
+                        q = q.bind(&site[..]);
+                    }
+                    released += q.execute(&mut *tx).await?.rows_affected();
+                }
+                if !sites.is_empty() {
+                    sqlx::query(drop_holds).bind(&key[..]).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok::<u64, sqlx::Error>(released)
             })
-            .await?;
-        });
-        Ok(())
+            .await?
+        }))
     }
 }
 
+/// Makes `n` held fragments (`url_key IN (…)`) due now, those still pending.
+pub(crate) fn release(dialect: Dialect, n: usize) -> Cow<'static, str> {
+    cached!(dialect, n, |_, n| {
+        format!(
+            "UPDATE sites SET next_check_at = {{now}} WHERE state = {{pending}} AND url_key IN ({})",
+            placeholders(n)
+        )
+    })
+}
+
+/// Of `n` pages (`url_key IN (…)`), those of a crawl still to be read (pending or claimed):
+/// their fragments are held for them. Their rows stay locked until the holds are in, as
+/// [`page_lock`] locks a page's row before its anchors are stored: a read that stores them
+/// meanwhile either comes first (then they are found stored, and nothing is held) or waits,
+/// and then sees the holds it must end. (SQLite has one writer at a time: no lock needed.)
+pub(crate) fn pages_to_read(dialect: Dialect, n: usize) -> Cow<'static, str> {
+    cached!(dialect, n, |dialect, n| {
+        format!(
+            "SELECT url_key FROM sites WHERE url_key IN ({}) \
+             AND crawl IS NOT NULL AND state IN ({{pending}}, {{claimed}}){}",
+            placeholders(n),
+            for_update(dialect)
+        )
+    })
+}
+
+/// Locks the row of a page (`url_key = ?`) whose anchors are about to be stored: see
+/// [`pages_to_read`]. `None` on SQLite.
+fn page_lock(dialect: Dialect) -> Option<&'static str> {
+    let sql = cached!(dialect, |dialect| {
+        format!(
+            "SELECT id FROM sites WHERE url_key = ?{}",
+            for_update(dialect)
+        )
+    });
+    (dialect != Dialect::Sqlite).then_some(sql)
+}
+
+fn for_update(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::MySql | Dialect::Postgres => " FOR UPDATE",
+        Dialect::Sqlite => "",
+    }
+}
+
+/// Of `n` pages (`page_key IN (…)`), those whose anchors are stored, read less than the bound
+/// (the last parameter, [`ANCHORS_TTL_MS`]) ago.
+pub(crate) fn pages_stored(dialect: Dialect, n: usize) -> Cow<'static, str> {
+    cached!(dialect, n, |_, n| {
+        format!(
+            "SELECT page_key FROM anchors WHERE page_key IN ({}) AND read_at > {{now}} - ?",
+            placeholders(n)
+        )
+    })
+}
+
+/// `n` rows of `fragment_holds` (page_key, site_key).
+pub(crate) fn hold(dialect: Dialect, n: usize) -> Cow<'static, str> {
+    cached!(dialect, n, |dialect, n| {
+        insert_ignore(
+            dialect,
+            &format!(
+                "INTO fragment_holds (page_key, site_key) VALUES {}",
+                vec!["(?, ?)"; n].join(", ")
+            ),
+        )
+    })
+}
+
+/// The key of the page of a link to a section (`page#section`), if `url` is one.
+pub(crate) fn page_of_fragment(url: &str) -> Option<[u8; 16]> {
+    url.split_once('#').map(|(page, _)| url_key(page))
+}
+
 impl Queue {
+    /// How many fragments are held for their pages' reads (tests: none is left after a
+    /// drain, each was ended by its page's read).
+    #[cfg(any(test, feature = "testing"))]
+    pub async fn held_fragments(&self) -> Result<i64, Error> {
+        let sql = "SELECT COUNT(*) FROM fragment_holds";
+        Ok(with_pool!(&self.db, pool => {
+            sqlx::query_scalar(sql).fetch_one(pool).await?
+        }))
+    }
+
     /// Whether `page` (a URL without fragment) is a page of a crawl still to be read: its read
     /// stores its anchors (the worker's `Follow::check_page`), so its fragments wait for it.
     pub async fn page_to_read(&self, page: &str) -> Result<bool, Error> {

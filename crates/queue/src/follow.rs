@@ -7,9 +7,13 @@
 //! read it, and before its verdict is written: a draining fleet never stops with links unseen.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use sqlx::Row;
 
+use crate::anchors::{
+    hold, page_of_fragment, pages_stored, pages_to_read, ANCHORS_TTL_MS, HOLD_FOR_PAGE_MS,
+};
 use crate::db::{with_pool, Db};
 use crate::dialect::Dialect;
 use crate::error::Error;
@@ -204,15 +208,53 @@ impl Queue {
                     follow = fresh;
                 }
                 let mut added = Added::default();
-                for (sites, crawl) in [(&follow, frontier.map(|f| f.crawl)), (&check, None)] {
+                // The links to sections of pages still to be read (once the pages are in)
+                // wait for those reads: held, and listed for them (anchors.rs).
+                let mut held = HashSet::new();
+                let lists = [(&follow, frontier.map(|f| f.crawl)), (&check, None)];
+                for (list, (sites, crawl)) in lists.into_iter().enumerate() {
+                    // Once the pages are in: a page found on this one is to be read too.
+                    if list == 1 {
+                        let mut pages: Vec<[u8; 16]> =
+                            check.iter().filter_map(|site| page_of_fragment(&site.url)).collect();
+                        pages.sort_unstable();
+                        pages.dedup();
+                        for chunk in pages.chunks(CHUNK) {
+                            let sql = pages_to_read(s.dialect, chunk.len());
+                            let mut q = sqlx::query_scalar(&sql);
+                            for page in chunk {
+                                q = q.bind(page.to_vec());
+                            }
+                            let to_read: Vec<Vec<u8>> = q.fetch_all(&mut *tx).await?;
+                            if to_read.is_empty() {
+                                continue;
+                            }
+                            let sql = pages_stored(s.dialect, to_read.len());
+                            let mut q = sqlx::query_scalar(&sql);
+                            for page in &to_read {
+                                q = q.bind(page.clone());
+                            }
+                            let stored: Vec<Vec<u8>> =
+                                q.bind(ANCHORS_TTL_MS).fetch_all(&mut *tx).await?;
+                            held.extend(
+                                to_read
+                                    .into_iter()
+                                    .filter(|page| !stored.contains(page))
+                                    .filter_map(|page| <[u8; 16]>::try_from(page).ok()),
+                            );
+                        }
+                    }
                     let depth = frontier.map(|f| f.depth);
                     for chunk in sites.chunks(CHUNK) {
                         let sql = s.insert(chunk.len());
                         let mut q = sqlx::query(&sql);
                         for site in chunk {
                             let key = url_key(&site.url);
-                            let spread = i64::from(u32::from_le_bytes(key[..4].try_into().unwrap()))
-                                % crate::seed::SPREAD_MS;
+                            let spread = match page_of_fragment(&site.url) {
+                                Some(page) if held.contains(&page) => -HOLD_FOR_PAGE_MS,
+                                _ => i64::from(u32::from_le_bytes(key[..4].try_into().unwrap()))
+                                    % crate::seed::SPREAD_MS,
+                            };
                             q = q.bind(&site.url).bind(key.to_vec()).bind(&site.host)
                                 .bind(part_of(&site.host)).bind(spread).bind(crawl).bind(depth);
                         }
@@ -222,6 +264,21 @@ impl Queue {
                             added.pages += new;
                         }
                     }
+                }
+                let holds: Vec<([u8; 16], [u8; 16])> = check
+                    .iter()
+                    .filter_map(|site| {
+                        let page = page_of_fragment(&site.url).filter(|p| held.contains(p))?;
+                        Some((page, url_key(&site.url)))
+                    })
+                    .collect();
+                for chunk in holds.chunks(CHUNK) {
+                    let sql = hold(s.dialect, chunk.len());
+                    let mut q = sqlx::query(&sql);
+                    for (page, site) in chunk {
+                        q = q.bind(page.to_vec()).bind(site.to_vec());
+                    }
+                    q.execute(&mut *tx).await?;
                 }
                 if let Some(referrer) = &links.referrer {
                     let mut keys: Vec<[u8; 16]> =

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::archive::{self, Archiver};
 use crate::check::Checker;
 use crate::config::WorkerConfig;
-use crate::stages::claimer::{claim_loop, Ended};
+use crate::stages::claimer::{claim_loop, Ended, Nudge};
 use crate::stages::held::HeldSites;
 use crate::stages::host_health::HostHealth;
 use crate::stages::parts::Parts;
@@ -53,7 +53,8 @@ pub async fn run(
         .register(&config.id, &crawler_cli::hostname(), std::process::id())
         .await?;
     tracing::info!(id = %config.id, database = %url, "worker started");
-    let follow = crate::follow::Follow::new(queue.clone(), checker.clone());
+    let nudge = Arc::new(Nudge::default());
+    let follow = crate::follow::Follow::new(queue.clone(), checker.clone(), nudge.clone());
     let hosts = Arc::new(HostHealth::new(checker.clone()));
     let ctx = Arc::new(Ctx {
         queue,
@@ -65,6 +66,7 @@ pub async fn run(
         hosts,
         stats: Arc::new(Stats::default()),
         paused: Arc::new(Paused::default()),
+        nudge,
     });
     // A worker started while the fleet is paused claims nothing until it is resumed.
     upkeep::read_paused(&ctx).await;

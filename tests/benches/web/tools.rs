@@ -3,10 +3,11 @@
 //! at the cap. What each said of every URL.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub use crawler_tests::bench::{find_lychee, Lychee};
 use crawler_tests::bins::{command, run, stderr, stdout};
 
 /// What a tool said about the list.
@@ -91,25 +92,6 @@ pub fn crawl(
         verdicts.alive.insert(url, verdict == "alive");
     }
     verdicts
-}
-
-/// A lychee binary and what `--version` says it is.
-pub struct Lychee {
-    pub path: PathBuf,
-    pub version: String,
-}
-
-/// `lychee` on PATH, or in ~/.cargo/bin.
-pub fn find_lychee() -> Option<Lychee> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let cargo_bin = std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo/bin"));
-    let path = std::env::split_paths(&path)
-        .chain(cargo_bin)
-        .map(|dir| dir.join("lychee"))
-        .find(|candidate| candidate.is_file())?;
-    let version = Command::new(&path).arg("--version").output().ok()?;
-    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
-    Some(Lychee { path, version })
 }
 
 /// The crawler's defaults, in lychee's flags: 512 in flight, 8 per host, 20/s per host (one

@@ -96,6 +96,11 @@ impl Fragments {
         let started = Instant::now();
         let (page, anchor) = fragment::split(&Url::parse(url).ok()?)?;
         let page = page.as_str();
+        // Its page read already (the usual case: a fragment is held until then, see
+        // `crawler_queue::anchors`): decided at once, whatever the page's row says meanwhile.
+        if let Ok(Some(stored)) = queue.page_anchors(page).await {
+            return Some(decide(&stored, &anchor, started.elapsed()));
+        }
         match queue.page_to_read(page).await {
             Ok(true) if !self.waited_for_read(page).await => {
                 return Some(Finding::deferred(WAIT_FOR_PAGE))

@@ -27,6 +27,7 @@ use url::Url;
 use self::crawls::{CrawlRules, Crawls};
 use self::fragments::Fragments;
 use crate::check::Checker;
+use crate::stages::claimer::Nudge;
 
 /// A page whose links could not be stored (the database is away) is checked again after this,
 /// page and links together, rather than given a verdict that would leave its links unseen.
@@ -51,11 +52,15 @@ pub struct Follow {
     fragments: Arc<Fragments>,
     /// [`LINKS_WRITERS`] permits: storing links waits here rather than in the pool.
     writers: Arc<tokio::sync::Semaphore>,
+    /// Told when a page's links or its held fragments become due: the claimer claims them
+    /// at once.
+    nudge: Arc<Nudge>,
 }
 
 impl Follow {
-    pub fn new(queue: Queue, checker: Checker) -> Follow {
+    pub fn new(queue: Queue, checker: Checker, nudge: Arc<Nudge>) -> Follow {
         Follow {
+            nudge,
             crawls: Arc::new(Crawls::default()),
             fragments: Arc::new(Fragments::default()),
             writers: Arc::new(tokio::sync::Semaphore::new(LINKS_WRITERS)),
@@ -131,8 +136,12 @@ impl Follow {
     /// its sections are decided from them without reading it again (`fragments.rs`).
     async fn save_anchors(&self, site: &Site, finding: &Finding, body: Option<&[u8]>) {
         let read = fragments::page_anchors(finding, body);
-        if let Err(error) = self.queue.save_page_anchors(&site.url, &read).await {
-            tracing::debug!(url = %site.url, error = %crate::chain(&error), "cannot store a page's anchors: its fragments read it again");
+        match self.queue.save_page_anchors(&site.url, &read).await {
+            Ok(0) => {}
+            Ok(_) => self.nudge.nudge(),
+            Err(error) => {
+                tracing::debug!(url = %site.url, error = %crate::chain(&error), "cannot store a page's anchors: its fragments read it again");
+            }
         }
     }
 
@@ -201,6 +210,9 @@ impl Follow {
         };
         match stored {
             Ok(Some(added)) => {
+                if added.new > 0 {
+                    self.nudge.nudge();
+                }
                 tracing::debug!(url = %site.url, links = links.follow.len() + links.check.len(), new = added.new, pages = added.pages, "page read");
                 finding
             }

@@ -81,6 +81,8 @@ pub struct Ctx {
     pub paused: Arc<Paused>,
     /// Checks a site, reading it when it is a page of a crawl (`--follow`, `follow/`).
     pub follow: crate::follow::Follow,
+    /// Wakes the claimer when this worker made sites due or wrote back the last it held.
+    pub nudge: Arc<claimer::Nudge>,
 }
 
 impl Ctx {
@@ -92,6 +94,7 @@ impl Ctx {
             held: self.held.clone(),
             parts: self.parts.clone(),
             paused: self.paused.clone(),
+            nudge: self.nudge.clone(),
             owner: self.config.id.clone(),
             batch_size: self.config.batch_size,
             lease: self.config.lease,
@@ -120,6 +123,7 @@ impl Ctx {
             held: self.held.clone(),
             stats: self.stats.clone(),
             hosts: self.hosts.clone(),
+            nudge: self.nudge.clone(),
             parts_token: self.parts.token,
         }
     }

@@ -1,8 +1,9 @@
 //! Writing back: results are gathered and stored in bulk, fenced by their claim, once 500 are
 //! waiting, the oldest has waited a second, or none has come for 250 ms: a worker checking 50
 //! sites a second writes 50 at a time, and the database's cost of a result falls with the size
-//! of its write-back (docs/scale.md). Host decisions go out every 100 ms whether or not results
-//! are written. While the database is away the results wait in memory and are written when it
+//! of its write-back (docs/scale.md); and at once when every site held has its result here
+//! (nothing is left to wait for: the end of a round, of a drain). Host decisions go out every
+//! 100 ms whether or not results are written. While the database is away the results wait in memory and are written when it
 //! returns; results whose lease was lost meanwhile are dropped by the fence and counted. At
 //! shutdown the writer keeps trying until the worker's last deadline (see `run.rs`), which
 //! abandons what the database would still not take: those sites stay claimed until their lease
@@ -29,6 +30,8 @@ pub struct Writer {
     pub held: Arc<HeldSites>,
     pub stats: Arc<Stats>,
     pub hosts: Arc<HostHealth>,
+    /// Told when the last site held is written back: the claimer looks at once.
+    pub nudge: Arc<super::claimer::Nudge>,
     /// Fences the host decisions by the partitions held.
     pub parts_token: i64,
 }
@@ -60,7 +63,8 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
                         oldest = latest;
                     }
                     pending.push(outcome);
-                    if pending.len() < FLUSH_AT {
+                    // Every site held has its result here: no check is left to wait for.
+                    if pending.len() < FLUSH_AT && pending.len() < ctx.held.count() {
                         continue;
                     }
                 }
@@ -109,6 +113,9 @@ async fn flush(ctx: &Writer, pending: &mut Vec<Outcome>) -> bool {
                 .await;
             for o in pending.drain(..) {
                 ctx.held.remove(o.site.token, o.site.id);
+            }
+            if ctx.held.is_empty() {
+                ctx.nudge.nudge();
             }
             true
         }
