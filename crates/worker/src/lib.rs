@@ -12,7 +12,7 @@
 //!   handed to the queue; robots.txt per origin; the crawls' rules.
 //! - `stages/`: claimer → checking → writer, what they share (`Ctx`), and what serves them:
 //!   `held`, the sites this worker holds; `parts`, the host partitions it holds (fleet-wide
-//!   politeness: one worker at a time asks a host); `host_health`, what it learns of its
+//!   politeness: one worker at a time asks a host); `share_hosts`, what it learns of its
 //!   hosts, shared with the fleet; `upkeep`, leases, heartbeat (which reads whether the fleet
 //!   is paused, into `paused`), reaper, progress. Its `mod.rs` draws how they connect.
 //! - `probe_store`: the queue as the checker's store of soft-404 probes, shared by the fleet.

@@ -15,9 +15,9 @@ use crate::check::Checker;
 use crate::config::WorkerConfig;
 use crate::stages::claimer::{claim_loop, Ended, Nudge};
 use crate::stages::held::HeldSites;
-use crate::stages::host_health::HostHealth;
 use crate::stages::parts::Parts;
 use crate::stages::paused::Paused;
+use crate::stages::share_hosts::HostSharing;
 use crate::stages::upkeep::{self, every};
 use crate::stages::Ctx;
 use crate::stats::Stats;
@@ -55,7 +55,7 @@ pub async fn run(
     tracing::info!(id = %config.id, database = %url, "worker started");
     let nudge = Arc::new(Nudge::default());
     let follow = crate::follow::Follow::new(queue.clone(), checker.clone(), nudge.clone());
-    let hosts = Arc::new(HostHealth::new(checker.clone()));
+    let hosts = Arc::new(HostSharing::new(checker.clone()));
     let ctx = Arc::new(Ctx {
         queue,
         config,

@@ -61,7 +61,7 @@ pub(crate) fn is_transient_status(status: u16) -> bool {
 
 /// A server asking its clients to slow down: 429 Too Many Requests, or 503 Service
 /// Unavailable, which overloaded servers and rate limiters send alike. Such an answer slows
-/// the host's pace (`ratelimit.rs`) and is told to the fleet (`stages/host_health.rs`).
+/// the host's pace (`ratelimit.rs`) and is told to the fleet (`stages/share_hosts.rs`).
 pub(crate) fn is_throttling(status: u16) -> bool {
     matches!(status, 429 | 503)
 }

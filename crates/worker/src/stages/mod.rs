@@ -19,7 +19,7 @@
 //! - `claimer`: claims a batch whenever the checkers have room for one; waits while the fleet
 //!   is paused (`paused`: the switch as the heartbeat last read it).
 //! - `checking`: a task per site, bounded; sends each outcome on to the writer.
-//! - `writer`: stores the outcomes in bulk, fenced by their claim; tells `host_health` what
+//! - `writer`: stores the outcomes in bulk, fenced by their claim; tells `share_hosts` what
 //!   it learned of the hosts, for the fleet.
 //! - `held`: the sites claimed and not yet written back, which the lease keeper extends and
 //!   the shutdown gives back.
@@ -30,9 +30,9 @@
 pub mod checking;
 pub mod claimer;
 pub mod held;
-pub mod host_health;
 pub mod parts;
 pub mod paused;
+pub mod share_hosts;
 pub mod upkeep;
 pub mod writer;
 
@@ -47,9 +47,9 @@ use crate::config::WorkerConfig;
 use crate::stats::Stats;
 
 use self::held::HeldSites;
-use self::host_health::HostHealth;
 use self::parts::Parts;
 use self::paused::Paused;
+use self::share_hosts::HostSharing;
 
 /// The claimer's and the writer's wait after `failures` failures of the database in a row:
 /// 200 ms doubling to 5 s, so that a database coming back is found within seconds and one
@@ -75,7 +75,7 @@ pub struct Ctx {
     /// The host partitions held: sites are claimed, and hosts asked, only in these.
     pub parts: Arc<Parts>,
     /// What this worker learns of its hosts, shared with the fleet after each write-back.
-    pub hosts: Arc<HostHealth>,
+    pub hosts: Arc<HostSharing>,
     pub stats: Arc<Stats>,
     /// Whether the fleet is paused (read with the heartbeat): the claimer waits while it is.
     pub paused: Arc<Paused>,

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use crawler_queue::Queue;
 
 use super::held::HeldSites;
-use super::host_health::HostHealth;
+use super::share_hosts::HostSharing;
 use crate::check::Checker;
 use crate::stats::Stats;
 
@@ -29,7 +29,7 @@ pub struct Writer {
     pub checker: Checker,
     pub held: Arc<HeldSites>,
     pub stats: Arc<Stats>,
-    pub hosts: Arc<HostHealth>,
+    pub hosts: Arc<HostSharing>,
     /// Told when the last site held is written back: the claimer looks at once.
     pub nudge: Arc<super::claimer::Nudge>,
     /// Fences the host decisions by the partitions held.

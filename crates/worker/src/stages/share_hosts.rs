@@ -17,14 +17,14 @@ use crate::check::{is_throttling, Checker};
 /// How often the hosts' paces (throttled rates, deferrals) are shared with the fleet.
 const PACES_EVERY: Duration = Duration::from_secs(2);
 
-pub struct HostHealth {
+pub struct HostSharing {
     /// Whose host book this stage writes.
     checker: Checker,
     /// When the paces were last shared.
     paces_shared: Mutex<Option<Instant>>,
 }
 
-impl HostHealth {
+impl HostSharing {
     pub fn new(checker: Checker) -> Self {
         Self {
             checker,
