@@ -8,7 +8,8 @@
 //!   the `--host-limits` file; `options`: the values of the request options (`--header`,
 //!   `--basic-auth`, `--accept`, `--ca-cert`, `--cookie-jar`…).
 //! - [`run`](mod@run): a worker's life, start to stop; it runs the stages.
-//! - `follow/`: recursive checking (`--follow`): a page of a crawl is read and its links
+//! - `sites/`: a claimed site's check: a link, a link to a section (its page's anchors), or
+//!   (`--follow`) a page of a crawl, read and its links
 //!   handed to the queue; robots.txt per origin; the crawls' rules.
 //! - `stages/`: claimer → checking → writer, what they share (`Ctx`), and what serves them:
 //!   `held`, the sites this worker holds; `parts`, the host partitions it holds (fleet-wide
@@ -25,13 +26,13 @@
 mod archive;
 pub mod check;
 pub mod config;
-mod follow;
 mod host_limits;
 mod metrics;
 mod options;
 mod probe_store;
 mod progress;
 pub mod run;
+mod sites;
 mod stages;
 mod stats;
 

@@ -54,13 +54,13 @@ pub async fn run(
         .await?;
     tracing::info!(id = %config.id, database = %url, "worker started");
     let nudge = Arc::new(Nudge::default());
-    let follow = crate::follow::Follow::new(queue.clone(), checker.clone(), nudge.clone());
+    let sites = crate::sites::SiteCheck::new(queue.clone(), checker.clone(), nudge.clone());
     let hosts = Arc::new(HostSharing::new(checker.clone()));
     let ctx = Arc::new(Ctx {
         queue,
         config,
         checker,
-        follow,
+        sites,
         held: Arc::new(HeldSites::default()),
         parts: Arc::new(Parts::default()),
         hosts,

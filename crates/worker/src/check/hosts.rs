@@ -7,7 +7,7 @@
 //! - how to ask it (`head.rs`): whether its HEAD answers can be believed;
 //! - whether it can be reached (`health.rs`), per origin (`scheme://host:port`: one port may
 //!   refuse where another answers);
-//! - its robots.txt rules, per origin (loaded by `follow/robots.rs`);
+//! - its robots.txt rules, per origin (loaded by `sites/robots.rs`);
 //! - its soft-404 probes (`soft404/probe.rs`);
 //! - what the fleet last said of it (the `hosts` row: [`Host::hear`]), and what this worker last
 //!   told the fleet ([`HostBook::pace_changes`], [`Host::troubled`]).

@@ -275,7 +275,7 @@ impl Checker {
     }
 
     /// The robots.txt of `origin` (of `host`), loaded once by the first check that needs it
-    /// (`follow/robots.rs`), kept with the host.
+    /// (`sites/robots.rs`), kept with the host.
     pub(crate) fn robots_of(&self, host: &str, origin: &str) -> RobotsCell {
         self.asker.hosts.host(host).robots(origin)
     }

@@ -25,7 +25,7 @@ use crate::check::unless_cut;
 /// What the checking stage needs, and nothing else.
 pub struct Checking {
     /// Checks a site, reading it when it is a page of a crawl (`--follow`).
-    pub follow: crate::follow::Follow,
+    pub sites: crate::sites::SiteCheck,
     /// To give back a site cut off before its first request.
     pub queue: Queue,
     pub held: Arc<HeldSites>,
@@ -62,7 +62,7 @@ pub async fn check_loop(
                         continue;
                     };
                     running.spawn(async move {
-                        let check = AssertUnwindSafe(ctx.follow.check(&site)).catch_unwind();
+                        let check = AssertUnwindSafe(ctx.sites.check(&site)).catch_unwind();
                         match unless_cut(&stop, check).await {
                             Some(Ok(finding)) => Some(Outcome { site, finding }),
                             Some(Err(panic)) => Some(panicked(site, panic.as_ref())),

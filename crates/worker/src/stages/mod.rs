@@ -79,8 +79,8 @@ pub struct Ctx {
     pub stats: Arc<Stats>,
     /// Whether the fleet is paused (read with the heartbeat): the claimer waits while it is.
     pub paused: Arc<Paused>,
-    /// Checks a site, reading it when it is a page of a crawl (`--follow`, `follow/`).
-    pub follow: crate::follow::Follow,
+    /// Checks a site, reading it when it is a page of a crawl (`--follow`, `sites/`).
+    pub sites: crate::sites::SiteCheck,
     /// Wakes the claimer when this worker made sites due or wrote back the last it held.
     pub nudge: Arc<claimer::Nudge>,
 }
@@ -106,7 +106,7 @@ impl Ctx {
     pub fn checking(&self) -> checking::Checking {
         checking::Checking {
             queue: self.queue.clone(),
-            follow: self.follow.clone(),
+            sites: self.sites.clone(),
             held: self.held.clone(),
             parts: self.parts.clone(),
             concurrency: self.config.check.concurrency,

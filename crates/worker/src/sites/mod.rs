@@ -1,13 +1,14 @@
-//! Recursive checking (`crawler-seed --follow`), the worker's side: a claimed site that is a
-//! page of a crawl (`Site::crawl`) is checked with GETs, and when it is alive HTML its links
-//! are read, sorted by the crawl's rules (in scope: the crawl's next pages; out of scope:
-//! checked only; excluded: left out) and handed to the queue with the page as their referrer,
-//! before the page's verdict is written (`Queue::add_links`, fenced by the page's claim), so
-//! any worker of the fleet checks them and a draining fleet never ends with links unseen.
-//! Every other site is checked as it always was.
+//! A claimed site's check ([`SiteCheck`]), whatever the site is: a link is asked by the
+//! checker; a link to a section (`page#section`) is decided from its page's anchors; a page
+//! of a crawl (`crawler-seed --follow`, `Site::crawl`) is checked with GETs, and when it is
+//! alive HTML its links are read, sorted by the crawl's rules (in scope: the crawl's next
+//! pages; out of scope: checked only; excluded: left out) and handed to the queue with the page
+//! as their referrer, before the page's verdict is written (`Queue::add_links`, fenced by the
+//! page's claim), so any worker of the fleet checks them and a draining fleet never ends with
+//! links unseen.
 //!
 //! # Layout
-//! - `mod.rs`: [`Follow`], one page's check and links.
+//! - `mod.rs`: [`SiteCheck`], a site's check, and one page's links.
 //! - `crawls.rs`: the crawls' rules, read from the database once and when a new one appears.
 //! - `robots.rs`: robots.txt per origin, fetched once for the fleet and kept in the host book.
 //! - `fragments.rs`: a site with a fragment (`page#section`), decided from its page's anchors,
@@ -41,10 +42,10 @@ const LINKS_TRIES: u32 = 4;
 /// that claims, write-backs and the heartbeat always find one, however many pages are read.
 const LINKS_WRITERS: usize = 3;
 
-/// What following needs: the queue, the checker, and what it learned of crawls and robots.
+/// Checks a claimed site: the queue, the checker, and what it learned of crawls and pages.
 /// Cheap to clone; shared by every check task of the worker.
 #[derive(Clone)]
-pub struct Follow {
+pub struct SiteCheck {
     queue: Queue,
     checker: Checker,
     crawls: Arc<Crawls>,
@@ -57,9 +58,9 @@ pub struct Follow {
     nudge: Arc<Nudge>,
 }
 
-impl Follow {
-    pub fn new(queue: Queue, checker: Checker, nudge: Arc<Nudge>) -> Follow {
-        Follow {
+impl SiteCheck {
+    pub fn new(queue: Queue, checker: Checker, nudge: Arc<Nudge>) -> SiteCheck {
+        SiteCheck {
             nudge,
             crawls: Arc::new(Crawls::default()),
             fragments: Arc::new(Fragments::default()),
@@ -82,7 +83,7 @@ impl Follow {
         Box::pin(self.check_page(site)).await
     }
 
-    /// [`Follow::check`] of a site that is only checked, paced by its host's robots.txt when
+    /// [`SiteCheck::check`] of a site that is only checked, paced by its host's robots.txt when
     /// a crawl obeying it reads the host. A site with a fragment (`page#section`) is decided
     /// from its page's anchors (`fragments.rs`).
     async fn check_link(&self, site: &Site) -> Finding {
@@ -97,7 +98,7 @@ impl Follow {
         self.checker.check(&site.url).await
     }
 
-    /// [`Follow::check`] of a site that is a page of a crawl.
+    /// [`SiteCheck::check`] of a site that is a page of a crawl.
     async fn check_page(&self, site: &Site) -> Finding {
         let Some(crawl) = self.rules_of(site).await else {
             return self.check_link(site).await;

@@ -6,7 +6,7 @@
 //! page checked at once wait for the one read in flight.
 //!
 //! A page that is itself a page of a crawl, still to be read, stores its anchors when it is
-//! read for its links (`Follow::check_page`): its fragments wait for that rather than read it a
+//! read for its links (`SiteCheck::check_page`): its fragments wait for that rather than read it a
 //! second time. Where this worker is reading it (a page and its fragments are on one host, so
 //! mostly in one worker's batch) they wait for that read in-process ([`Fragments::reading`]);
 //! otherwise they are due again after [`WAIT_FOR_PAGE`].
