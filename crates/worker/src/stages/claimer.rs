@@ -121,7 +121,21 @@ pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: Cancellat
                 {
                     return Ended::Drained;
                 }
-                if pause(IDLE, &stop).await {
+                // Draining, with nothing due but sites still held: the next look that can
+                // find the crawl complete is right after their last write-back, not at the
+                // end of a fixed pause (half a second of a short drain).
+                let held = ctx.drain && !ctx.held.is_empty();
+                let emptied = async {
+                    match held {
+                        true => ctx.held.emptied().await,
+                        false => std::future::pending().await,
+                    }
+                };
+                let stopped = tokio::select! {
+                    stopped = pause(IDLE, &stop) => stopped,
+                    () = emptied => false,
+                };
+                if stopped {
                     return Ended::Stopped;
                 }
             }

@@ -1,5 +1,6 @@
 //! Writing back: results are gathered and stored in bulk, fenced by their claim, once 500 are
-//! waiting, the oldest has waited a second, or none has come for 250 ms: a worker checking 50
+//! waiting, the oldest has waited a second, none has come for 250 ms, or every site held has
+//! its result waiting (nothing else can come: the end of a drain): a worker checking 50
 //! sites a second writes 50 at a time, and the database's cost of a result falls with the size
 //! of its write-back (docs/scale.md). Host decisions go out every 100 ms whether or not results
 //! are written. While the database is away the results wait in memory and are written when it
@@ -60,7 +61,7 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
                         oldest = latest;
                     }
                     pending.push(outcome);
-                    if pending.len() < FLUSH_AT {
+                    if pending.len() < FLUSH_AT && !all_waiting(&ctx.held, pending.len()) {
                         continue;
                     }
                 }
@@ -82,6 +83,12 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
     while !pending.is_empty() && !flush(&ctx, &mut pending).await {
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// Whether the `waiting` results are those of every site held: nothing else is being
+/// checked, so none will come to join them (the end of a drain), and they are written at once.
+fn all_waiting(held: &HeldSites, waiting: usize) -> bool {
+    waiting >= held.count()
 }
 
 /// Whether `waiting` results are written back now, short of [`FLUSH_AT`]: the oldest came
