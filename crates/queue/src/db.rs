@@ -87,8 +87,8 @@ pub enum Missing {
 
 impl Db {
     /// Connects and applies the migrations; a SQLite file that is not there is created.
-    /// `max_connections` bounds the pool. A URL that cannot work fails before any connection
-    /// ([`DatabaseUrl::dialect`]).
+    /// `max_connections` bounds the pool (on SQLite it is one, `SQLITE_CONNECTIONS`). A URL
+    /// that cannot work fails before any connection ([`DatabaseUrl::dialect`]).
     pub async fn connect(url: &DatabaseUrl, max_connections: u32) -> Result<Db, Error> {
         Self::open(url, max_connections, Missing::Create).await
     }
