@@ -10,6 +10,9 @@
 //!   - `a`: 4 workers, 20,000 URLs on 100 hosts, `--host-concurrency 4 --host-rate 10`
 //!     (floor 20 s), the meter answering after 200 ms, so each worker alone wants about half
 //!     a host's slots (10/s × 0.2 s = 2 of 4);
+//!   - `a0`: `a` with hosts that answer at once (zero latency), as issue 38 measured it: the
+//!     hosts' rates are the only bound, so what the fleet loses to partitions moving, to
+//!     waits and to idle slots shows against the floor;
 //!   - `b`: 1 worker, 100,000 URLs on 1,000 hosts, lychee's default politeness
 //!     (`--host-concurrency 10 --host-rate 20`), and lychee on the same list and meter with the
 //!     same limits, if a `lychee` binary is on PATH or in ~/.cargo/bin (else that row is
@@ -18,6 +21,8 @@
 //!     `--host-concurrency 10 --host-rate 50` (floor 20 s); 50 ms.
 //! - `POLITENESS_BENCH_MYSQL=mysql://USER:PW@127.0.0.1:PORT/` keeps the queue on that server
 //!   (a fresh database per crawl, dropped after); by default it is a fresh SQLite file.
+//! - `POLITENESS_BENCH_FLAGS="--batch-size 1000"` adds flags to every worker's, after the
+//!   scenario's (to try a setting without a build).
 //!
 //! Every server listens on 127.0.0.0/8 only; every crawl is killed after ten minutes.
 
@@ -56,18 +61,26 @@ struct Scenario {
     concurrency: Option<usize>,
 }
 
-const SCENARIOS: [Scenario; 4] = [
+/// Scenario `a`, which `a0` varies.
+const SCENARIO_A: Scenario = Scenario {
+    key: "a",
+    workers: 4,
+    urls: 20_000,
+    hosts: 100,
+    share: 0.0,
+    host_concurrency: 4,
+    host_rate: 10,
+    latency: Duration::from_millis(200),
+    lychee: false,
+    concurrency: None,
+};
+
+const SCENARIOS: [Scenario; 5] = [
+    SCENARIO_A,
     Scenario {
-        key: "a",
-        workers: 4,
-        urls: 20_000,
-        hosts: 100,
-        share: 0.0,
-        host_concurrency: 4,
-        host_rate: 10,
-        latency: Duration::from_millis(200),
-        lychee: false,
-        concurrency: None,
+        key: "a0",
+        latency: Duration::ZERO,
+        ..SCENARIO_A
     },
     Scenario {
         key: "b",
@@ -160,16 +173,25 @@ impl Cpu {
 /// What the MySQL server did, from its global status counters: statements, commits (autocommit
 /// statements included) and fsyncs (InnoDB's, the redo log's included: MariaDB 10.8 and later
 /// count them there; `innodb_flush_log_at_trx_commit=1` asks for one at every commit, which
-/// group commit shares between the commits that arrive together).
+/// group commit shares between the commits that arrive together); then the rows written
+/// (`Handler_write`, `Handler_update`, `Handler_delete`: rows inserted, updated and deleted
+/// through the storage engines, internal temporary tables included) and InnoDB's page
+/// modifications (`Innodb_buffer_pool_write_requests`: every change of a page, clustered or
+/// secondary index, a row's and an index entry's alike), which say how many index pages a
+/// row write touches.
 #[derive(Clone, Copy, Default)]
-struct ServerWork {
-    statements: f64,
-    commits: f64,
-    fsyncs: f64,
-}
+struct ServerWork([f64; ServerWork::NAMES.len()]);
 
 impl ServerWork {
-    const NAMES: [&'static str; 3] = ["Questions", "Handler_commit", "Innodb_data_fsyncs"];
+    const NAMES: [&'static str; 7] = [
+        "Questions",
+        "Handler_commit",
+        "Innodb_data_fsyncs",
+        "Handler_write",
+        "Handler_update",
+        "Handler_delete",
+        "Innodb_buffer_pool_write_requests",
+    ];
 
     /// The server's counters now (zero on SQLite, which has none to read).
     fn now(bench: &Bench, url: &str) -> ServerWork {
@@ -189,35 +211,30 @@ impl ServerWork {
                 .fetch_all(&mut conn)
                 .await
                 .expect("read the server's status");
-            let value = |name: &str| {
+            ServerWork(Self::NAMES.map(|name| {
                 rows.iter()
                     .find(|(n, _)| n.eq_ignore_ascii_case(name))
                     .and_then(|(_, v)| v.parse::<f64>().ok())
                     .unwrap_or(0.0)
-            };
-            ServerWork {
-                statements: value(Self::NAMES[0]),
-                commits: value(Self::NAMES[1]),
-                fsyncs: value(Self::NAMES[2]),
-            }
+            }))
         })
     }
 
     fn since(self, before: ServerWork) -> ServerWork {
-        ServerWork {
-            statements: self.statements - before.statements,
-            commits: self.commits - before.commits,
-            fsyncs: self.fsyncs - before.fsyncs,
+        let mut work = self;
+        for (now, then) in work.0.iter_mut().zip(before.0) {
+            *now -= then;
         }
+        work
     }
 
     fn per_url(&self, urls: usize) -> String {
-        let per = |n: f64| n / urls as f64;
+        let [statements, commits, fsyncs, inserted, updated, deleted, pages] =
+            self.0.map(|n| n / urls as f64);
         format!(
-            "statements {:.3}, commits {:.3}, fsyncs {:.3} per URL",
-            per(self.statements),
-            per(self.commits),
-            per(self.fsyncs)
+            "statements {statements:.3}, commits {commits:.3}, fsyncs {fsyncs:.3}, rows written \
+             {:.2}, page changes {pages:.1} per URL",
+            inserted + updated + deleted
         )
     }
 }
@@ -325,6 +342,8 @@ impl Scenario {
         if let Some(n) = self.concurrency {
             flags.extend(["--concurrency".to_owned(), n.to_string()]);
         }
+        let extra = std::env::var("POLITENESS_BENCH_FLAGS").unwrap_or_default();
+        flags.extend(extra.split_whitespace().map(str::to_owned));
         flags
     }
 

@@ -542,6 +542,21 @@ on_every_backend!(
 );
 
 on_every_backend!(
+    async fn a_seeded_chunk_is_stored_in_the_order_it_will_be_claimed(backend: Backend) {
+        // A claim's rows are then neighbours in the table (docs/scale.md): the earliest due
+        // site of a chunk has its lowest id, so each claim's ids follow the last claim's.
+        let (_db, queue) = seeded(backend, 200, QueueConfig::default()).await;
+        let mut last = 0;
+        for _ in 0..20 {
+            let mut claimed = ids(&queue.claim("w", 10, LONG).await.unwrap().sites);
+            claimed.sort_unstable();
+            assert!(claimed[0] > last, "{claimed:?} after {last}");
+            last = claimed[9];
+        }
+    }
+);
+
+on_every_backend!(
     async fn reseeding_counts_known_urls_and_keeps_their_results(backend: Backend) {
         let (_db, queue) = seeded(backend, 50, QueueConfig::default()).await;
         let batch = queue.claim("w", 50, LONG).await.unwrap();

@@ -557,9 +557,17 @@ pub fn mysql_server_pid(port: u16) -> Option<u32> {
         })
         .collect();
     let flag = format!("--port={port} ");
+    // A server started with no port of its own listens on MySQL's default (Debian's, say,
+    // beside the tests' private servers).
+    let default = (port == 3306).then(|| servers.iter().filter(|(_, c)| !c.contains("--port=")));
     servers
         .iter()
         .find(|(_, cmdline)| cmdline.contains(&flag))
         .or_else(|| (servers.len() == 1).then(|| &servers[0]))
+        .or_else(|| {
+            let mut default = default?;
+            let server = default.next()?;
+            default.next().is_none().then_some(server)
+        })
         .map(|(pid, _)| *pid)
 }

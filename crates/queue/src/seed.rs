@@ -17,6 +17,12 @@ pub const SEED_CHUNK: usize = 1000;
 /// URLs of one site in a row (lists are often sorted), which per-host politeness would slow.
 pub(crate) const SPREAD_MS: i64 = 1_000_000;
 
+/// How far in the past a new site with this key is due: [`SPREAD_MS`] at most, by the key's
+/// first bytes (a hash of the URL).
+fn spread(key: &[u8; 16]) -> i64 {
+    i64::from(u32::from_le_bytes([key[0], key[1], key[2], key[3]])) % SPREAD_MS
+}
+
 /// A normalized URL to load.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewSite {
@@ -77,11 +83,18 @@ impl Queue {
                 ),
             )
         });
+        // In the order they will be claimed (earliest due first), so that the rows a claim
+        // takes from this chunk are neighbours in the table, not scattered over it.
+        let mut rows: Vec<(&NewSite, &[u8; 16], i64)> = chunk
+            .iter()
+            .zip(keys)
+            .map(|(site, key)| (site, key, spread(key)))
+            .collect();
+        rows.sort_by_key(|&(_, _, spread)| std::cmp::Reverse(spread));
         Ok(with_pool!(&self.db, pool => {
             retry("seed", || {
                 let mut q = sqlx::query(&sql);
-                for (site, key) in chunk.iter().zip(keys) {
-                    let spread = i64::from(u32::from_le_bytes(key[..4].try_into().unwrap())) % SPREAD_MS;
+                for &(site, key, spread) in &rows {
                     q = q
                         .bind(&site.url)
                         .bind(&key[..])

@@ -38,8 +38,9 @@ const LINKS_RETRY: Duration = Duration::from_secs(30);
 /// database (SQLite's one writer, a pool kept waiting) is not a reason to read it again.
 const LINKS_TRIES: u32 = 4;
 
-/// Pages whose links are stored at once: a few of the worker's pool (10 connections), so
-/// that claims, write-backs and the heartbeat always find one, however many pages are read.
+/// Pages whose links are stored at once: a few of the worker's pool (10 connections to a
+/// server), so that claims, write-backs and the heartbeat always find one, however many pages
+/// are read.
 const LINKS_WRITERS: usize = 3;
 
 /// Checks a claimed site: the queue, the checker, and what it learned of crawls and pages.

@@ -137,10 +137,24 @@ pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: Cancellat
                 {
                     return Ended::Drained;
                 }
-                tokio::select! {
-                    _ = stop.cancelled() => return Ended::Stopped,
-                    _ = tokio::time::sleep(IDLE) => {}
-                    _ = ctx.nudge.0.notified() => {}
+                // Draining, with nothing due but sites still held: the next look that can
+                // find the crawl complete is right after their last write-back, not at the
+                // end of a fixed pause (half a second of a short drain). The worker's own
+                // new sites (a page's links, fragments released) are claimed at once too.
+                let held = ctx.drain && !ctx.held.is_empty();
+                let emptied = async {
+                    match held {
+                        true => ctx.held.emptied().await,
+                        false => std::future::pending().await,
+                    }
+                };
+                let stopped = tokio::select! {
+                    stopped = pause(IDLE, &stop) => stopped,
+                    () = emptied => false,
+                    _ = ctx.nudge.0.notified() => false,
+                };
+                if stopped {
+                    return Ended::Stopped;
                 }
             }
             Err(error) => {

@@ -8,11 +8,17 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use crawler_queue::Batch;
+use tokio::sync::Notify;
 
 /// The sites this worker claimed and has not yet written back, by claim. A std mutex: every
 /// critical section is a few hash-map operations, never held across an await.
 #[derive(Debug, Default)]
-pub struct HeldSites(Mutex<Sites>);
+pub struct HeldSites {
+    sites: Mutex<Sites>,
+    /// Told when the last site held is forgotten: a draining claimer waits for it rather
+    /// than for a fixed pause (`claimer.rs`).
+    emptied: Notify,
+}
 
 #[derive(Debug, Default)]
 struct Sites {
@@ -38,24 +44,44 @@ impl Sites {
 impl HeldSites {
     pub fn add(&self, batch: &Batch) {
         let ids = batch.sites.iter().map(|s| (s.id, s.part)).collect();
-        self.0.lock().unwrap().by_token.insert(batch.token, ids);
+        self.sites.lock().unwrap().by_token.insert(batch.token, ids);
     }
 
     /// Marks sites whose result is about to be written, until [`HeldSites::remove`].
     pub fn writing(&self, sites: impl IntoIterator<Item = (i64, i64)>) {
-        self.0.lock().unwrap().writing.extend(sites);
+        self.sites.lock().unwrap().writing.extend(sites);
     }
 
     /// Forgets one site (written back, or lost to another worker).
     pub fn remove(&self, token: i64, id: i64) {
-        self.0.lock().unwrap().remove(token, id);
+        let mut held = self.sites.lock().unwrap();
+        held.remove(token, id);
+        self.tell_if_empty(&held);
+    }
+
+    fn tell_if_empty(&self, held: &Sites) {
+        if held.by_token.is_empty() {
+            self.emptied.notify_waiters();
+        }
+    }
+
+    /// Returns once nothing is held (at once if nothing is).
+    pub async fn emptied(&self) {
+        let emptied = self.emptied.notified();
+        tokio::pin!(emptied);
+        // Registered before the look, so that an emptying in between is not missed.
+        emptied.as_mut().enable();
+        if self.is_empty() {
+            return;
+        }
+        emptied.await;
     }
 
     /// Of `ids`, which the claim `token` no longer owns in the database, forgets and returns
     /// those really lost to another worker: not the ones written meanwhile, nor those being
     /// written (their claim ends in the database before it ends here).
     pub fn lose(&self, token: i64, ids: &[i64]) -> Vec<i64> {
-        let mut held = self.0.lock().unwrap();
+        let mut held = self.sites.lock().unwrap();
         let lost: Vec<i64> = ids
             .iter()
             .copied()
@@ -70,12 +96,13 @@ impl HeldSites {
         for &id in &lost {
             held.remove(token, id);
         }
+        self.tell_if_empty(&held);
         lost
     }
 
     /// Each claim with the ids it still holds.
     pub fn snapshot(&self) -> Vec<(i64, Vec<i64>)> {
-        let held = self.0.lock().unwrap();
+        let held = self.sites.lock().unwrap();
         held.by_token
             .iter()
             .map(|(token, ids)| (*token, ids.keys().copied().collect()))
@@ -84,13 +111,13 @@ impl HeldSites {
 
     /// Sites held, all claims together.
     pub fn count(&self) -> usize {
-        let held = self.0.lock().unwrap();
+        let held = self.sites.lock().unwrap();
         held.by_token.values().map(HashMap::len).sum()
     }
 
     /// The host partitions of the sites held: those whose hosts this worker is working.
     pub fn parts(&self) -> HashSet<i16> {
-        let held = self.0.lock().unwrap();
+        let held = self.sites.lock().unwrap();
         held.by_token
             .values()
             .flat_map(|ids| ids.values().copied())
@@ -98,7 +125,7 @@ impl HeldSites {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.lock().unwrap().by_token.is_empty()
+        self.sites.lock().unwrap().by_token.is_empty()
     }
 }
 
@@ -106,6 +133,7 @@ impl HeldSites {
 mod tests {
     use super::*;
     use crawler_queue::Site;
+    use futures::FutureExt;
 
     fn site(id: i64) -> Site {
         crawler_tests::findings::claimed_site(id, "127.0.0.1")
@@ -135,8 +163,31 @@ mod tests {
         held.remove(7, 2);
         held.remove(7, 2);
         assert!(held.is_empty());
+        held.emptied()
+            .now_or_never()
+            .expect("nothing held: at once");
         assert!(held.parts().is_empty());
         assert_eq!(held.count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_wait_for_nothing_held_ends_when_the_last_site_is_written() {
+        let held = std::sync::Arc::new(HeldSites::default());
+        held.add(&Batch {
+            token: 7,
+            sites: vec![site(1)],
+        });
+        let waiting = tokio::spawn({
+            let held = held.clone();
+            async move { held.emptied().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        held.remove(7, 1);
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("woken when emptied")
+            .unwrap();
     }
 
     #[test]

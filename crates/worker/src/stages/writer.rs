@@ -1,13 +1,13 @@
 //! Writing back: results are gathered and stored in bulk, fenced by their claim, once 500 are
-//! waiting, the oldest has waited a second, or none has come for 250 ms: a worker checking 50
-//! sites a second writes 50 at a time, and the database's cost of a result falls with the size
-//! of its write-back (docs/scale.md); and at once when every site held has its result here
-//! (nothing is left to wait for: the end of a round, of a drain). Host decisions go out every
-//! 100 ms whether or not results are written. While the database is away the results wait in memory and are written when it
-//! returns; results whose lease was lost meanwhile are dropped by the fence and counted. At
-//! shutdown the writer keeps trying until the worker's last deadline (see `run.rs`), which
-//! abandons what the database would still not take: those sites stay claimed until their lease
-//! expires, a delay, not a loss.
+//! waiting, the oldest has waited a second, none has come for 250 ms, or every site held has
+//! its result waiting (nothing else can come: the end of a round, of a drain): a worker
+//! checking 50 sites a second writes 50 at a time, and the database's cost of a result falls
+//! with the size of its write-back (docs/scale.md). Host decisions go out every 100 ms whether
+//! or not results are written. While the database is away the results wait in memory and are
+//! written when it returns; results whose lease was lost meanwhile are dropped by the fence and
+//! counted. At shutdown the writer keeps trying until the worker's last deadline (see
+//! `run.rs`), which abandons what the database would still not take: those sites stay claimed
+//! until their lease expires, a delay, not a loss.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,8 +63,7 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
                         oldest = latest;
                     }
                     pending.push(outcome);
-                    // Every site held has its result here: no check is left to wait for.
-                    if pending.len() < FLUSH_AT && pending.len() < ctx.held.count() {
+                    if pending.len() < FLUSH_AT && !all_waiting(&ctx.held, pending.len()) {
                         continue;
                     }
                 }
@@ -86,6 +85,12 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
     while !pending.is_empty() && !flush(&ctx, &mut pending).await {
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// Whether the `waiting` results are those of every site held: nothing else is being
+/// checked, so none will come to join them (the end of a drain), and they are written at once.
+fn all_waiting(held: &HeldSites, waiting: usize) -> bool {
+    waiting >= held.count()
 }
 
 /// Whether `waiting` results are written back now, short of [`FLUSH_AT`]: the oldest came
