@@ -14,8 +14,10 @@ pub use crate::backoff::MAX_DELAY;
 /// uses update-then-select).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ClaimMethod {
-    /// One autocommit `UPDATE … ORDER BY … LIMIT n` stamps a fresh token, then a `SELECT` by
-    /// that token reads the batch. Concurrent claimers wait for each other's row locks.
+    /// Update-then-select: an autocommit `UPDATE` stamps a fresh token on due rows, then a
+    /// `SELECT` by that token reads the batch. On MySQL the rows are first picked from the
+    /// `sites_due` index by a plain read that locks nothing, and the `UPDATE` stamps those of
+    /// them still pending and due, by primary key (`sql::Statements::mark`).
     #[default]
     UpdateThenSelect,
     /// `SELECT … FOR UPDATE SKIP LOCKED`, then `UPDATE … WHERE id IN (…)`, in one

@@ -20,8 +20,8 @@
 //!   which finishes every statement (`{now}`, the states' and verdicts' names, PostgreSQL's `$n`
 //!   placeholders), and `sql::cached!`, which keeps each module's statements, built once per
 //!   dialect (and list length).
-//! - [`queue`]: claim in held partitions (update-then-select; one `UPDATE … RETURNING` on
-//!   PostgreSQL), extend, release.
+//! - [`queue`]: claim in held partitions (update-then-select; on MySQL a pick from the index,
+//!   then the stamp by id), extend, release.
 //! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness);
 //!   [`balance`]: work-aware balance (an idle worker asks for a busy partition);
 //!   [`hosts`]: what the fleet learned about a host (backoff, recent error rate).

@@ -110,8 +110,8 @@ struct Pick<'a> {
     n: i64,
 }
 
-/// A claim's query: `Stamp` and `Pick` bind their parameters to it, in the order the dialect's
-/// statement asks (`Statements::claim_picks_first`).
+/// A claim's query: `Stamp` and `Pick` bind their parameters to it, the stamp's first (owner,
+/// token, lease), then the pick's (the partitions, n); MySQL's pick takes the pick's alone.
 type ClaimQuery<'q, DB> = sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>;
 
 impl Stamp<'_> {
