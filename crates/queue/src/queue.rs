@@ -8,14 +8,14 @@
 //! the token: a worker that lost its lease changes nothing.
 //!
 //! Which rows the `UPDATE` may stamp is picked per dialect (`Statements` in `sql.rs`): on
-//! MySQL by a plain read of the `sites_due` index before it (`Statements::mark`: the
+//! MySQL by a plain read of the `sites_due` index before it (`ClaimShape::PickThenMark`: the
 //! `UPDATE` stamps those of the ids still due), on SQLite by a subquery in it, and on
 //! PostgreSQL, which has no `UPDATE … LIMIT`, by a `WITH picked AS MATERIALIZED (SELECT … FOR
 //! UPDATE SKIP LOCKED) UPDATE … WHERE id IN (SELECT id FROM picked)`, in which concurrent
 //! claimers skip each other's rows instead of waiting (`sql::limited_update`). A claim in held
 //! partitions reads its batch in a later statement everywhere, which keeps only the sites of
 //! partitions still held (`Queue::read_batch`); PostgreSQL's claim outside partitions
-//! returns its batch (`claim_returns`).
+//! returns its batch (`ClaimShape::StampReturning`).
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -31,8 +31,8 @@ use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::retry::retry;
 use crate::sql::{
-    cached, claim_held, owned_ids, padded, placeholders, sites_using, SitesIndex, Statements,
-    CLAIM_ORDER,
+    cached, claim_held, owned_ids, padded, placeholders, sites_using, ClaimShape, SitesIndex,
+    Statements, CLAIM_ORDER,
 };
 
 /// One claimed site, with what the queue needs to write its result back.
@@ -295,7 +295,7 @@ impl Queue {
             parts: held.map_or(&[][..], |h| h.parts),
             n: i64::from(n),
         };
-        if let (Some(_), Db::MySql(pool)) = (&sql.mark, &self.db) {
+        if let (ClaimShape::PickThenMark { .. }, Db::MySql(pool)) = (&sql.shape, &self.db) {
             return self.pick_then_mark(pool, &claim, stamp, pick, held).await;
         }
         with_pool!(&self.db, pool => {
@@ -304,7 +304,7 @@ impl Queue {
             // SELECT below then reads them all, so nothing is left orphaned until its lease
             // expires. PostgreSQL's claim outside partitions returns its rows, so it reads them
             // back only when it was retried.
-            if sql.claim_returns && held.is_none() {
+            if matches!(sql.shape, ClaimShape::StampReturning) && held.is_none() {
                 let mut tries = 0;
                 let rows = retry("claim", || {
                     tries += 1;
@@ -322,7 +322,7 @@ impl Queue {
         self.read_batch(token, held).await
     }
 
-    /// MySQL's claim (`Statements::mark`): picks the ids of due sites from the index, then
+    /// MySQL's claim (`ClaimShape::PickThenMark`): picks the ids of due sites from the index, then
     /// stamps the claim on those still pending and due, and reads the batch. The stamp is the
     /// one `UPDATE` that decides, as in the other dialects' claim: a site another claimer took
     /// meanwhile is no longer pending, so no two claims get the same site.
@@ -350,9 +350,10 @@ impl Queue {
         }
         let ids = padded(&picked);
         let mark = cached!(Dialect::MySql, ids.len(), |dialect, n| {
-            let mark = Statements::get(dialect).mark.as_deref();
-            mark.expect("MySQL marks its picks")
-                .replace("{ids}", &placeholders(n))
+            match &Statements::get(dialect).shape {
+                ClaimShape::PickThenMark { mark } => mark.replace("{ids}", &placeholders(n)),
+                _ => unreachable!("MySQL's claim picks, then marks"),
+            }
         });
         retry("claim", || {
             let mut q = stamp.bind(sqlx::query(&mark));

@@ -380,24 +380,34 @@ pub(crate) fn sites_using_on_sqlite_too(dialect: Dialect, index: SitesIndex) -> 
     }
 }
 
+/// How a dialect makes a claim (`Queue::claim_rows`). Every shape is update-then-select: one
+/// `UPDATE` decides which rows the claim gets, stamping only rows still pending and due.
+pub(crate) enum ClaimShape {
+    /// `claim` is the `UPDATE`, its pick inside it (SQLite); the batch is read by token.
+    Stamp,
+    /// As `Stamp`, and outside held partitions `claim` returns the rows it stamped
+    /// (PostgreSQL's `UPDATE … RETURNING`), so no read follows unless it was retried.
+    StampReturning,
+    /// `claim` (or [`claim_held`]) picks the ids of due sites by a plain read of `sites_due`
+    /// alone (it holds the partition; no row is read or locked), then `mark` stamps the claim
+    /// on those of them still pending and due, by primary key (MySQL). `mark` is a template
+    /// (finish it once `{ids}` is filled in; binds: owner, token, lease ms, the ids). In one
+    /// `UPDATE … ORDER BY … LIMIT` MySQL would read and lock every row it passes, those of
+    /// other workers' partitions included, a cost that grew with the fleet; as a derived table
+    /// in the `UPDATE`, the pick locks them all.
+    PickThenMark { mark: String },
+}
+
 /// The fixed statements of one dialect.
 pub(crate) struct Statements {
     /// Reads the database's clock.
     pub now: String,
-    /// Binds: owner, token, lease ms, n. Stamps a claim on up to n due pending rows; with
-    /// `claim_returns`, returns them too. With `mark`, only picks them (binds: n): see there.
+    /// The claim's first statement, as [`shape`](Statements::shape) says: an `UPDATE` that
+    /// stamps a claim on up to n due pending rows (binds: owner, token, lease ms, n), or on
+    /// MySQL the pick of their ids (binds: n).
     pub claim: String,
-    /// MySQL's claims are two statements: `claim` or [`claim_held`] picks the ids of due sites
-    /// by a plain read of `sites_due` alone (it holds the partition; no row is read or
-    /// locked), then this `UPDATE` stamps the claim on those of them that are still pending
-    /// and due, by primary key. A template (finish it once `{ids}` is filled in). Binds:
-    /// owner, token, lease ms, the ids. In one `UPDATE … ORDER BY … LIMIT` MySQL would read
-    /// and lock every row it passes, those of other workers' partitions included, a cost that
-    /// grew with the fleet; as a derived table in the `UPDATE`, the pick locks them all.
-    pub mark: Option<String>,
-    /// Whether `claim` returns the claimed rows (PostgreSQL's `UPDATE … RETURNING`), rather
-    /// than leaving them to `select_batch`.
-    pub claim_returns: bool,
+    /// How this dialect's claim is made.
+    pub shape: ClaimShape,
     /// Binds: parts token, token. Reads a claimed batch, each site with `held`: whether the
     /// parts token holds its partition (and is not handing it over). One statement decides,
     /// so a partition asked for meanwhile cannot have its sites both kept and given back.
@@ -486,7 +496,16 @@ impl Statements {
         };
         let limited =
             |set: &str, filter: &str, order: &str| limited_in("sites", set, filter, order);
-        let claim_returns = dialect == Dialect::Postgres;
+        let shape = match dialect {
+            Dialect::MySql => ClaimShape::PickThenMark {
+                mark: format!(
+                    "UPDATE {sites_by_id} SET {CLAIM_SET} WHERE id IN ({{ids}}) AND {DUE}"
+                ),
+            },
+            Dialect::Postgres => ClaimShape::StampReturning,
+            Dialect::Sqlite => ClaimShape::Stamp,
+        };
+        let claim_returns = matches!(shape, ClaimShape::StampReturning);
         let greatest = greatest(dialect);
         let new = |column: &str| inserted(dialect, column);
         let unclaim = "state = {pending}, owner = NULL, claim_token = NULL, expires_at = NULL";
@@ -496,10 +515,7 @@ impl Statements {
                 true => format!("{} RETURNING {CLAIMED_COLUMNS}", claim(dialect, DUE)),
                 false => claim(dialect, DUE),
             }),
-            mark: (dialect == Dialect::MySql).then(|| {
-                format!("UPDATE {sites_by_id} SET {CLAIM_SET} WHERE id IN ({{ids}}) AND {DUE}")
-            }),
-            claim_returns,
+            shape,
             take_parts: limited_in(
                 "parts",
                 "owner = ?, token = ?, expires_at = {now} + ?, draining = 0",
@@ -668,7 +684,7 @@ fn claim(dialect: Dialect, filter: &str) -> String {
 /// (PostgreSQL's claim reads the partitions in its own snapshot: a hand-over that ran while
 /// it did would see none of its sites in flight, and its RETURNING would keep sites of a
 /// partition already handed over; the queue test of partitions changing hands caught it.)
-/// With `mark`, only picks them (binds: the partitions, n).
+/// On MySQL (`ClaimShape::PickThenMark`), only picks them (binds: the partitions, n).
 pub(crate) fn claim_held(dialect: Dialect, parts: usize) -> String {
     claim(
         dialect,
