@@ -65,6 +65,55 @@ pub struct Links {
     pub check: Vec<NewSite>,
 }
 
+impl Links {
+    /// Adds the site of a link: `page` to `follow` (a page of the crawl) or to `check`, and
+    /// `fragment`, the site of the link's section when fragments are checked, to `check`
+    /// (only checked: its page is the one read). Each URL once: `seen` holds those added.
+    pub fn add(
+        &mut self,
+        seen: &mut HashSet<String>,
+        follow: bool,
+        page: NewSite,
+        fragment: Option<NewSite>,
+    ) {
+        if seen.insert(page.url.clone()) {
+            match follow {
+                true => self.follow.push(page),
+                false => self.check.push(page),
+            }
+        }
+        if let Some(fragment) = fragment.filter(|f| seen.insert(f.url.clone())) {
+            self.check.push(fragment);
+        }
+    }
+}
+
+/// Counts `referrer` on the sites of `keys` (url keys) and remembers it for them, in the
+/// transaction `tx`, with `s`'s statements: the sites' keys sorted, so that two transactions
+/// update rows in the same order and never deadlock. A macro, as the transaction's type is
+/// each backend's (`with_pool!`).
+macro_rules! count_referrer {
+    ($s:expr, $tx:ident, $referrer:expr, $keys:expr) => {{
+        let mut keys: Vec<[u8; 16]> = $keys;
+        keys.sort_unstable();
+        keys.dedup();
+        for chunk in keys.chunks(CHUNK) {
+            let sql = $s.count(chunk.len());
+            let mut q = sqlx::query(&sql);
+            for key in chunk {
+                q = q.bind(key.to_vec());
+            }
+            q.execute(&mut *$tx).await?;
+            let sql = $s.remember(chunk.len());
+            let mut q = sqlx::query(&sql).bind($referrer);
+            for key in chunk {
+                q = q.bind(key.to_vec());
+            }
+            q.bind(crate::referrers::KEPT).execute(&mut *$tx).await?;
+        }
+    }};
+}
+
 /// The page that links were read from, as claimed: the links count only if the claim holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Page {
@@ -281,25 +330,8 @@ impl Queue {
                     q.execute(&mut *tx).await?;
                 }
                 if let Some(referrer) = &links.referrer {
-                    let mut keys: Vec<[u8; 16]> =
-                        follow.iter().chain(&check).map(|s| url_key(&s.url)).collect();
-                    // The same order in every transaction: two pages' updates never deadlock.
-                    keys.sort_unstable();
-                    keys.dedup();
-                    for chunk in keys.chunks(CHUNK) {
-                        let sql = s.count(chunk.len());
-                        let mut q = sqlx::query(&sql);
-                        for key in chunk {
-                            q = q.bind(key.to_vec());
-                        }
-                        q.execute(&mut *tx).await?;
-                        let sql = s.remember(chunk.len());
-                        let mut q = sqlx::query(&sql).bind(referrer);
-                        for key in chunk {
-                            q = q.bind(key.to_vec());
-                        }
-                        q.bind(crate::referrers::KEPT).execute(&mut *tx).await?;
-                    }
+                    let keys = follow.iter().chain(&check).map(|s| url_key(&s.url)).collect();
+                    count_referrer!(s, tx, referrer, keys);
                 }
                 tx.commit().await?;
                 Ok(Some(added))
@@ -336,7 +368,7 @@ impl Queue {
         Ok(with_pool!(&self.db, pool => {
             retry("file fragments", || async {
                 let mut tx = pool.begin().await?;
-                let mut keys = Vec::new();
+                let mut keys: Vec<[u8; 16]> = Vec::new();
                 let mut new = 0;
                 for (url, fragment) in decided {
                     let key = url_key(url);
@@ -347,22 +379,7 @@ impl Queue {
                         .execute(&mut *tx).await?;
                     keys.push(key);
                 }
-                keys.sort_unstable();
-                keys.dedup();
-                for chunk in keys.chunks(CHUNK) {
-                    let sql = s.count(chunk.len());
-                    let mut q = sqlx::query(&sql);
-                    for key in chunk {
-                        q = q.bind(key.to_vec());
-                    }
-                    q.execute(&mut *tx).await?;
-                    let sql = s.remember(chunk.len());
-                    let mut q = sqlx::query(&sql).bind(referrer);
-                    for key in chunk {
-                        q = q.bind(key.to_vec());
-                    }
-                    q.bind(crate::referrers::KEPT).execute(&mut *tx).await?;
-                }
+                count_referrer!(s, tx, referrer, keys);
                 tx.commit().await?;
                 Ok::<u64, sqlx::Error>(new)
             })

@@ -129,27 +129,20 @@ impl Seeding<'_> {
         let mut seen = std::collections::HashSet::new();
         for url in urls {
             let fragment = self.fragments.then(|| url.clone());
-            let (list, normal) = match self.rules.fate(url, 0) {
-                Fate::Follow(n) if self.frontier.is_some() => (&mut links.follow, n),
-                Fate::Follow(n) | Fate::Check(n) => (&mut links.check, n),
+            let (follow, normal) = match self.rules.fate(url, 0) {
+                Fate::Follow(n) => (self.frontier.is_some(), n),
+                Fate::Check(n) => (false, n),
                 Fate::Skip => {
                     summary.excluded += 1;
                     continue;
                 }
             };
             let fragment = fragment.and_then(|url| crawler_links::with_fragment(&normal, &url));
-            if seen.insert(normal.url.clone()) {
-                list.push(NewSite {
-                    url: normal.url,
-                    host: normal.host,
-                });
-            }
-            if let Some(row) = fragment.filter(|row| seen.insert(row.url.clone())) {
-                links.check.push(NewSite {
-                    url: row.url,
-                    host: row.host,
-                });
-            }
+            let site = |n: crawler_links::Normal| NewSite {
+                url: n.url,
+                host: n.host,
+            };
+            links.add(&mut seen, follow, site(normal), fragment.map(site));
         }
         let total = (links.follow.len() + links.check.len()) as u64;
         let added = self

@@ -261,26 +261,23 @@ fn sort(crawl: &CrawlRules, urls: impl Iterator<Item = Url>, depth: i32) -> Link
     let mut seen = std::collections::HashSet::new();
     for url in urls {
         let fragment = crawl.fragments.then(|| url.clone());
-        let (list, normal) = match crawl.rules.fate(url, depth) {
-            Fate::Follow(normal) => (&mut links.follow, normal),
-            Fate::Check(normal) => (&mut links.check, normal),
+        let (follow, normal) = match crawl.rules.fate(url, depth) {
+            Fate::Follow(normal) => (true, normal),
+            Fate::Check(normal) => (false, normal),
             Fate::Skip => continue,
         };
         let fragment = fragment.and_then(|url| crawler_links::with_fragment(&normal, &url));
-        if seen.insert(normal.url.clone()) {
-            list.push(NewSite {
-                url: normal.url,
-                host: normal.host,
-            });
-        }
-        if let Some(row) = fragment.filter(|row| seen.insert(row.url.clone())) {
-            links.check.push(NewSite {
-                url: row.url,
-                host: row.host,
-            });
-        }
+        links.add(&mut seen, follow, site(normal), fragment.map(site));
     }
     links
+}
+
+/// The site of a link's normal form.
+fn site(normal: crawler_links::Normal) -> NewSite {
+    NewSite {
+        url: normal.url,
+        host: normal.host,
+    }
 }
 
 #[cfg(test)]
