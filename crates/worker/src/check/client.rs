@@ -16,7 +16,7 @@ use super::auth::authorize;
 use super::classify::failure_of;
 use super::cut;
 use super::health::{Decisions, Gate};
-use super::hosts::HostBook;
+use super::hosts::{Host, HostBook};
 use super::ratelimit::Limits;
 use super::reply::{Failure, Reply};
 use super::resolve::CachingResolver;
@@ -125,27 +125,29 @@ impl Asker {
         })
     }
 
-    /// One request, after the host's and the global limits; `budget` is the attempt's
-    /// remaining time and shrinks by the time spent on the network (not waiting for limits).
+    /// One request to `url` of `host` (its entry of the book), after the host's and the global
+    /// limits; `budget` is the attempt's remaining time and shrinks by the time spent on the
+    /// network (not waiting for limits).
     pub(crate) async fn fetch(
         &self,
+        host: &Host,
         method: Method,
         url: &Url,
         budget: &mut Duration,
     ) -> Result<Reply, Failure> {
-        self.fetch_keeping(method, url, budget, false).await
+        self.fetch_keeping(host, method, url, budget, false).await
     }
 
     /// [`Asker::fetch`]; with `keep_body`, a GET keeps the first [`BODY_KEPT`] bytes of a 2xx
     /// text body in the reply.
     pub(crate) async fn fetch_keeping(
         &self,
+        host: &Host,
         method: Method,
         url: &Url,
         budget: &mut Duration,
         keep_body: bool,
     ) -> Result<Reply, Failure> {
-        let host = self.hosts.host(url.host_str().unwrap_or_default());
         // Reachability is the origin's (a port may refuse where another answers); politeness
         // the host's.
         let origin = url.origin().ascii_serialization();

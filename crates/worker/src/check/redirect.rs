@@ -98,14 +98,14 @@ async fn probe(
     let host = asker.hosts.host(url.host_str().unwrap_or_default());
     if ask.keep_body || ask.get_first || host.asks_get_first() {
         return asker
-            .fetch_keeping(Method::GET, url, budget, ask.keep_body)
+            .fetch_keeping(&host, Method::GET, url, budget, ask.keep_body)
             .await;
     }
-    let head = asker.fetch(Method::HEAD, url, budget).await;
+    let head = asker.fetch(&host, Method::HEAD, url, budget).await;
     if budget.is_zero() || !needs_get(&head) {
         return head;
     }
-    let get = asker.fetch(Method::GET, url, budget).await;
+    let get = asker.fetch(&host, Method::GET, url, budget).await;
     host.head
         .lock()
         .expect("head lock poisoned")
