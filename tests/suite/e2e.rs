@@ -99,6 +99,17 @@ pub fn spawn_worker(db: &TestDb, id: &str, extra: &[&str]) -> Child {
     worker_command(db, id, extra).spawn().unwrap()
 }
 
+/// Two workers, `w1` and `w2`, drain the queue together; each must end well within `limit`.
+pub fn drain_with_two(db: &TestDb, limit: Duration) {
+    let mut workers = [
+        spawn_worker(db, "w1", &["--drain"]),
+        spawn_worker(db, "w2", &["--drain"]),
+    ];
+    for worker in &mut workers {
+        assert!(wait(worker, limit).success());
+    }
+}
+
 /// `crawler-worker --id id` with the [`FAST`] settings and `extra`, not started.
 pub fn worker_command(db: &TestDb, id: &str, extra: &[&str]) -> Command {
     let mut worker = command("crawler-worker", db.url.expose());

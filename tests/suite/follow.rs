@@ -15,7 +15,7 @@ use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::static_site::{serve_static, spawn_static_site, Answer, StaticSite};
 use crawler_tests::{on_every_backend, TestDb};
 
-use crate::e2e::{spawn_worker, wait};
+use crate::e2e::{drain_with_two, spawn_worker, wait};
 
 /// The site outside the crawl's scope (another host): its page links to `/ext-only.html`,
 /// which must never be asked.
@@ -197,13 +197,7 @@ on_every_backend!(
             stdout(&seeded)
         );
 
-        let mut workers = [
-            spawn_worker(&db, "w1", &["--drain"]),
-            spawn_worker(&db, "w2", &["--drain"]),
-        ];
-        for worker in &mut workers {
-            assert!(wait(worker, Duration::from_secs(120)).success());
-        }
+        drain_with_two(&db, Duration::from_secs(120));
 
         let sites = report(&db);
         let dead = |path: &str, status: u64, on: &[&str]| {
@@ -534,13 +528,7 @@ on_every_backend!(
             let seeded = run(&mut seed);
             assert!(seeded.status.success(), "{}", stderr(&seeded));
             // Two workers, each at the FAST settings' 100,000 requests a second per host.
-            let mut workers = [
-                spawn_worker(&db, "w1", &["--drain"]),
-                spawn_worker(&db, "w2", &["--drain"]),
-            ];
-            for worker in &mut workers {
-                assert!(wait(worker, Duration::from_secs(60)).success());
-            }
+            drain_with_two(&db, Duration::from_secs(60));
 
             let seen = site.seen();
             let asked: BTreeSet<&str> = seen.iter().map(|(_, r)| r.as_str()).collect();

@@ -13,7 +13,7 @@ use crawler_tests::nginx::Nginx;
 use crawler_tests::static_site::{spawn_static_site, Answer};
 use crawler_tests::{on_every_backend, TestDb};
 
-use crate::e2e::{spawn_worker, wait};
+use crate::e2e::{drain_with_two, spawn_worker, wait};
 
 /// A reported site: verdict, fragment, the pages it was found on (sorted).
 type Reported = (String, Option<String>, BTreeSet<String>);
@@ -124,13 +124,7 @@ on_every_backend!(
             &include,
         ]));
         assert!(seeded.status.success(), "{}", stderr(&seeded));
-        let mut workers = [
-            spawn_worker(&db, "w1", &["--drain"]),
-            spawn_worker(&db, "w2", &["--drain"]),
-        ];
-        for worker in &mut workers {
-            assert!(wait(worker, Duration::from_secs(180)).success());
-        }
+        drain_with_two(&db, Duration::from_secs(180));
 
         let sites = report(&db, &["--all"]);
         let expected = expected(site.path(), nginx.origin());
@@ -241,13 +235,7 @@ on_every_backend!(
             "{}",
             stdout(&seeded)
         );
-        let mut workers = [
-            spawn_worker(&db, "w1", &["--drain"]),
-            spawn_worker(&db, "w2", &["--drain"]),
-        ];
-        for worker in &mut workers {
-            assert!(wait(worker, Duration::from_secs(120)).success());
-        }
+        drain_with_two(&db, Duration::from_secs(120));
         let sites = report(&db, &["--all"]);
         assert_eq!(sites.len(), 50);
         for (url, (verdict, fragment, _)) in &sites {
