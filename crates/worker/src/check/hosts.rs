@@ -82,9 +82,8 @@ struct State {
     reach: HashMap<String, Arc<Reach>>,
     /// robots.txt, by origin.
     robots: HashMap<String, RobotsCell>,
-    /// The fleet decided the host unreachable, for this cause: every origin starts suspect.
-    fleet_unreachable: Option<ErrorKind>,
-    /// What the fleet's `hosts` row said when last read.
+    /// What the fleet's `hosts` row said when last read (unreachable: every origin starts
+    /// suspect).
     fleet_said: Option<FleetSaid>,
     /// The pace last told the fleet (a throttled rate or a deferral), if any.
     pace_told: Option<HostPace>,
@@ -260,7 +259,7 @@ impl Host {
             return reach.clone();
         }
         let reach = Arc::new(Reach::default());
-        if let Some(kind) = state.fleet_unreachable {
+        if let Some(kind) = state.fleet_said.as_ref().and_then(|f| f.unreachable) {
             reach.suspect(kind);
         }
         state.reach.insert(origin.to_owned(), reach.clone());
@@ -292,7 +291,6 @@ impl Host {
                 return;
             }
             state.fleet_said = Some(said);
-            state.fleet_unreachable = row.unreachable;
             state.reach.values().cloned().collect()
         };
         if !row.backoff.is_zero() {
