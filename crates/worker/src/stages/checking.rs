@@ -3,9 +3,11 @@
 //!
 //! `--concurrency` bounds the requests on the wire (the checker's global slots), not these
 //! tasks: a task waiting for its host holds no slot another host could use. Tasks are bounded
-//! by [`tasks_limit`], so memory is; a site whose host would keep it waiting longer than the
+//! by [`tasks_limit`], raised at most threefold when they are spread over many hosts
+//! ([`TasksByHost`]), so memory is; a site whose host would keep it waiting longer than the
 //! checker's patience is not waited for but deferred (see `check/ratelimit.rs`).
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,26 +44,31 @@ pub async fn check_loop(
     outcomes: mpsc::Sender<Outcome>,
     stop: CancellationToken,
 ) {
-    let limit = tasks_limit(ctx.concurrency, ctx.batch_size);
+    let base = tasks_limit(ctx.concurrency, ctx.batch_size);
     let mut running = JoinSet::new();
+    let mut hosts = TasksByHost::default();
     loop {
         tokio::select! {
             biased;
             _ = stop.cancelled() => break,
-            Some(done) = running.join_next(), if !running.is_empty() => forward(done, &outcomes, stop.cancelled()).await,
-            site = sites.recv(), if running.len() < limit => match site {
+            Some(done) = running.join_next_with_id(), if !running.is_empty() => {
+                forward(hosts.ended(done), &outcomes, stop.cancelled()).await
+            }
+            site = sites.recv(), if running.len() < hosts.limit(base) => match site {
                 Some(site) => {
                     let ctx = ctx.clone();
+                    let host = site.host.clone();
                     // A partition lost meanwhile: its hosts are another worker's now, and the
                     // site is given back for whoever holds it.
                     let Some(stop) = ctx.parts.watch(site.part) else {
-                        running.spawn(async move {
+                        let task = running.spawn(async move {
                             give_back(&ctx, site).await;
                             None
                         });
+                        hosts.started(task.id(), host);
                         continue;
                     };
-                    running.spawn(async move {
+                    let task = running.spawn(async move {
                         let check = AssertUnwindSafe(ctx.sites.check(&site)).catch_unwind();
                         match unless_cut(&stop, check).await {
                             Some(Ok(finding)) => Some(Outcome { site, finding }),
@@ -72,6 +79,7 @@ pub async fn check_loop(
                             }
                         }
                     });
+                    hosts.started(task.id(), host);
                 }
                 None => break,
             },
@@ -128,9 +136,61 @@ fn panicked(site: Site, panic: &(dyn std::any::Any + Send)) -> Outcome {
 
 /// Tasks at once: the requests on the wire, sites waiting for their hosts' turns (the
 /// claimer keeps each host's wait short, `claimer::BACKLOG`), and room for two claims, so that
-/// whichever host may send next has a site ready.
+/// whichever host may send next has a site ready. [`TasksByHost::limit`] raises it for a
+/// worker whose tasks are spread over many hosts.
 fn tasks_limit(concurrency: usize, batch_size: u32) -> usize {
     4 * concurrency + 2 * batch_size as usize
+}
+
+/// Sites waiting per host, wanted for each host with tasks: one being asked, and the next
+/// ready for the host's next turn, with some over for the hosts that a claim leaves out.
+const PER_HOST: usize = 4;
+
+/// How far [`TasksByHost::limit`] may raise [`tasks_limit`]: memory stays bounded.
+const MAX_RAISE: usize = 3;
+
+/// The running tasks' hosts. A claim's sites fall on hosts at random, so a fixed number of
+/// tasks spread over many hosts leaves many of them with nothing ready when their turn comes:
+/// 1,512 tasks over 1,000 hosts is 1.5 a host, and about a fifth of the hosts have none at any
+/// moment (a closed queue of N tasks over M hosts keeps them busy N/(N+M-1) of the time; at
+/// [`PER_HOST`] a host, four fifths). So the limit grows with the hosts that have tasks.
+#[derive(Default)]
+struct TasksByHost {
+    host_of: HashMap<tokio::task::Id, String>,
+    tasks: HashMap<String, usize>,
+}
+
+impl TasksByHost {
+    fn started(&mut self, task: tokio::task::Id, host: String) {
+        *self.tasks.entry(host.clone()).or_default() += 1;
+        self.host_of.insert(task, host);
+    }
+
+    /// A task ended (finished, panicked or aborted): its host has one task fewer.
+    fn ended<T>(
+        &mut self,
+        done: Result<(tokio::task::Id, T), tokio::task::JoinError>,
+    ) -> Result<T, tokio::task::JoinError> {
+        let id = match &done {
+            Ok((id, _)) => *id,
+            Err(error) => error.id(),
+        };
+        if let Some(host) = self.host_of.remove(&id) {
+            if let Some(n) = self.tasks.get_mut(&host) {
+                *n -= 1;
+                if *n == 0 {
+                    self.tasks.remove(&host);
+                }
+            }
+        }
+        done.map(|(_, out)| out)
+    }
+
+    /// Tasks at once: `base`, or [`PER_HOST`] for each host with tasks, up to [`MAX_RAISE`]
+    /// times `base`.
+    fn limit(&self, base: usize) -> usize {
+        (PER_HOST * self.tasks.len()).clamp(base, MAX_RAISE * base)
+    }
 }
 
 /// Hands an outcome to the writer, waiting while the writer is behind: that wait stops this
@@ -161,6 +221,38 @@ async fn forward(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn tasks_spread_over_many_hosts_raise_the_limit_within_its_bound() {
+        let base = tasks_limit(128, 500);
+        assert_eq!(base, 1512);
+        let mut tasks = JoinSet::new();
+        let mut hosts = TasksByHost::default();
+        // A few hosts with many tasks each: the limit stays the base.
+        for i in 0..200 {
+            let task = tasks.spawn(async {});
+            hosts.started(task.id(), format!("h{}", i % 10));
+        }
+        assert_eq!(hosts.limit(base), base);
+        // 1,000 hosts with tasks: four each.
+        for i in 0..1000 {
+            let task = tasks.spawn(async {});
+            hosts.started(task.id(), format!("h{i}"));
+        }
+        assert_eq!(hosts.limit(base), 4000);
+        // Ever more hosts: never past three times the base.
+        for i in 1000..2000 {
+            let task = tasks.spawn(async {});
+            hosts.started(task.id(), format!("h{i}"));
+        }
+        assert_eq!(hosts.limit(base), 3 * base);
+        // As tasks end, their hosts are forgotten.
+        while let Some(done) = tasks.join_next_with_id().await {
+            hosts.ended(done).expect("an empty task ends well");
+        }
+        assert!(hosts.tasks.is_empty() && hosts.host_of.is_empty());
+        assert_eq!(hosts.limit(base), base);
+    }
 
     #[test]
     fn a_panicked_check_gives_its_site_a_final_error_saying_why() {
