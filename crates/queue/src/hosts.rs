@@ -150,23 +150,7 @@ impl Hosts<'_> {
         self.queue
             .record_replaced_of_host(parts_token, host, &prefix, Verdict::Unreachable)
             .await;
-        // `verdict_since` is read before `verdict` is written: MySQL assigns left to right.
-        let sql = cached!(self.queue.db.dialect(), |dialect| {
-            limited_update(
-                dialect,
-                "sites",
-                "state = {done}, owner = NULL, checked_by = NULL, expires_at = NULL, \
-                 checked_at = {now}, next_check_at = {now}, \
-                 verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {now} END, \
-                 verdict = ?, http_status = NULL, \
-                 error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
-                 attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?, \
-                 dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL",
-                "host = ? AND SUBSTR(url, 1, ?) = ? AND state = {pending} \
-                 AND part IN (SELECT id FROM parts WHERE token = ?)",
-                "id",
-            )
-        });
+        let sql = cached!(self.queue.db.dialect(), decide_pending);
         let mut written = 0;
         loop {
             let n = with_pool!(&self.queue.db, pool => {
@@ -275,26 +259,7 @@ impl Hosts<'_> {
     /// Records hosts that throttled (for the hosts report). A `Retry-After` about one URL
     /// does not defer its host: a host-wide one comes through [`Hosts::record_paces`].
     pub async fn record_throttled(&self, hosts: &[Throttled]) -> Result<(), Error> {
-        let sql = cached!(self.queue.db.dialect(), |dialect| {
-            let new = |column: &str| inserted(dialect, column);
-            format!(
-                "{} backoff_until = {}(hosts.backoff_until, {}), \
-                 last_throttled_at = {}, last_status = {}, \
-                 retry_after_ms = {}, throttled = hosts.throttled + 1",
-                upsert(
-                    dialect,
-                    "INTO hosts (host, part, backoff_until, last_throttled_at, \
-                     last_status, retry_after_ms, throttled) \
-                     VALUES (?, ?, {now} + ?, {now}, ?, ?, 1)",
-                    "host",
-                ),
-                greatest(dialect),
-                new("backoff_until"),
-                new("last_throttled_at"),
-                new("last_status"),
-                new("retry_after_ms"),
-            )
-        });
+        let sql = cached!(self.queue.db.dialect(), throttled);
         for t in hosts {
             let asked = millis(t.retry_after.unwrap_or_default().min(crate::MAX_DELAY));
             with_pool!(&self.queue.db, pool => {
@@ -360,5 +325,49 @@ fn record_checks(dialect: Dialect, n: usize) -> String {
         ),
         recent("recent_errors"),
         recent("recent_checks")
+    )
+}
+
+/// For [`cached`]: gives up to n pending sites of a host under an origin (in the held
+/// partitions) the host's verdict. Binds: verdict, verdict again, error kind, detail, host,
+/// origin prefix length, origin prefix, parts token, n. `verdict_since` is read before
+/// `verdict` is written: MySQL assigns left to right.
+fn decide_pending(dialect: Dialect) -> String {
+    limited_update(
+        dialect,
+        "sites",
+        "state = {done}, owner = NULL, checked_by = NULL, expires_at = NULL, \
+         checked_at = {now}, next_check_at = {now}, \
+         verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {now} END, \
+         verdict = ?, http_status = NULL, \
+         error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
+         attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?, \
+         dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL",
+        "host = ? AND SUBSTR(url, 1, ?) = ? AND state = {pending} \
+         AND part IN (SELECT id FROM parts WHERE token = ?)",
+        "id",
+    )
+}
+
+/// For [`cached`]: records that a host throttled. Binds: host, part, backoff ms, status,
+/// retry-after ms.
+fn throttled(dialect: Dialect) -> String {
+    let new = |column: &str| inserted(dialect, column);
+    format!(
+        "{} backoff_until = {}(hosts.backoff_until, {}), \
+         last_throttled_at = {}, last_status = {}, \
+         retry_after_ms = {}, throttled = hosts.throttled + 1",
+        upsert(
+            dialect,
+            "INTO hosts (host, part, backoff_until, last_throttled_at, \
+             last_status, retry_after_ms, throttled) \
+             VALUES (?, ?, {now} + ?, {now}, ?, ?, 1)",
+            "host",
+        ),
+        greatest(dialect),
+        new("backoff_until"),
+        new("last_throttled_at"),
+        new("last_status"),
+        new("retry_after_ms"),
     )
 }

@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use crate::db::with_pool;
+use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::parts::FREE_PART;
 use crate::queue::{millis, Queue};
@@ -85,24 +86,6 @@ impl Reaping<'_> {
     /// whose lease expired need no reaping: they are free to take as they are.)
     pub async fn reap(&self, dead_after: Duration) -> Result<Reaped, Error> {
         let dialect = self.queue.db.dialect();
-        let reap_expired = cached!(dialect, |dialect| {
-            limited_update(
-                dialect,
-                "sites",
-                UNCLAIM,
-                "state = {claimed} AND expires_at < {now}",
-                "expires_at",
-            )
-        });
-        let reap_dead = cached!(dialect, |dialect| {
-            limited_update(
-                dialect,
-                "sites",
-                UNCLAIM,
-                "state = {claimed} AND owner IN (SELECT id FROM workers WHERE heartbeat_at < {now} - ?)",
-                "expires_at",
-            )
-        });
         let reap_dead_parts = cached!(dialect, |_| {
             format!(
                 "UPDATE parts SET {FREE_PART} \
@@ -113,18 +96,12 @@ impl Reaping<'_> {
             dialect,
             "DELETE FROM workers WHERE heartbeat_at < {now} - ?"
         );
-        // Dead sites due for a confirming check (`confirm.rs`) back to pending.
-        let confirm_due = cached!(dialect, |dialect| {
-            limited_update(
-                dialect,
-                "sites",
-                "state = {pending}, tries = 0, next_check_at = {now}, confirm_check_at = NULL",
-                "state = {done} AND confirm_check_at <= {now}",
-                "confirm_check_at",
-            )
-        });
-        let expired = self.in_chunks(reap_expired, None).await?;
-        let abandoned = self.in_chunks(reap_dead, Some(millis(dead_after))).await?;
+        let expired = self
+            .in_chunks(cached!(dialect, expired_leases), None)
+            .await?;
+        let abandoned = self
+            .in_chunks(cached!(dialect, abandoned_claims), Some(millis(dead_after)))
+            .await?;
         with_pool!(&self.queue.db, pool => {
             retry("free dead workers' partitions", || {
                 sqlx::query(reap_dead_parts).bind(millis(dead_after)).execute(pool)
@@ -135,7 +112,9 @@ impl Reaping<'_> {
             })
             .await?;
         });
-        let confirming = self.in_chunks(confirm_due, None).await?;
+        let confirming = self
+            .in_chunks(cached!(dialect, due_to_confirm), None)
+            .await?;
         Ok(Reaped {
             expired,
             abandoned,
@@ -147,15 +126,7 @@ impl Reaping<'_> {
 
     /// Done sites checked longer ago than `older_than` become due again (continuous monitoring).
     pub async fn recheck(&self, older_than: Duration) -> Result<u64, Error> {
-        let sql = cached!(self.queue.db.dialect(), |dialect| {
-            limited_update(
-                dialect,
-                "sites",
-                "state = {pending}, tries = 0, next_check_at = {now}",
-                "state = {done} AND next_check_at <= {now} - ?",
-                "next_check_at",
-            )
-        });
+        let sql = cached!(self.queue.db.dialect(), old_verdicts);
         self.in_chunks(sql, Some(millis(older_than))).await
     }
 
@@ -180,4 +151,42 @@ impl Reaping<'_> {
             }
         }
     }
+}
+
+/// For [`cached`]: expired leases back to pending. Binds: chunk.
+fn expired_leases(dialect: Dialect) -> String {
+    let filter = "state = {claimed} AND expires_at < {now}";
+    limited_update(dialect, "sites", UNCLAIM, filter, "expires_at")
+}
+
+/// For [`cached`]: claims of workers whose heartbeat stopped back to pending. Binds:
+/// dead-after ms, chunk.
+fn abandoned_claims(dialect: Dialect) -> String {
+    let filter =
+        "state = {claimed} AND owner IN (SELECT id FROM workers WHERE heartbeat_at < {now} - ?)";
+    limited_update(dialect, "sites", UNCLAIM, filter, "expires_at")
+}
+
+/// For [`cached`]: dead sites due for a confirming check (`confirm.rs`) back to pending.
+/// Binds: chunk.
+fn due_to_confirm(dialect: Dialect) -> String {
+    limited_update(
+        dialect,
+        "sites",
+        "state = {pending}, tries = 0, next_check_at = {now}, confirm_check_at = NULL",
+        "state = {done} AND confirm_check_at <= {now}",
+        "confirm_check_at",
+    )
+}
+
+/// For [`cached`]: done sites checked longer ago than the bound become due. Binds:
+/// older-than ms, chunk.
+fn old_verdicts(dialect: Dialect) -> String {
+    limited_update(
+        dialect,
+        "sites",
+        "state = {pending}, tries = 0, next_check_at = {now}",
+        "state = {done} AND next_check_at <= {now} - ?",
+        "next_check_at",
+    )
 }
