@@ -41,7 +41,7 @@ pub struct HostState {
     pub host: String,
     /// Not to be asked for this long yet (zero when not in backoff).
     pub backoff: Duration,
-    /// Checks and failures lately (see [`RECENT_CHECKS`]).
+    /// Checks and failures lately (see `RECENT_CHECKS` in hosts.rs).
     pub recent_checks: i64,
     pub recent_errors: i64,
     /// The rate it was last asked at, while it throttled (requests per second).
