@@ -32,9 +32,10 @@ use crawler_tests::Backend;
 /// SELECT of the same due rows, and the write-back. Returns (claim, select, complete) means.
 async fn row_work(queue: &Queue, rounds: u32) -> (Duration, Duration, Duration) {
     let quarter = u32::from(PARTS) / 4;
-    queue.take_parts("rows", 1, quarter, LEASE).await.unwrap();
+    queue.parts().take("rows", 1, quarter, LEASE).await.unwrap();
     let parts: Vec<i16> = queue
-        .keep_parts(1, LEASE)
+        .parts()
+        .keep(1, LEASE)
         .await
         .unwrap()
         .iter()
@@ -82,7 +83,7 @@ async fn row_work(queue: &Queue, rounds: u32) -> (Duration, Duration, Duration) 
             .unwrap();
         complete += t.elapsed();
     }
-    queue.release_parts(1).await.unwrap();
+    queue.parts().release(1).await.unwrap();
     (claim / rounds, read / rounds, complete / rounds)
 }
 

@@ -127,9 +127,13 @@ impl Clocks {
 async fn work(queue: Queue, worker: usize, workers: usize, write: usize) -> u64 {
     let (owner, token) = (format!("scale{worker}"), worker as i64 + 1);
     let share = u32::from(PARTS).div_ceil(workers as u32);
-    queue.take_parts(&owner, token, share, LEASE).await.unwrap();
+    queue
+        .parts()
+        .take(&owner, token, share, LEASE)
+        .await
+        .unwrap();
     // The worker's keeper reads what it holds each round; its claims name those partitions.
-    let held = queue.keep_parts(token, LEASE).await.unwrap();
+    let held = queue.parts().keep(token, LEASE).await.unwrap();
     let parts: Vec<i16> = held.iter().map(|p| p.id).collect();
     let mut done = 0;
     loop {
@@ -246,7 +250,11 @@ async fn claims(queue: &Queue, claimers: usize, rounds: usize) -> (Vec<Duration>
     let share = u32::from(PARTS).div_ceil(claimers as u32);
     let tasks = (0..claimers).map(|c| async move {
         let (owner, token) = (format!("latency{c}"), c as i64 + 1);
-        queue.take_parts(&owner, token, share, LEASE).await.unwrap();
+        queue
+            .parts()
+            .take(&owner, token, share, LEASE)
+            .await
+            .unwrap();
         let (mut claim, mut write) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
             let t = Instant::now();
@@ -260,7 +268,7 @@ async fn claims(queue: &Queue, claimers: usize, rounds: usize) -> (Vec<Duration>
                 .unwrap();
             write.push(t.elapsed());
         }
-        queue.release_parts(token).await.unwrap();
+        queue.parts().release(token).await.unwrap();
         (claim, write)
     });
     let (mut claim, mut write) = (Vec::new(), Vec::new());

@@ -61,10 +61,11 @@ on_every_backend!(
     ) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
+        let parts = queue.parts();
         let (a, b) = (1, 2);
         // Partitions are taken in id order: a holds 0..512, b the rest; all the work is a's.
-        assert_eq!(queue.take_parts("a", a, 512, LEASE).await.unwrap(), 512);
-        assert_eq!(queue.take_parts("b", b, 512, LEASE).await.unwrap(), 512);
+        assert_eq!(parts.take("a", a, 512, LEASE).await.unwrap(), 512);
+        assert_eq!(parts.take("b", b, 512, LEASE).await.unwrap(), 512);
         let hosts = hosts_below(512, 4, |i| format!("h{i}.example"));
         let sites: Vec<NewSite> = (0..40)
             .map(|i| NewSite {
@@ -73,20 +74,20 @@ on_every_backend!(
             })
             .collect();
         queue.seed(&sites, false).await.unwrap();
-        let due = queue.due_parts().await.unwrap();
+        let due = parts.due().await.unwrap();
         assert_eq!(due.len(), 4, "{due:?}");
         assert!(due.iter().all(|p| p.holder == Some(a) && p.sites == 10));
 
         let claimed = queue.claim_held(a, "a", 100, LEASE).await.unwrap();
         assert_eq!(claimed.sites.len(), 40);
         let wanted = due[0].id;
-        assert!(queue.ask_for_part(wanted, a, b, "b").await.unwrap());
+        assert!(parts.ask_for_part(wanted, a, b, "b").await.unwrap());
         assert!(
-            !queue.ask_for_part(wanted, a, 3, "c").await.unwrap(),
+            !parts.ask_for_part(wanted, a, 3, "c").await.unwrap(),
             "one heir at a time"
         );
-        let asked: Vec<(i16, bool)> = queue
-            .keep_parts(a, LEASE)
+        let asked: Vec<(i16, bool)> = parts
+            .keep(a, LEASE)
             .await
             .unwrap()
             .iter()
@@ -95,25 +96,25 @@ on_every_backend!(
             .collect();
         assert_eq!(asked, [(wanted, false)], "asked, not yet handed over");
         assert_eq!(
-            queue.release_drained(a, "a", LEASE).await.unwrap(),
+            parts.release_drained(a, "a", LEASE).await.unwrap(),
             0,
             "the holder has not answered"
         );
         // Declined: the request is forgotten, and another may ask.
         let declined = due[1].id;
-        assert!(queue.ask_for_part(declined, a, 3, "c").await.unwrap());
-        assert!(queue.decline_ask(a, declined).await.unwrap());
-        assert!(!queue.decline_ask(a, declined).await.unwrap(), "once");
-        assert!(queue.ask_for_part(declined, a, 3, "c").await.unwrap());
-        assert!(queue.decline_ask(a, declined).await.unwrap());
+        assert!(parts.ask_for_part(declined, a, 3, "c").await.unwrap());
+        assert!(parts.decline_ask(a, declined).await.unwrap());
+        assert!(!parts.decline_ask(a, declined).await.unwrap(), "once");
+        assert!(parts.ask_for_part(declined, a, 3, "c").await.unwrap());
+        assert!(parts.decline_ask(a, declined).await.unwrap());
         // Accepted: handed over once nothing of it is in flight.
-        assert!(queue.drain_part(a, wanted).await.unwrap());
+        assert!(parts.drain_part(a, wanted).await.unwrap());
         assert!(
-            !queue.decline_ask(a, wanted).await.unwrap(),
+            !parts.decline_ask(a, wanted).await.unwrap(),
             "a hand-over under way is not declined"
         );
         assert_eq!(
-            queue.release_drained(a, "a", LEASE).await.unwrap(),
+            parts.release_drained(a, "a", LEASE).await.unwrap(),
             0,
             "its sites are still in flight"
         );
@@ -129,10 +130,10 @@ on_every_backend!(
             written.done, 10,
             "the holder writes back while it hands over"
         );
-        assert_eq!(queue.release_drained(a, "a", LEASE).await.unwrap(), 1);
+        assert_eq!(parts.release_drained(a, "a", LEASE).await.unwrap(), 1);
         assert_eq!(owner_of(&queue, wanted).await.as_deref(), Some("b"));
-        let held_by_b: Vec<i16> = queue
-            .keep_parts(b, LEASE)
+        let held_by_b: Vec<i16> = parts
+            .keep(b, LEASE)
             .await
             .unwrap()
             .iter()
@@ -158,11 +159,12 @@ on_every_backend!(
             errors,
         };
         queue
+            .hosts()
             .record_checks(&[checks("down.example", 20, 15), checks("fine.example", 3, 1)])
             .await
             .unwrap();
-        queue.take_parts("next", 9, 1024, LEASE).await.unwrap();
-        let states = queue.host_states(9).await.unwrap();
+        queue.parts().take("next", 9, 1024, LEASE).await.unwrap();
+        let states = queue.hosts().states(9).await.unwrap();
         let down = states.iter().find(|h| h.host == "down.example").unwrap();
         assert_eq!((down.recent_checks, down.recent_errors), (20, 15));
         assert!(down.failing());
@@ -170,10 +172,11 @@ on_every_backend!(
         assert!(!fine.failing(), "too few checks to judge");
         // It recovers: past 100 checks the counts are halved, so old failures weigh less.
         queue
+            .hosts()
             .record_checks(&[checks("down.example", 100, 0)])
             .await
             .unwrap();
-        let states = queue.host_states(9).await.unwrap();
+        let states = queue.hosts().states(9).await.unwrap();
         let down = states.iter().find(|h| h.host == "down.example").unwrap();
         assert_eq!((down.recent_checks, down.recent_errors), (60, 7));
         assert!(!down.failing());

@@ -127,7 +127,8 @@ on_every_backend!(
         // Hosts in trouble with their state and holder, the workers, and the totals once
         // sampled.
         queue
-            .take_parts("holder", 7, 1024, Duration::from_secs(60))
+            .parts()
+            .take("holder", 7, 1024, Duration::from_secs(60))
             .await
             .unwrap();
         let throttled = |host: &str, secs| crawler_queue::Throttled {
@@ -136,6 +137,7 @@ on_every_backend!(
             retry_after: Some(Duration::from_secs(secs)),
         };
         queue
+            .hosts()
             .record_throttled(&[
                 throttled("slow.example", 3600),
                 throttled("past.example", 0),
@@ -147,12 +149,13 @@ on_every_backend!(
             rate: Some(2.5),
             deferred: Duration::from_secs(3600),
         };
-        queue.record_paces(&[pace]).await.unwrap();
+        queue.hosts().record_paces(&[pace]).await.unwrap();
         let why = crawler_queue::Unreachable {
             kind: crawler_queue::ErrorKind::Dns,
             detail: "decided for the host: the name does not resolve".into(),
         };
         queue
+            .hosts()
             .record_unreachable("gone.example", Some(&why))
             .await
             .unwrap();

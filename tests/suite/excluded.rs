@@ -111,7 +111,7 @@ async fn execute_binding(db: &Db, sql: &str, value: &str) {
 
 /// Claims every due site and gives each `finding`.
 async fn check_all(queue: &Queue, finding: &Finding) {
-    queue.recheck(Duration::ZERO).await.unwrap();
+    queue.reaping().recheck(Duration::ZERO).await.unwrap();
     let batch = queue.claim("checker", 10, LEASE).await.unwrap();
     assert!(!batch.sites.is_empty(), "sites due");
     queue

@@ -378,7 +378,10 @@ on_every_backend!(
         let log = stderr(&worker);
         let stopped = log.lines().find(|l| l.contains("worker stopped")).unwrap();
         assert!(stopped.contains(" 0 deferred,"), "{stopped}");
-        assert_eq!(db.queue().await.held_fragments().await.unwrap(), 0);
+        assert_eq!(
+            db.queue().await.anchors().held_fragments().await.unwrap(),
+            0
+        );
         let sites = report(&db, &["--all"]);
         for (href, found) in &links {
             let url = site.url(href);
@@ -412,7 +415,7 @@ on_every_backend!(
             fragments: true,
             ..NewCrawl::default()
         };
-        let crawl = queue.create_crawl(&spec).await.unwrap();
+        let crawl = queue.follow().create_crawl(&spec).await.unwrap();
         let site = |url: &str| NewSite {
             url: format!("http://a.example{url}"),
             host: "a.example".to_owned(),
@@ -426,7 +429,11 @@ on_every_backend!(
             follow: vec![site("/")],
             ..Links::default()
         };
-        queue.add_links(None, Some(start), &links).await.unwrap();
+        queue
+            .follow()
+            .add_links(None, Some(start), &links)
+            .await
+            .unwrap();
         let batch = queue.claim("w", 10, LEASE).await.unwrap();
         assert_eq!(batch.sites.len(), 1);
         let urls = |batch: crawler_queue::Batch| -> BTreeSet<String> {
@@ -441,7 +448,8 @@ on_every_backend!(
             anchors: Some("a\n".to_owned()),
         };
         queue
-            .save_page_anchors("http://a.example/", &read)
+            .anchors()
+            .save("http://a.example/", &read)
             .await
             .unwrap();
 
@@ -466,6 +474,7 @@ on_every_backend!(
         };
         let next = Frontier { depth: 1, ..start };
         queue
+            .follow()
             .add_links(Some(page), Some(next), &found)
             .await
             .unwrap();
@@ -479,7 +488,8 @@ on_every_backend!(
 
         // Its read stores the page's anchors, and makes its two fragments due with them.
         let released = queue
-            .save_page_anchors("http://a.example/next.html", &read)
+            .anchors()
+            .save("http://a.example/next.html", &read)
             .await
             .unwrap();
         assert_eq!(released, 2);

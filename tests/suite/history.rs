@@ -21,7 +21,11 @@ fn dead() -> Finding {
 
 /// Makes the site due again (as `--recheck-after` does), claims it and writes `finding` back.
 async fn check(queue: &Queue, finding: &Finding) {
-    queue.recheck(Duration::ZERO).await.expect("recheck");
+    queue
+        .reaping()
+        .recheck(Duration::ZERO)
+        .await
+        .expect("recheck");
     let batch = queue.claim("history", 10, LEASE).await.expect("claim");
     assert_eq!(batch.sites.len(), 1, "the one site is due");
     let done = queue.complete(&outcomes_of(batch.sites, finding)).await;
@@ -53,7 +57,7 @@ on_every_backend!(
         let batch = queue.claim("history", 10, LEASE).await.unwrap();
         assert!(batch.sites.is_empty(), "nothing due until the next recheck");
         let id = {
-            queue.recheck(Duration::ZERO).await.unwrap();
+            queue.reaping().recheck(Duration::ZERO).await.unwrap();
             let batch = queue.claim("history", 10, LEASE).await.unwrap();
             let ids: Vec<i64> = batch.sites.iter().map(|s| s.id).collect();
             // Given back before its result arrives: the write-back is stale.
@@ -143,20 +147,21 @@ on_every_backend!(
         let raw = Db::connect(&db.url, 1).await.unwrap();
         let id = scalar(&raw, "SELECT id FROM sites").await;
         check(&queue, &alive()).await;
-        queue.recheck(Duration::ZERO).await.unwrap();
-        queue.take_parts("history", 7, 1024, LEASE).await.unwrap();
+        queue.reaping().recheck(Duration::ZERO).await.unwrap();
+        queue.parts().take("history", 7, 1024, LEASE).await.unwrap();
         let why = Unreachable {
             kind: ErrorKind::Dns,
             detail: "no such host".into(),
         };
-        let decided = queue.decide_host(7, "a.example", "https://a.example", &why);
+        let hosts = queue.hosts();
+        let decided = hosts.decide(7, "a.example", "https://a.example", &why);
         assert_eq!(decided.await.unwrap(), 1);
         let changes = queue.reports().verdict_changes(id).await.unwrap();
         assert_eq!(verdicts(&changes), ["alive", "unreachable"]);
         assert_eq!(changes[1].error_kind.as_deref(), Some("dns"));
         // Decided again (say, by another worker): nothing more to record.
-        queue.recheck(Duration::ZERO).await.unwrap();
-        let decided = queue.decide_host(7, "a.example", "https://a.example", &why);
+        queue.reaping().recheck(Duration::ZERO).await.unwrap();
+        let decided = hosts.decide(7, "a.example", "https://a.example", &why);
         assert_eq!(decided.await.unwrap(), 1);
         let recorded = "SELECT COUNT(*) FROM verdict_changes";
         assert_eq!(scalar(&raw, recorded).await, 1, "alive, replaced once");

@@ -296,6 +296,7 @@ on_every_backend!(
             detail: "decided for the host: refused".into(),
         };
         queue
+            .hosts()
             .record_unreachable("127.0.0.1", Some(&why))
             .await
             .unwrap();

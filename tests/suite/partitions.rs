@@ -42,17 +42,19 @@ on_every_backend!(
         let db = backend.fresh().await;
         let queue = db.queue().await;
         let (a, b) = (11, 22);
-        assert_eq!(queue.take_parts("a", a, 600, LEASE).await.unwrap(), 600);
-        assert_eq!(queue.take_parts("b", b, 600, LEASE).await.unwrap(), 424);
+        assert_eq!(queue.parts().take("a", a, 600, LEASE).await.unwrap(), 600);
+        assert_eq!(queue.parts().take("b", b, 600, LEASE).await.unwrap(), 424);
         let held_a: HashSet<i16> = queue
-            .keep_parts(a, LEASE)
+            .parts()
+            .keep(a, LEASE)
             .await
             .unwrap()
             .iter()
             .map(|p| p.id)
             .collect();
         let held_b: HashSet<i16> = queue
-            .keep_parts(b, LEASE)
+            .parts()
+            .keep(b, LEASE)
             .await
             .unwrap()
             .iter()
@@ -61,12 +63,15 @@ on_every_backend!(
         assert_eq!(held_a.len() + held_b.len(), usize::from(PARTS));
         assert!(held_a.is_disjoint(&held_b));
         // Handing over: drained partitions go free only when nothing of them is in flight.
-        assert_eq!(queue.drain_parts(a, 100).await.unwrap(), 100);
-        assert_eq!(queue.release_drained(a, "a", LEASE).await.unwrap(), 100);
-        assert_eq!(queue.keep_parts(a, LEASE).await.unwrap().len(), 500);
-        assert_eq!(queue.take_parts("b", b, 1000, LEASE).await.unwrap(), 100);
-        assert_eq!(queue.release_parts(a).await.unwrap(), 500);
-        assert!(queue.keep_parts(a, LEASE).await.unwrap().is_empty());
+        assert_eq!(queue.parts().drain(a, 100).await.unwrap(), 100);
+        assert_eq!(
+            queue.parts().release_drained(a, "a", LEASE).await.unwrap(),
+            100
+        );
+        assert_eq!(queue.parts().keep(a, LEASE).await.unwrap().len(), 500);
+        assert_eq!(queue.parts().take("b", b, 1000, LEASE).await.unwrap(), 100);
+        assert_eq!(queue.parts().release(a).await.unwrap(), 500);
+        assert!(queue.parts().keep(a, LEASE).await.unwrap().is_empty());
     }
 );
 
@@ -75,14 +80,15 @@ on_every_backend!(
         let db = backend.fresh().await;
         let queue = db.queue().await;
         queue
-            .take_parts("a", 1, 1024, Duration::from_millis(200))
+            .parts()
+            .take("a", 1, 1024, Duration::from_millis(200))
             .await
             .unwrap();
-        assert_eq!(queue.take_parts("b", 2, 1024, LEASE).await.unwrap(), 0);
+        assert_eq!(queue.parts().take("b", 2, 1024, LEASE).await.unwrap(), 0);
         tokio::time::sleep(Duration::from_millis(400)).await;
-        assert_eq!(queue.take_parts("b", 2, 1024, LEASE).await.unwrap(), 1024);
+        assert_eq!(queue.parts().take("b", 2, 1024, LEASE).await.unwrap(), 1024);
         assert!(
-            queue.keep_parts(1, LEASE).await.unwrap().is_empty(),
+            queue.parts().keep(1, LEASE).await.unwrap().is_empty(),
             "a lost them all"
         );
     }
@@ -93,9 +99,10 @@ on_every_backend!(
         let db = backend.fresh().await;
         let queue = db.queue().await;
         queue.seed(&sites(2000, 200), false).await.unwrap();
-        queue.take_parts("a", 7, 300, LEASE).await.unwrap();
+        queue.parts().take("a", 7, 300, LEASE).await.unwrap();
         let held: HashSet<i16> = queue
-            .keep_parts(7, LEASE)
+            .parts()
+            .keep(7, LEASE)
             .await
             .unwrap()
             .iter()
@@ -126,7 +133,7 @@ on_every_backend!(
         assert!(claimed > 0 && claimed < 2000);
         // A draining partition gives no more sites.
         queue.seed(&sites(4000, 200)[2000..], false).await.unwrap();
-        queue.drain_parts(7, 1024).await.unwrap();
+        queue.parts().drain(7, 1024).await.unwrap();
         assert!(queue
             .claim_held(7, "a", 100, LEASE)
             .await
@@ -141,12 +148,12 @@ on_every_backend!(
         let db = backend.fresh().await;
         let queue = db.queue().await;
         queue.seed(&sites(50, 5), false).await.unwrap();
-        queue.take_parts("a", 1, 1024, LEASE).await.unwrap();
+        queue.parts().take("a", 1, 1024, LEASE).await.unwrap();
         let batch = queue.claim_held(1, "a", 50, LEASE).await.unwrap();
         assert_eq!(batch.sites.len(), 50);
         // "a" stalls; its partitions are freed (say, by the reaper) and taken by "b".
-        queue.release_parts(1).await.unwrap();
-        queue.take_parts("b", 2, 1024, LEASE).await.unwrap();
+        queue.parts().release(1).await.unwrap();
+        queue.parts().take("b", 2, 1024, LEASE).await.unwrap();
         let outcomes = outcomes_of(batch.sites, &alive());
         let completed = queue.complete(&outcomes).await.unwrap();
         assert_eq!(
@@ -167,6 +174,7 @@ on_every_backend!(
         // A 429 about one URL says nothing of the host's state; a host-wide deferral, a
         // throttled rate and an unreachable decision do.
         queue
+            .hosts()
             .record_throttled(&[Throttled {
                 host: "one-path.example".into(),
                 status: 429,
@@ -179,17 +187,18 @@ on_every_backend!(
             rate: Some(2.5),
             deferred: hour,
         };
-        queue.record_paces(&[pace]).await.unwrap();
+        queue.hosts().record_paces(&[pace]).await.unwrap();
         let why = Unreachable {
             kind: ErrorKind::Tls,
             detail: "decided for the host: the TLS handshake fails".into(),
         };
         queue
+            .hosts()
             .record_unreachable("gone.example", Some(&why))
             .await
             .unwrap();
-        queue.take_parts("next", 9, 1024, LEASE).await.unwrap();
-        let mut states = queue.host_states(9).await.unwrap();
+        queue.parts().take("next", 9, 1024, LEASE).await.unwrap();
+        let mut states = queue.hosts().states(9).await.unwrap();
         states.sort_by(|a, b| a.host.cmp(&b.host));
         let hosts: Vec<&str> = states.iter().map(|s| s.host.as_str()).collect();
         assert_eq!(hosts, ["gone.example", "slow.example"]);
@@ -202,10 +211,11 @@ on_every_backend!(
         );
         // Reachable again: the fleet forgets the decision.
         queue
+            .hosts()
             .record_unreachable("gone.example", None)
             .await
             .unwrap();
-        let states = queue.host_states(9).await.unwrap();
+        let states = queue.hosts().states(9).await.unwrap();
         assert!(states.iter().all(|s| s.unreachable.is_none()), "{states:?}");
     }
 );

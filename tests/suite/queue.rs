@@ -163,17 +163,19 @@ async fn claim_held_all(queue: Queue, holder: Holder, moved: Arc<AtomicBool>) ->
 /// given once nothing of it is in flight), while `from`'s claimers keep claiming.
 async fn hand_over(queue: &Queue, part: i16, from: &Holder, to: &Holder) {
     assert!(queue
+        .parts()
         .ask_for_part(part, from.token, to.token, &to.owner)
         .await
         .unwrap());
-    assert!(queue.drain_part(from.token, part).await.unwrap());
+    assert!(queue.parts().drain_part(from.token, part).await.unwrap());
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         queue
+            .parts()
             .release_drained(from.token, &from.owner, LONG)
             .await
             .unwrap();
-        let held = queue.keep_parts(to.token, LONG).await.unwrap();
+        let held = queue.parts().keep(to.token, LONG).await.unwrap();
         if held.iter().any(|p| p.id == part && !p.draining) {
             return;
         }
@@ -200,11 +202,12 @@ async fn overlapping_held_claimers(backend: Backend, claim: ClaimMethod, hand_ov
     let mut holder_of = HashMap::new();
     for (i, holder) in holders.iter().enumerate() {
         let taken = queue
-            .take_parts(&holder.owner, holder.token, 256, LONG)
+            .parts()
+            .take(&holder.owner, holder.token, 256, LONG)
             .await
             .unwrap();
         assert_eq!(taken, 256);
-        for part in queue.keep_parts(holder.token, LONG).await.unwrap() {
+        for part in queue.parts().keep(holder.token, LONG).await.unwrap() {
             holder_of.insert(part.id, i);
         }
     }
@@ -281,7 +284,7 @@ on_every_backend!(
             .sites
             .is_empty());
         tokio::time::sleep(Duration::from_millis(400)).await;
-        assert_eq!(queue.reap(LONG).await.unwrap().expired, 10);
+        assert_eq!(queue.reaping().reap(LONG).await.unwrap().expired, 10);
         let second = queue.claim("fast", 10, LONG).await.unwrap();
         assert_eq!(second.sites.len(), 10);
         let late = queue
@@ -391,7 +394,7 @@ on_every_backend!(
             .unwrap();
         assert!(lost.is_empty());
         tokio::time::sleep(Duration::from_millis(500)).await;
-        assert_eq!(queue.reap(LONG).await.unwrap().expired, 0);
+        assert_eq!(queue.reaping().reap(LONG).await.unwrap().expired, 0);
         let done = queue
             .complete(&outcomes(&batch.sites, Verdict::Alive, false))
             .await
@@ -438,7 +441,11 @@ on_every_backend!(
         let kept = queue.claim("alive", 4, LONG).await.unwrap();
         tokio::time::sleep(Duration::from_millis(400)).await;
         assert!(queue.heartbeat("alive", 4).await.unwrap());
-        let reaped = queue.reap(Duration::from_millis(300)).await.unwrap();
+        let reaped = queue
+            .reaping()
+            .reap(Duration::from_millis(300))
+            .await
+            .unwrap();
         assert_eq!((reaped.expired, reaped.abandoned), (0, 4));
         assert!(
             !queue.heartbeat("dead", 0).await.unwrap(),
@@ -584,14 +591,18 @@ on_every_backend!(
 on_every_backend!(
     async fn old_verdicts_become_due_again_on_recheck(backend: Backend) {
         let (_db, queue) = seeded(backend, 5, QueueConfig::default()).await;
+        let reaping = queue.reaping();
         let batch = queue.claim("w", 5, LONG).await.unwrap();
         queue
             .complete(&outcomes(&batch.sites, Verdict::Alive, false))
             .await
             .unwrap();
-        assert_eq!(queue.recheck(Duration::from_secs(60)).await.unwrap(), 0);
+        assert_eq!(reaping.recheck(Duration::from_secs(60)).await.unwrap(), 0);
         tokio::time::sleep(Duration::from_millis(300)).await;
-        assert_eq!(queue.recheck(Duration::from_millis(200)).await.unwrap(), 5);
+        assert_eq!(
+            reaping.recheck(Duration::from_millis(200)).await.unwrap(),
+            5
+        );
         let again = queue.claim("w", 5, LONG).await.unwrap();
         assert_eq!(again.sites.len(), 5);
         assert!(again.sites.iter().all(|s| s.tries == 0));
@@ -747,7 +758,7 @@ async fn a_postgres_claim_takes_no_more_than_asked_whatever_the_plan() {
         .unwrap();
     let queue = Queue::new(Db::Postgres(pool), QueueConfig::default());
 
-    assert_eq!(queue.take_parts("w", 7, 1024, LONG).await.unwrap(), 1024);
+    assert_eq!(queue.parts().take("w", 7, 1024, LONG).await.unwrap(), 1024);
     let held = queue.claim_held(7, "w", 100, LONG).await.unwrap();
     assert_eq!(
         held.sites.len(),
@@ -765,14 +776,22 @@ on_every_backend!(
         let (_db, queue) = seeded(backend, 100, QueueConfig::default()).await;
         let (holder, asker) = (100, 101);
         assert_eq!(
-            queue.take_parts("w0", holder, 1024, LONG).await.unwrap(),
+            queue.parts().take("w0", holder, 1024, LONG).await.unwrap(),
             1024
         );
-        assert!(queue.ask_for_part(5, holder, asker, "w1").await.unwrap());
+        assert!(queue
+            .parts()
+            .ask_for_part(5, holder, asker, "w1")
+            .await
+            .unwrap());
         // The asker stops before the holder hands the partition over.
-        queue.release_parts(asker).await.unwrap();
-        queue.release_drained(holder, "w0", LONG).await.unwrap();
-        let kept = queue.keep_parts(asker, LONG).await.unwrap();
+        queue.parts().release(asker).await.unwrap();
+        queue
+            .parts()
+            .release_drained(holder, "w0", LONG)
+            .await
+            .unwrap();
+        let kept = queue.parts().keep(asker, LONG).await.unwrap();
         assert!(kept.is_empty(), "handed to a stopped worker: {kept:?}");
     }
 );
@@ -877,7 +896,7 @@ on_every_backend!(
         for (round, found) in rounds.iter().enumerate() {
             if round > 0 {
                 tokio::time::sleep(Duration::from_millis(5)).await;
-                assert_eq!(queue.recheck(Duration::ZERO).await.unwrap(), 9);
+                assert_eq!(queue.reaping().recheck(Duration::ZERO).await.unwrap(), 9);
             }
             let batch = queue.claim("w", 9, LONG).await.unwrap();
             assert_eq!(batch.sites.len(), 9);

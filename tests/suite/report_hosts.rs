@@ -202,11 +202,16 @@ async fn take_partitions(queue: &Queue) {
     let held = |host| u32::try_from(part_of(host)).unwrap() < OWNED;
     assert!(held("a.example") && held("b.example") && held("d.example") && !held("c.example"));
     queue
-        .take_parts("old", 1, 1024, Duration::from_millis(1))
+        .parts()
+        .take("old", 1, 1024, Duration::from_millis(1))
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let taken = queue.take_parts("worker-7", 2, OWNED, LEASE).await.unwrap();
+    let taken = queue
+        .parts()
+        .take("worker-7", 2, OWNED, LEASE)
+        .await
+        .unwrap();
     assert_eq!(taken, u64::from(OWNED));
 }
 
@@ -225,13 +230,13 @@ async fn throttle(queue: &Queue) -> (i64, i64) {
             retry_after: None,
         },
     ];
-    queue.record_throttled(&hosts).await.unwrap();
+    queue.hosts().record_throttled(&hosts).await.unwrap();
     let failing = HostChecks {
         host: "d.example".into(),
         checks: 12,
         errors: 5,
     };
-    queue.record_checks(&[failing]).await.unwrap();
+    queue.hosts().record_checks(&[failing]).await.unwrap();
     // b throttles as a host (its rate halved thrice, then a host-wide Retry-After of an
     // hour); d is decided unreachable.
     let pace = HostPace {
@@ -239,12 +244,13 @@ async fn throttle(queue: &Queue) -> (i64, i64) {
         rate: Some(2.5),
         deferred: Duration::from_secs(3600),
     };
-    queue.record_paces(&[pace]).await.unwrap();
+    queue.hosts().record_paces(&[pace]).await.unwrap();
     let why = Unreachable {
         kind: ErrorKind::Dns,
         detail: "decided for the host: the name does not resolve".into(),
     };
     queue
+        .hosts()
         .record_unreachable("d.example", Some(&why))
         .await
         .unwrap();

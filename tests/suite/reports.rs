@@ -208,7 +208,7 @@ async fn check_due(queue: &Queue, finding: &Finding) -> usize {
 async fn until_confirming_check(queue: &Queue) -> u64 {
     let started = Instant::now();
     loop {
-        let reaped = queue.reap(LEASE).await.unwrap();
+        let reaped = queue.reaping().reap(LEASE).await.unwrap();
         if reaped.confirming > 0 {
             return reaped.confirming;
         }
@@ -242,7 +242,7 @@ on_every_backend!(
         // at once then: two results, but one interval apart, short of the span.
         assert_eq!(check_due(&queue, &dead()).await, 1);
         assert_eq!(
-            queue.reap(LEASE).await.unwrap().confirming,
+            queue.reaping().reap(LEASE).await.unwrap().confirming,
             0,
             "not due before SPAN/N"
         );
@@ -269,7 +269,7 @@ on_every_backend!(
         assert!(text.trim_end().ends_with(" confirmed"), "{text}");
         tokio::time::sleep(policy.interval() + Duration::from_millis(500)).await;
         assert_eq!(
-            queue.reap(LEASE).await.unwrap().confirming,
+            queue.reaping().reap(LEASE).await.unwrap().confirming,
             0,
             "a confirmed site is done"
         );
@@ -325,7 +325,7 @@ on_every_backend!(
         assert!(wait(&mut worker, Duration::from_secs(60)).success());
         std::thread::sleep(Duration::from_millis(1500));
         let queue = db.queue().await;
-        assert_eq!(queue.reap(LEASE).await.unwrap().confirming, 0);
+        assert_eq!(queue.reaping().reap(LEASE).await.unwrap().confirming, 0);
         assert!(ndjson(&db, &["--dead"])[&url]["dead_since"].is_string());
     }
 );

@@ -112,7 +112,11 @@ pub async fn drain(queues: &[Queue], claimers: usize) -> (f64, f64, Duration, Du
                 // only there; its write-backs are fenced by them.
                 let (owner, token) = (format!("bench{c}"), c as i64 + 1);
                 let share = u32::from(PARTS).div_ceil(claimers as u32);
-                queue.take_parts(&owner, token, share, LEASE).await.unwrap();
+                queue
+                    .parts()
+                    .take(&owner, token, share, LEASE)
+                    .await
+                    .unwrap();
                 loop {
                     let t = Instant::now();
                     let batch = queue.claim_held(token, &owner, BATCH, LEASE).await.unwrap();
@@ -159,7 +163,8 @@ pub async fn claim_latency(queue: &Queue, fleet: usize, samples: usize) -> (Dura
         if fleet > 1 {
             let owner = format!("latency{c}");
             queue
-                .take_parts(&owner, token, share, lease)
+                .parts()
+                .take(&owner, token, share, lease)
                 .await
                 .expect("take parts");
         }
@@ -180,7 +185,7 @@ pub async fn claim_latency(queue: &Queue, fleet: usize, samples: usize) -> (Dura
                 .expect("give back");
         }
         if fleet > 1 {
-            queue.release_parts(token).await.expect("give back parts");
+            queue.parts().release(token).await.expect("give back parts");
         }
         times
     });

@@ -64,7 +64,7 @@ impl From<FilterArgs> for UrlFilter {
 }
 
 /// When the fleet takes a worker for dead, for `crawler-worker` and `crawler-reap`: both reap
-/// (see `Queue::reap_as_leader`), and read the same variable, because the fleet needs one
+/// (see `Reaping::reap_as_leader`), and read the same variable, because the fleet needs one
 /// value.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ReapArgs {

@@ -6,7 +6,7 @@
 //! - [`input`]: reading and normalizing seed lines.
 //! - [`seed`]: streaming them into the queue.
 //! - [`reap`]: one pass, or every interval under the fleet's reaper lease (the queue's
-//!   `Queue::reap_as_leader`, which the workers call too).
+//!   `Reaping::reap_as_leader`, which the workers call too).
 //! - [`control`]: pausing and resuming the fleet (`crawler-reap --pause`, the dashboard).
 //! - [`report`]: checked sites, hosts and the summary in four formats, to stdout or a file.
 //! - [`dashboard`]: a live web page of the crawl (`crawler-dashboard`).

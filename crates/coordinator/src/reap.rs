@@ -35,7 +35,7 @@ pub struct ReapConfig {
 /// One pass, whoever holds the lease: every statement rechecks its condition, so running
 /// beside another reaper is safe; an operator asking for a pass gets one.
 pub async fn reap_once(queue: &Queue, config: &ReapConfig) -> Result<Reaped, Error> {
-    let reaped = queue.reap(config.dead_after).await?;
+    let reaped = queue.reaping().reap(config.dead_after).await?;
     recheck(queue, config, reaped).await
 }
 
@@ -43,7 +43,7 @@ pub async fn reap_once(queue: &Queue, config: &ReapConfig) -> Result<Reaped, Err
 /// into `reaped`.
 async fn recheck(queue: &Queue, config: &ReapConfig, mut reaped: Reaped) -> Result<Reaped, Error> {
     if let Some(age) = config.recheck_after {
-        reaped.rechecked = queue.recheck(age).await?;
+        reaped.rechecked = queue.reaping().recheck(age).await?;
     }
     if let Some(age) = config.prune_history_after {
         reaped.pruned = Some(queue.prune_verdict_changes(age).await?);
@@ -69,6 +69,7 @@ pub async fn reap_every(
         }
         let pass = async {
             match queue
+                .reaping()
                 .reap_as_leader(&config.id, config.dead_after, every)
                 .await?
             {
@@ -84,7 +85,7 @@ pub async fn reap_every(
             }
         }
     }
-    let _ = queue.resign_reaper(&config.id).await;
+    let _ = queue.reaping().resign_reaper(&config.id).await;
 }
 
 /// `gave back 3 expired and 0 abandoned claims; 0 sites due again`, and with

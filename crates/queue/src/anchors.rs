@@ -5,22 +5,23 @@
 //! `page#a`, `page#b`…, the page is read once (within [`ANCHORS_TTL_MS`]).
 //!
 //! A link to a section of a page of a crawl that is still to be read is held for that read
-//! (`fragment_holds`): [`Queue::add_links`] adds it due only after [`HOLD_FOR_PAGE_MS`], and
-//! the page's read, storing its anchors ([`Queue::save_page_anchors`]), makes it due in the
-//! same transaction. So a fragment is not claimed before its page has been read, and is then
-//! decided from the stored anchors with no wait and no request. The hold's end is only the
-//! fallback of a page whose read stores nothing (robots.txt forbids it, or its read keeps
-//! failing): its fragments are then checked as any other.
+//! (`fragment_holds`): [`Follow::add_links`](crate::Follow::add_links) adds it due only after
+//! [`HOLD_FOR_PAGE_MS`], and the page's read, storing its anchors ([`Anchors::save`]), makes it
+//! due in the same transaction. So a fragment is not claimed before its page has been read, and
+//! is then decided from the stored anchors with no wait and no request. The hold's end is only
+//! the fallback of a page whose read stores nothing (robots.txt forbids it, or its read keeps
+//! failing): its fragments are then checked as any other. The store is [`Anchors`], a view of
+//! the queue ([`Queue::anchors`]).
 
 use std::borrow::Cow;
 
-use crate::db::with_pool;
+use crate::db::{with_pool, Db};
 use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
 use crate::seed::url_key;
-use crate::sql::{cached, insert_ignore, placeholders, replace};
+use crate::sql::{cached, for_update, insert_ignore, placeholders, replace};
 use crate::verdict::{ErrorKind, Verdict};
 
 pub use crate::verdict::Fragment;
@@ -57,17 +58,31 @@ struct AnchorsRow {
     anchors: Option<String>,
 }
 
+/// The fleet's store of pages' anchors, and the fragments held for their pages' reads.
+/// Obtained from [`Queue::anchors`]; it borrows the queue's database handle.
+#[derive(Clone, Copy, Debug)]
+pub struct Anchors<'q> {
+    db: &'q Db,
+}
+
 impl Queue {
+    /// The store of pages' anchors in this queue's database ([`Anchors`]).
+    pub fn anchors(&self) -> Anchors<'_> {
+        Anchors { db: &self.db }
+    }
+}
+
+impl Anchors<'_> {
     /// The stored anchors of `page` (a URL without fragment, as the queue stores it), read
     /// less than [`ANCHORS_TTL_MS`] ago (database clock), if any.
-    pub async fn page_anchors(&self, page: &str) -> Result<Option<PageAnchors>, Error> {
+    pub async fn of_page(&self, page: &str) -> Result<Option<PageAnchors>, Error> {
         let sql = cached!(
             self.db.dialect(),
             "SELECT verdict, http_status, error_kind, final_url, redirects, anchors \
              FROM anchors WHERE page_key = ? AND read_at > {now} - ?"
         );
         let key = url_key(page);
-        let row: Option<AnchorsRow> = with_pool!(&self.db, pool => {
+        let row: Option<AnchorsRow> = with_pool!(self.db, pool => {
             retry("read a page's anchors", || {
                 sqlx::query_as(sql).bind(&key[..]).bind(ANCHORS_TTL_MS).fetch_optional(pool)
             })
@@ -87,7 +102,7 @@ impl Queue {
     /// Stores (or replaces) the result and anchors of `page`, stamped now, and in the same
     /// transaction makes the fragments held for it due ([`HOLD_FOR_PAGE_MS`]); returns how
     /// many it made due.
-    pub async fn save_page_anchors(&self, page: &str, read: &PageAnchors) -> Result<u64, Error> {
+    pub async fn save(&self, page: &str, read: &PageAnchors) -> Result<u64, Error> {
         let sql = cached!(self.db.dialect(), |dialect| {
             replace(
                 dialect,
@@ -116,7 +131,7 @@ impl Queue {
         );
         let lock = page_lock(self.db.dialect());
         let key = url_key(page);
-        Ok(with_pool!(&self.db, pool => {
+        Ok(with_pool!(self.db, pool => {
             retry("save a page's anchors", || async {
                 let mut tx = pool.begin().await?;
                 if let Some(lock) = lock {
@@ -176,7 +191,7 @@ pub(crate) fn pages_to_read(dialect: Dialect, n: usize) -> Cow<'static, str> {
             "SELECT url_key FROM sites WHERE url_key IN ({}) \
              AND crawl IS NOT NULL AND state IN ({{pending}}, {{claimed}}){}",
             placeholders(n),
-            for_update(dialect)
+            for_update(dialect).unwrap_or_default()
         )
     })
 }
@@ -187,17 +202,10 @@ fn page_lock(dialect: Dialect) -> Option<&'static str> {
     let sql = cached!(dialect, |dialect| {
         format!(
             "SELECT id FROM sites WHERE url_key = ?{}",
-            for_update(dialect)
+            for_update(dialect).unwrap_or_default()
         )
     });
-    (dialect != Dialect::Sqlite).then_some(sql)
-}
-
-fn for_update(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::MySql | Dialect::Postgres => " FOR UPDATE",
-        Dialect::Sqlite => "",
-    }
+    for_update(dialect).map(|_| sql)
 }
 
 /// Of `n` pages (`page_key IN (…)`), those whose anchors are stored, read less than the bound
@@ -229,13 +237,13 @@ pub(crate) fn page_of_fragment(url: &str) -> Option<[u8; 16]> {
     url.split_once('#').map(|(page, _)| url_key(page))
 }
 
-impl Queue {
+impl Anchors<'_> {
     /// How many fragments are held for their pages' reads (tests: none is left after a
     /// drain, each was ended by its page's read).
     #[cfg(any(test, feature = "testing"))]
     pub async fn held_fragments(&self) -> Result<i64, Error> {
         let sql = "SELECT COUNT(*) FROM fragment_holds";
-        Ok(with_pool!(&self.db, pool => {
+        Ok(with_pool!(self.db, pool => {
             sqlx::query_scalar(sql).fetch_one(pool).await?
         }))
     }
@@ -249,7 +257,7 @@ impl Queue {
              WHERE url_key = ? AND crawl IS NOT NULL AND state IN ({pending}, {claimed})"
         );
         let key = url_key(page);
-        let n: i64 = with_pool!(&self.db, pool => {
+        let n: i64 = with_pool!(self.db, pool => {
             retry("find a fragment's page", || {
                 sqlx::query_scalar(sql).bind(&key[..]).fetch_one(pool)
             })

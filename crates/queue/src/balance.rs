@@ -4,14 +4,14 @@
 //! spread hosts evenly, not work: near the end of a crawl (or on a list whose work sits in a
 //! few partitions) one worker can be idle while another has many partitions with sites due.
 //! So each worker also looks, every keeper round, at the partitions of the earliest due sites
-//! ([`Queue::due_parts`], a bounded read of the `sites_due` index), and when it is idle (none
+//! ([`Partitions::due`], a bounded read of the `sites_due` index), and when it is idle (none
 //! of them is its own, its claims find nothing) and another worker holds at least two of them,
-//! asks for one ([`Queue::ask_for_part`]): the asker is named the partition's *heir*. The
-//! holder answers at its next round. It declines ([`Queue::decline_ask`]) when it is working
+//! asks for one ([`Partitions::ask_for_part`]): the asker is named the partition's *heir*. The
+//! holder answers at its next round. It declines ([`Partitions::decline_ask`]) when it is working
 //! the partition's hosts and has room on the wire: a host goes at its own pace, so moving it
 //! gains nothing, and it would stop while it moves. Otherwise it accepts: it marks the
 //! partition draining, stops claiming from it, and once none of its sites is in flight its
-//! next round hands it straight to the heir ([`Queue::release_drained`]), so no third worker
+//! next round hands it straight to the heir ([`Partitions::release_drained`]), so no third worker
 //! can take it in between and two workers never ask one host at once. The asker hands over
 //! one partition with nothing due in exchange, so the counts stay even. A worker's last busy partition is never asked for, so
 //! one huge host never moves from worker to worker (its own sites wait for its rate, not for
@@ -19,9 +19,9 @@
 
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::queue::Queue;
+use crate::parts::Partitions;
 use crate::retry::retry;
-use crate::sql::cached;
+use crate::sql::{cached, sites_using, SitesIndex, CLAIM_ORDER, DUE};
 
 /// Due sites read to see where the work is: the earliest ones, in claim order. A bounded
 /// index range (a few milliseconds), whatever the size of the table.
@@ -37,12 +37,19 @@ pub struct DuePart {
     pub sites: i64,
 }
 
-impl Queue {
+impl Partitions<'_> {
     /// The partitions of the earliest [`DUE_SAMPLE`] due sites that are not being handed over,
-    /// with their holders.
-    pub async fn due_parts(&self) -> Result<Vec<DuePart>, Error> {
-        let sql = &self.sql().due_parts;
-        let rows: Vec<(i16, Option<i64>, i64)> = with_pool!(&self.db, pool => {
+    /// with their holders (id, holder's token, due sites among the sample).
+    pub async fn due(&self) -> Result<Vec<DuePart>, Error> {
+        let sql = cached!(self.db.dialect(), |dialect| {
+            format!(
+                "SELECT s.part, p.token, COUNT(*) FROM \
+                 (SELECT part FROM {} WHERE {DUE} ORDER BY {CLAIM_ORDER} LIMIT ?) AS s \
+                 JOIN parts AS p ON p.id = s.part WHERE p.draining = 0 GROUP BY s.part, p.token",
+                sites_using(dialect, SitesIndex::Due)
+            )
+        });
+        let rows: Vec<(i16, Option<i64>, i64)> = with_pool!(self.db, pool => {
             retry("due partitions", || {
                 sqlx::query_as(sql).bind(i64::from(DUE_SAMPLE)).fetch_all(pool)
             })
@@ -70,7 +77,7 @@ impl Queue {
             "UPDATE parts SET heir_token = ?, heir_owner = ? \
              WHERE id = ? AND token = ? AND draining = 0 AND heir_token IS NULL"
         );
-        Ok(with_pool!(&self.db, pool => {
+        Ok(with_pool!(self.db, pool => {
             retry("ask for a partition", || {
                 sqlx::query(sql)
                     .bind(heir_token)
@@ -93,7 +100,7 @@ impl Queue {
             "UPDATE parts SET heir_token = NULL, heir_owner = NULL \
              WHERE id = ? AND token = ? AND draining = 0 AND heir_token IS NOT NULL"
         );
-        Ok(with_pool!(&self.db, pool => {
+        Ok(with_pool!(self.db, pool => {
             retry("decline a request for a partition", || {
                 sqlx::query(sql).bind(part).bind(token).execute(pool)
             })
@@ -109,7 +116,7 @@ impl Queue {
             self.db.dialect(),
             "UPDATE parts SET draining = 1 WHERE id = ? AND token = ? AND draining = 0"
         );
-        Ok(with_pool!(&self.db, pool => {
+        Ok(with_pool!(self.db, pool => {
             retry("drain a partition", || sqlx::query(sql).bind(part).bind(token).execute(pool))
                 .await?
                 .rows_affected()

@@ -27,7 +27,7 @@ use crate::db::Dialect;
 use crate::error::Error;
 use crate::queue::{millis, Queue, Site};
 use crate::retry::{is_transient, retry};
-use crate::sql::{cached, case_by_id, owned_ids, padded, Statements};
+use crate::sql::{cached, case_by_id, owned_ids, padded, sites_using, SitesIndex};
 use crate::verdict::{ErrorKind, Finding, Fragment, Next, Verdict, VerdictCounts};
 
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
@@ -410,7 +410,7 @@ impl Queue {
             format!(
                 "UPDATE {} SET state = {{pending}}, owner = NULL, expires_at = NULL, \
                  tries = {case}, next_check_at = {{now}} + {case} WHERE {}",
-                Statements::get(dialect).sites_by_id,
+                sites_using(dialect, SitesIndex::Primary),
                 fenced(dialect, n, held)
             )
         });
@@ -446,7 +446,7 @@ impl Queue {
                  tries = 0, detail = NULL, \
                  attempts = ?, consecutive_failures = consecutive_failures + 1, \
                  dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL WHERE {}",
-                Statements::get(dialect).sites_by_id,
+                sites_using(dialect, SitesIndex::Primary),
                 fenced(dialect, 1, held)
             )
         });
@@ -531,7 +531,7 @@ fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
          confirmed_at = CASE WHEN ? = 1 THEN confirmed_at ELSE NULL END, \
          confirm_check_at = CASE WHEN ? = 1 AND confirmed_at IS NULL THEN {{now}} + ? ELSE NULL END \
          WHERE {}",
-        Statements::get(dialect).sites_by_id,
+        sites_using(dialect, SitesIndex::Primary),
         fenced(dialect, rows, held)
     )
 }

@@ -17,7 +17,7 @@ pub enum ClaimMethod {
     /// Update-then-select: an autocommit `UPDATE` stamps a fresh token on due rows, then a
     /// `SELECT` by that token reads the batch. On MySQL the rows are first picked from the
     /// `sites_due` index by a plain read that locks nothing, and the `UPDATE` stamps those of
-    /// them still pending and due, by primary key (`sql::Statements::mark`).
+    /// them still pending and due, by primary key (`sql::mark`).
     #[default]
     UpdateThenSelect,
     /// `SELECT … FOR UPDATE SKIP LOCKED`, then `UPDATE … WHERE id IN (…)`, in one

@@ -6,11 +6,11 @@
 //! counts its dead results in a row and `dead_since` is when the first of them was stored; any
 //! other verdict (alive, blocked, unreachable, error) clears both. Under a policy, a dead site
 //! that is not confirmed yet gets `confirm_check_at`, one interval (SPAN/N) later; the reaper
-//! makes it due again then ([`Queue::reap`]), so it is checked again whether or not the crawl
-//! rechecks anything else. A write-back whose site has at least N dead results in a row over at
-//! least SPAN (from the streak's first result to this one, by the database's clock) stamps
-//! `confirmed_at` and schedules nothing more. With checks SPAN/N apart that is the (N+1)th
-//! result: the first, then N rechecks, so the streak spans SPAN.
+//! makes it due again then ([`Reaping::reap`](crate::Reaping::reap)), so it is checked again
+//! whether or not the crawl rechecks anything else. A write-back whose site has at least N dead
+//! results in a row over at least SPAN (from the streak's first result to this one, by the
+//! database's clock) stamps `confirmed_at` and schedules nothing more. With checks SPAN/N apart
+//! that is the (N+1)th result: the first, then N rechecks, so the streak spans SPAN.
 //!
 //! The policy is the worker's (give every worker the same one); the report only reads
 //! `confirmed_at`, so `crawler-report --dead --confirmed` needs no flag of its own.
@@ -19,7 +19,7 @@ use crate::config::Confirm;
 use crate::db::with_pool;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::{cached, owned_ids, Statements};
+use crate::sql::{cached, owned_ids, sites_using, SitesIndex};
 use crate::verdict::Verdict;
 
 impl Queue {
@@ -39,7 +39,7 @@ impl Queue {
                 "UPDATE {} SET confirmed_at = {{now}}, confirm_check_at = NULL \
                  WHERE {} AND verdict = ? AND confirmed_at IS NULL \
                  AND dead_streak >= ? AND {{now}} - dead_since >= ?",
-                Statements::get(dialect).sites_by_id,
+                sites_using(dialect, SitesIndex::Primary),
                 owned_ids(dialect, "{done}", n)
             )
         });

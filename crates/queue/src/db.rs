@@ -129,7 +129,7 @@ impl Db {
                 .options([("client_min_messages", "warning")])
                 .log_statements(tracing::log::LevelFilter::Trace);
             probe(&options).await?;
-            // READ COMMITTED is PostgreSQL's default, and what its claim's SKIP LOCKED wants.
+            // READ COMMITTED is PostgreSQL's default (see `sql::MYSQL_SESSION`).
             let pool = PgPoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -146,10 +146,7 @@ impl Db {
                 .acquire_timeout(ACQUIRE_TIMEOUT)
                 .after_connect(|conn, _| {
                     Box::pin(async move {
-                        // Fewer gap locks and far fewer deadlocks between concurrent claimers
-                        // than REPEATABLE READ (https://github.com/rails/solid_queue/issues/531).
-                        conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-                            .await?;
+                        conn.execute(crate::sql::MYSQL_SESSION).await?;
                         Ok(())
                     })
                 })
@@ -261,9 +258,8 @@ where
 /// lock is `GET_LOCK(<integer>, -1)` with its result ignored: MariaDB rejects integer lock names
 /// and returns at once for a negative timeout, so it serializes nothing there.
 async fn migrate_mysql(pool: &MySqlPool) -> Result<(), sqlx::migrate::MigrateError> {
-    const LOCK: &str = "CONCAT('crawler.migrate.', DATABASE())";
     let mut conn = pool.acquire().await?;
-    let locked: Option<i64> = sqlx::query_scalar(&format!("SELECT GET_LOCK({LOCK}, 300)"))
+    let locked: Option<i64> = sqlx::query_scalar(crate::sql::MYSQL_MIGRATE_LOCK)
         .fetch_one(&mut *conn)
         .await?;
     if locked != Some(1) {
@@ -272,7 +268,7 @@ async fn migrate_mysql(pool: &MySqlPool) -> Result<(), sqlx::migrate::MigrateErr
         )));
     }
     let result = MYSQL_MIGRATIONS.run_direct(&mut *conn).await;
-    sqlx::query(&format!("DO RELEASE_LOCK({LOCK})"))
+    sqlx::query(crate::sql::MYSQL_MIGRATE_UNLOCK)
         .execute(&mut *conn)
         .await?;
     result

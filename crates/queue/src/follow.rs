@@ -1,10 +1,12 @@
 //! Recursive checking (`crawler-seed --follow`): the crawls, and the frontier, which is the
 //! `sites` table itself. A site with a `crawl` is a page of it; when a worker finds it alive
-//! HTML it reads it and hands its links to [`Queue::add_links`], which in one transaction,
+//! HTML it reads it and hands its links to [`Follow::add_links`], which in one transaction,
 //! fenced by the page's claim, marks the page read (clears its `crawl`), adds the links not
 //! known yet (those in scope as pages of the crawl, one link deeper), and counts the page as a
 //! referrer of every link (`referrers.rs`). So a page's links are added once, whichever worker
 //! read it, and before its verdict is written: a draining fleet never stops with links unseen.
+//! All of it, and robots.txt shared by the fleet, is [`Follow`], a view of the queue
+//! ([`Queue::follow`]); a page's anchors are the next module's, `anchors.rs`.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -130,7 +132,7 @@ pub struct Frontier {
     pub max_pages: Option<i64>,
 }
 
-/// What [`Queue::add_links`] did.
+/// What [`Follow::add_links`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Added {
     /// Sites not known before.
@@ -139,7 +141,21 @@ pub struct Added {
     pub pages: u64,
 }
 
+/// Recursive checking: the crawls, the links a page or a list adds, and robots.txt as the
+/// fleet shares it. Obtained from [`Queue::follow`]; it borrows the queue's database handle.
+#[derive(Clone, Copy, Debug)]
+pub struct Follow<'q> {
+    db: &'q Db,
+}
+
 impl Queue {
+    /// Recursive checking in this queue's database ([`Follow`]).
+    pub fn follow(&self) -> Follow<'_> {
+        Follow { db: &self.db }
+    }
+}
+
+impl Follow<'_> {
     /// Stores a crawl; its id goes with its start pages.
     pub async fn create_crawl(&self, crawl: &NewCrawl) -> Result<i64, Error> {
         let sql = cached!(self.db.dialect(), |dialect| {
@@ -161,7 +177,7 @@ impl Queue {
                     .bind(i16::from(crawl.fragments))
             };
         }
-        Ok(match &self.db {
+        Ok(match self.db {
             Db::MySql(pool) => bound!(&sql).execute(pool).await?.last_insert_id() as i64,
             Db::Sqlite(pool) => bound!(&sql).execute(pool).await?.last_insert_rowid(),
             Db::Postgres(pool) => bound!(&sql).fetch_one(pool).await?.try_get("id")?,
@@ -178,7 +194,7 @@ impl Queue {
                 .map(str::to_owned)
                 .collect()
         };
-        Ok(with_pool!(&self.db, pool => {
+        Ok(with_pool!(self.db, pool => {
             let rows = retry("crawls", || sqlx::query(sql).fetch_all(pool)).await?;
             let mut crawls = Vec::new();
             for row in rows {
@@ -215,8 +231,8 @@ impl Queue {
             let follow = std::mem::take(&mut links.follow);
             links.check.extend(follow);
         }
-        let s = Statements::new(self);
-        Ok(with_pool!(&self.db, pool => {
+        let s = Statements::new(self.db.dialect());
+        Ok(with_pool!(self.db, pool => {
             retry("links", || async {
                 let mut tx = pool.begin().await?;
                 if let Some(page) = page {
@@ -341,18 +357,18 @@ impl Queue {
     }
 }
 
-impl Queue {
+impl Follow<'_> {
     /// Adds the links to sections of a local file found at `referrer` (`FILE:LINE`), decided
     /// by the seed from the file's own anchors (`crawler-seed --links-in`): each `url` (the
     /// file's `file://` URL and the fragment) a site already done, alive, with its
     /// `fragment`, never claimed; an existing one takes the new decision. Their referrers are
-    /// counted as [`Queue::add_links`] counts them. Returns how many sites were new.
+    /// counted as [`Follow::add_links`] counts them. Returns how many sites were new.
     pub async fn add_file_fragments(
         &self,
         referrer: &str,
         decided: &[(String, Fragment)],
     ) -> Result<u64, Error> {
-        let s = Statements::new(self);
+        let s = Statements::new(self.db.dialect());
         let insert = cached!(self.db.dialect(), |dialect| {
             insert_ignore(
                 dialect,
@@ -365,7 +381,7 @@ impl Queue {
             self.db.dialect(),
             "UPDATE sites SET fragment = ?, checked_at = {now} WHERE url_key = ? AND state = {done}"
         );
-        Ok(with_pool!(&self.db, pool => {
+        Ok(with_pool!(self.db, pool => {
             retry("file fragments", || async {
                 let mut tx = pool.begin().await?;
                 let mut keys: Vec<[u8; 16]> = Vec::new();
@@ -391,7 +407,7 @@ impl Queue {
 /// The host of a local file's sites (`file://` URLs name none).
 const FILE_HOST: &str = "localhost";
 
-/// The statements of [`Queue::add_links`], in the queue's dialect.
+/// The statements of [`Follow::add_links`], in the queue's dialect.
 struct Statements {
     dialect: Dialect,
     fence: &'static str,
@@ -401,8 +417,7 @@ struct Statements {
 }
 
 impl Statements {
-    fn new(queue: &Queue) -> Self {
-        let dialect = queue.db.dialect();
+    fn new(dialect: Dialect) -> Self {
         Statements {
             dialect,
             fence: cached!(
@@ -460,7 +475,7 @@ impl Statements {
 }
 
 /// robots.txt as the fleet shares it: fetched once per origin (`scheme://host:port`).
-impl Queue {
+impl Follow<'_> {
     /// The stored robots.txt of `origin`: `None` if nobody fetched it yet, `Some(None)` if it
     /// has none.
     pub async fn robots(&self, origin: &str) -> Result<Option<Option<String>>, Error> {
@@ -468,7 +483,7 @@ impl Queue {
             self.db.dialect(),
             "SELECT body FROM robots WHERE origin = ?"
         );
-        Ok(with_pool!(&self.db, pool => {
+        Ok(with_pool!(self.db, pool => {
             retry("robots", || sqlx::query_scalar(sql).bind(origin).fetch_optional(pool)).await?
         }))
     }
@@ -481,7 +496,7 @@ impl Queue {
                 "INTO robots (origin, body, fetched_at) VALUES (?, ?, {now})",
             )
         });
-        with_pool!(&self.db, pool => {
+        with_pool!(self.db, pool => {
             retry("robots", || sqlx::query(sql).bind(origin).bind(body).execute(pool)).await?;
         });
         Ok(())

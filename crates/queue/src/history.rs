@@ -25,7 +25,7 @@ use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::report::Reports;
 use crate::retry::retry;
-use crate::sql::{cached, owned_ids, Statements};
+use crate::sql::{cached, owned_ids, sites_using, SitesIndex};
 use crate::verdict::Verdict;
 
 /// Rows one pruning statement deletes at most: a large prune never holds one long transaction.
@@ -59,7 +59,7 @@ impl Queue {
         let sql = cached!(self.db.dialect(), ids.len(), |dialect, n| {
             format!(
                 "{REPLACED} FROM {} WHERE {} AND {UNRECORDED}",
-                Statements::get(dialect).sites_by_id,
+                sites_using(dialect, SitesIndex::Primary),
                 owned_ids(dialect, "{claimed}", n)
             )
         });
@@ -92,7 +92,7 @@ impl Queue {
             format!(
                 "{REPLACED} FROM {} WHERE host = ? AND SUBSTR(url, 1, ?) = ? AND state = {{pending}} \
                  AND part IN (SELECT id FROM parts WHERE token = ?) AND verdict <> ? AND {UNRECORDED}",
-                Statements::get(dialect).sites_by_host
+                sites_using(dialect, SitesIndex::Host)
             )
         });
         let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {

@@ -2,18 +2,20 @@
 //! host's partition next respects it — the host's state: `ok` (no row, or nothing set),
 //! `throttled` (its adaptive `rate`), `deferred` until `backoff_until` (a host-wide
 //! `Retry-After`), `unreachable` since when and why (decided once for the host, which gives
-//! every pending URL of it its verdict in one write: [`Queue::decide_host`]); and the recent
+//! every pending URL of it its verdict in one write: [`Hosts::decide`]); and the recent
 //! error rate (requests that got no answer). Rows exist only for hosts that throttled or
-//! failed, so the table stays small on a healthy list.
+//! failed, so the table stays small on a healthy list. All of it is [`Hosts`], a view of the
+//! queue ([`Queue::hosts`]).
 
 use std::time::Duration;
 
 use crate::db::with_pool;
+use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::parts::part_of;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::{cached, greatest, placeholders, upsert, Statements};
+use crate::sql::{cached, greatest, inserted, int_div, limited_update, placeholders, upsert};
 use crate::verdict::{ErrorKind, Verdict};
 
 /// A host that answered 429 or 503.
@@ -39,7 +41,7 @@ pub struct HostState {
     pub host: String,
     /// Not to be asked for this long yet (zero when not in backoff).
     pub backoff: Duration,
-    /// Checks and failures lately (see `RECENT_CHECKS` in sql.rs).
+    /// Checks and failures lately (see `RECENT_CHECKS` in hosts.rs).
     pub recent_checks: i64,
     pub recent_errors: i64,
     /// The rate it was last asked at, while it throttled (requests per second).
@@ -66,7 +68,11 @@ pub struct HostPace {
     pub deferred: Duration,
 }
 
-/// Sites one `decide_host` statement writes at most: a host of a million URLs is decided in
+/// A host's recent checks are halved, errors with them, when they pass this: the error rate
+/// weighs the last hundred or so.
+const RECENT_CHECKS: i64 = 100;
+
+/// Sites one [`Hosts::decide`] statement writes at most: a host of a million URLs is decided in
 /// statements of bounded size.
 const DECIDE_CHUNK: i64 = 1000;
 
@@ -80,13 +86,36 @@ impl HostState {
 /// Hosts written by one statement.
 const CHECKS_CHUNK: usize = 100;
 
+/// What the fleet learned of its hosts, the `hosts` table: read by the keeper of the worker
+/// that holds a host's partition, written by the worker's share-hosts stage. Obtained from
+/// [`Queue::hosts`]; it borrows the queue.
+#[derive(Clone, Copy, Debug)]
+pub struct Hosts<'q> {
+    queue: &'q Queue,
+}
+
 impl Queue {
+    /// What the fleet learned of its hosts, in this queue's database ([`Hosts`]).
+    pub fn hosts(&self) -> Hosts<'_> {
+        Hosts { queue: self }
+    }
+}
+
+impl Hosts<'_> {
     /// The hosts of `token`'s partitions in backoff or with recent errors: what the fleet
-    /// learned before this worker held them.
-    pub async fn host_states(&self, token: i64) -> Result<Vec<HostState>, Error> {
-        let sql = &self.sql().host_states;
+    /// learned before this worker held them (host, milliseconds of backoff left, recent checks,
+    /// recent errors, rate, unreachable kind).
+    pub async fn states(&self, token: i64) -> Result<Vec<HostState>, Error> {
+        let sql = cached!(
+            self.queue.db.dialect(),
+            "SELECT host, backoff_until - {now}, recent_checks, recent_errors, rate, \
+             unreachable_kind FROM hosts \
+             WHERE part IN (SELECT id FROM parts WHERE token = ?) \
+             AND (backoff_until > {now} OR recent_errors > 0 OR rate IS NOT NULL \
+             OR unreachable_since IS NOT NULL)"
+        );
         type Row = (String, i64, i64, i64, Option<f64>, Option<String>);
-        let rows: Vec<Row> = with_pool!(&self.db, pool => {
+        let rows: Vec<Row> = with_pool!(&self.queue.db, pool => {
             retry("host states", || sqlx::query_as(sql).bind(token).fetch_all(pool)).await?
         });
         Ok(rows
@@ -109,7 +138,7 @@ impl Queue {
     /// statements of [`DECIDE_CHUNK`] sites, and records the host's state. Returns the sites
     /// written. The sites this worker has claimed are not touched: their checks end with the
     /// same verdict without a request.
-    pub async fn decide_host(
+    pub async fn decide(
         &self,
         parts_token: i64,
         host: &str,
@@ -118,12 +147,13 @@ impl Queue {
     ) -> Result<u64, Error> {
         let prefix = format!("{origin}/");
         self.record_unreachable(host, Some(why)).await?;
-        self.record_replaced_of_host(parts_token, host, &prefix, Verdict::Unreachable)
+        self.queue
+            .record_replaced_of_host(parts_token, host, &prefix, Verdict::Unreachable)
             .await;
-        let sql = &self.sql().decide_host;
+        let sql = cached!(self.queue.db.dialect(), decide_pending);
         let mut written = 0;
         loop {
-            let n = with_pool!(&self.db, pool => {
+            let n = with_pool!(&self.queue.db, pool => {
                 retry("decide a host", || {
                     sqlx::query(sql)
                         .bind(Verdict::Unreachable.as_str())
@@ -155,7 +185,7 @@ impl Queue {
         why: Option<&Unreachable>,
     ) -> Result<(), Error> {
         let sql = match why {
-            Some(_) => cached!(self.db.dialect(), |dialect| {
+            Some(_) => cached!(self.queue.db.dialect(), |dialect| {
                 format!(
                     "{} unreachable_since = COALESCE(hosts.unreachable_since, {{now}}), \
                      unreachable_kind = ?, unreachable_detail = ?",
@@ -168,12 +198,12 @@ impl Queue {
                 )
             }),
             None => cached!(
-                self.db.dialect(),
+                self.queue.db.dialect(),
                 "UPDATE hosts SET unreachable_since = NULL, unreachable_kind = NULL, \
                  unreachable_detail = NULL WHERE host = ?"
             ),
         };
-        with_pool!(&self.db, pool => {
+        with_pool!(&self.queue.db, pool => {
             retry("record a host's reachability", || {
                 let q = sqlx::query(sql);
                 let q = match why {
@@ -196,7 +226,7 @@ impl Queue {
     /// Records the hosts' paces: their adaptive rate (none: back to the configured rate) and
     /// how long the server deferred them.
     pub async fn record_paces(&self, paces: &[HostPace]) -> Result<(), Error> {
-        let sql = cached!(self.db.dialect(), |dialect| {
+        let sql = cached!(self.queue.db.dialect(), |dialect| {
             format!(
                 "{} rate = ?, backoff_until = {}(hosts.backoff_until, {{now}} + ?)",
                 upsert(
@@ -209,7 +239,7 @@ impl Queue {
         });
         for p in paces {
             let deferred = millis(p.deferred.min(crate::MAX_DELAY));
-            with_pool!(&self.db, pool => {
+            with_pool!(&self.queue.db, pool => {
                 retry("record a host's pace", || {
                     sqlx::query(sql)
                         .bind(&p.host)
@@ -227,12 +257,12 @@ impl Queue {
     }
 
     /// Records hosts that throttled (for the hosts report). A `Retry-After` about one URL
-    /// does not defer its host: a host-wide one comes through [`Queue::record_paces`].
+    /// does not defer its host: a host-wide one comes through [`Hosts::record_paces`].
     pub async fn record_throttled(&self, hosts: &[Throttled]) -> Result<(), Error> {
-        let sql = &self.sql().record_throttled;
+        let sql = cached!(self.queue.db.dialect(), throttled);
         for t in hosts {
             let asked = millis(t.retry_after.unwrap_or_default().min(crate::MAX_DELAY));
-            with_pool!(&self.db, pool => {
+            with_pool!(&self.queue.db, pool => {
                 retry("record throttled host", || {
                     sqlx::query(sql)
                         .bind(&t.host)
@@ -251,13 +281,8 @@ impl Queue {
     /// Adds checks and failures to the hosts' recent counts, a statement per hundred hosts.
     pub async fn record_checks(&self, hosts: &[HostChecks]) -> Result<(), Error> {
         for chunk in hosts.chunks(CHECKS_CHUNK) {
-            let sql = cached!(self.db.dialect(), chunk.len(), |dialect, n| {
-                let rows = vec![format!("({})", placeholders(4)); n].join(", ");
-                Statements::get(dialect)
-                    .record_checks
-                    .replace("{rows}", &rows)
-            });
-            with_pool!(&self.db, pool => {
+            let sql = cached!(self.queue.db.dialect(), chunk.len(), record_checks);
+            with_pool!(&self.queue.db, pool => {
                 retry("record host checks", || {
                     let mut q = sqlx::query(&sql);
                     for h in chunk {
@@ -274,4 +299,75 @@ impl Queue {
         }
         Ok(())
     }
+}
+
+/// For [`cached`]: adds to `n` hosts' recent counts, halving both whenever the checks pass
+/// [`RECENT_CHECKS`]. Binds, per host: host, part, checks, errors.
+fn record_checks(dialect: Dialect, n: usize) -> String {
+    let rows = vec![format!("({})", placeholders(4)); n].join(", ");
+    let recent = |col: &str| {
+        let sum = format!("hosts.{col} + {}", inserted(dialect, col));
+        format!(
+            "{col} = CASE WHEN hosts.recent_checks + {} > {RECENT_CHECKS} \
+             THEN ({sum}) {} 2 ELSE {sum} END",
+            inserted(dialect, "recent_checks"),
+            int_div(dialect)
+        )
+    };
+    // Errors first: MySQL assigns left to right, and the errors' test reads the checks before
+    // they change.
+    format!(
+        "{} {}, {}",
+        upsert(
+            dialect,
+            &format!("INTO hosts (host, part, recent_checks, recent_errors) VALUES {rows}"),
+            "host"
+        ),
+        recent("recent_errors"),
+        recent("recent_checks")
+    )
+}
+
+/// For [`cached`]: gives up to n pending sites of a host under an origin (in the held
+/// partitions) the host's verdict. Binds: verdict, verdict again, error kind, detail, host,
+/// origin prefix length, origin prefix, parts token, n. `verdict_since` is read before
+/// `verdict` is written: MySQL assigns left to right.
+fn decide_pending(dialect: Dialect) -> String {
+    limited_update(
+        dialect,
+        "sites",
+        "state = {done}, owner = NULL, checked_by = NULL, expires_at = NULL, \
+         checked_at = {now}, next_check_at = {now}, \
+         verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {now} END, \
+         verdict = ?, http_status = NULL, \
+         error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
+         attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?, \
+         dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL",
+        "host = ? AND SUBSTR(url, 1, ?) = ? AND state = {pending} \
+         AND part IN (SELECT id FROM parts WHERE token = ?)",
+        "id",
+    )
+}
+
+/// For [`cached`]: records that a host throttled. Binds: host, part, backoff ms, status,
+/// retry-after ms.
+fn throttled(dialect: Dialect) -> String {
+    let new = |column: &str| inserted(dialect, column);
+    format!(
+        "{} backoff_until = {}(hosts.backoff_until, {}), \
+         last_throttled_at = {}, last_status = {}, \
+         retry_after_ms = {}, throttled = hosts.throttled + 1",
+        upsert(
+            dialect,
+            "INTO hosts (host, part, backoff_until, last_throttled_at, \
+             last_status, retry_after_ms, throttled) \
+             VALUES (?, ?, {now} + ?, {now}, ?, ?, 1)",
+            "host",
+        ),
+        greatest(dialect),
+        new("backoff_until"),
+        new("last_throttled_at"),
+        new("last_status"),
+        new("retry_after_ms"),
+    )
 }

@@ -3,10 +3,14 @@
 //! (options, logging, exit codes, man pages) is `crawler-cli`'s: this crate has no clap.
 //!
 //! A site flows `seed` → pending → `claim` → claimed → `complete` → done (or back to pending
-//! for a retry, or by `release`/`reap`), and `recheck` makes old verdicts due again. That is
-//! [`Queue`]: what moves work. What only reads the results is a view borrowed from it,
-//! [`Queue::reports`] ([`Reports`]); the fleet's soft-404 probes are another,
-//! [`Queue::probes`] ([`Probes`]).
+//! for a retry, or by `release`/`reap`), and `recheck` makes old verdicts due again. What
+//! moves work is [`Queue`]: seed, claim, extend, complete, give back. The rest are views
+//! borrowed from it, each defined, with its accessor, in its own module (which `queue.rs`
+//! never imports): the host partitions' leases, [`Queue::parts`] ([`Partitions`]); what the
+//! fleet learned of its hosts, [`Queue::hosts`] ([`Hosts`]); recursive checking,
+//! [`Queue::follow`] ([`Follow`]), and pages' anchors, [`Queue::anchors`] ([`Anchors`]);
+//! reaping, [`Queue::reaping`] ([`Reaping`]); what only reads the results, [`Queue::reports`]
+//! ([`Reports`]); the fleet's soft-404 probes, [`Queue::probes`] ([`Probes`]).
 //!
 //! # Layout
 //! - [`config`]: the queue's settings.
@@ -15,22 +19,24 @@
 //! - [`dialect`]: which SQL a database speaks; [`state`]: a site's place in the queue, as stored.
 //! - [`db`]: connecting, migrations, one pool type over the three backends; whether a SQLite file
 //!   that is not there is created (seed, worker) or refused (report, reap).
-//! - `sql`: every statement and building block that differs between the dialects (the clock,
-//!   limited updates, upserts, index hints, a case-insensitive `LIKE`, …), `sql::statement`,
+//! - `sql`: every building block of SQL text that differs between the dialects (the clock,
+//!   limited updates, the claim's statements and `ClaimShape`, upserts, index hints, a
+//!   case-insensitive `LIKE`, row locks, the MySQL session's settings, …), `sql::statement`,
 //!   which finishes every statement (`{now}`, the states' and verdicts' names, PostgreSQL's `$n`
-//!   placeholders), and `sql::cached!`, which keeps each module's statements, built once per
-//!   dialect (and list length).
+//!   placeholders), and `sql::cached!`, the one way each module keeps its own statements, built
+//!   once per dialect (and list length).
 //! - [`queue`]: claim in held partitions (update-then-select; on MySQL a pick from the index,
 //!   then the stamp by id), extend, release.
-//! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness);
-//!   [`balance`]: work-aware balance (an idle worker asks for a busy partition);
-//!   [`hosts`]: what the fleet learned about a host (backoff, recent error rate).
+//! - [`parts`]: host partitions leased to one worker at a time (fleet-wide politeness), the
+//!   view [`Partitions`]; [`balance`]: work-aware balance (an idle worker asks for a busy
+//!   partition), more of [`Partitions`]; [`hosts`]: what the fleet learned about a host
+//!   (backoff, recent error rate), the view [`Hosts`].
 //! - [`complete`]: bulk, fenced write-back of results, with retry backoff; [`history`]: a
 //!   row per verdict change, written with it, pruned by age (continuous monitoring), and read
 //!   through [`Reports`].
-//! - [`reap`]: giving back the work of dead workers, under the fleet's one reaper lease
-//!   (`Queue::reap_as_leader`, which the workers and `crawler-reap` share); `singleton`: such
-//!   leases.
+//! - [`reap`]: giving back the work of dead workers, under the fleet's one reaper lease, and
+//!   rechecks: the view [`Reaping`] (`Reaping::reap_as_leader`, which the workers and
+//!   `crawler-reap` share); `singleton`: such leases.
 //! - [`seed`], `workers`: the other operations.
 //! - [`report`]: the read side, [`Reports`]: pages of checked sites and of hosts, counts, the
 //!   workers, the dashboard's lists (hosts in backoff, the latest dead), and, from the modules
@@ -43,9 +49,10 @@
 //! - [`soft404`]: the fleet's soft-404 probes, one per host and path pattern (`--soft-404`),
 //!   and a site's last check: [`Probes`].
 //! - [`anchors`]: fragments (`page#section`): a page's anchors and result, read once for the
-//!   fleet, which every fragment of it is decided from.
+//!   fleet, which every fragment of it is decided from: the view [`Anchors`].
 //! - [`follow`]: recursive checking: crawls, a page's links added once (fenced by its claim),
-//!   robots.txt shared by the fleet; [`referrers`]: where each link was found.
+//!   robots.txt shared by the fleet: the view [`Follow`]; [`referrers`]: where each link was
+//!   found.
 //! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 //! - [`metrics`]: claim and write-back latency, database errors (no-ops without a recorder).
@@ -88,7 +95,7 @@ pub mod state;
 pub mod verdict;
 mod workers;
 
-pub use anchors::PageAnchors;
+pub use anchors::{Anchors, PageAnchors};
 pub use archive::{Archived, ToArchive};
 pub use backoff::MAX_DELAY;
 pub use balance::DuePart;
@@ -100,12 +107,12 @@ pub use database_url::{BadDatabaseUrl, DatabaseUrl, DEFAULT_DATABASE_URL};
 pub use db::{Db, Missing};
 pub use dialect::Dialect;
 pub use error::{error_chain, Error};
-pub use follow::{Added, Crawl, Frontier, Links, NewCrawl, Page};
+pub use follow::{Added, Crawl, Follow, Frontier, Links, NewCrawl, Page};
 pub use history::VerdictChange;
-pub use hosts::{HostChecks, HostPace, HostState, Throttled, Unreachable};
-pub use parts::{part_of, HeldPart, PARTS};
+pub use hosts::{HostChecks, HostPace, HostState, Hosts, Throttled, Unreachable};
+pub use parts::{part_of, HeldPart, Partitions, PARTS};
 pub use queue::{Batch, Queue, Site};
-pub use reap::Reaped;
+pub use reap::{Reaped, Reaping};
 pub use report::{
     Backoff, Checked, ChecksIn, HostFilter, HostRow, Only, Reports, StateCounts, VerdictsIn,
     WorkerRow,

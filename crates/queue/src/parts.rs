@@ -6,6 +6,8 @@
 //! expiry on free partitions, and the worker reads back what its token holds. A worker claims
 //! sites only in the partitions it holds ([`Queue::claim_held`]), and its write-backs are fenced
 //! by them too, so one worker at a time asks a host and its per-host limits are the fleet's.
+//! The leases are [`Partitions`], a view of the queue ([`Queue::parts`]), with the work-aware
+//! balance of `balance.rs`.
 //!
 //! The count is fixed, so a host never changes partition however many workers come and go
 //! (a mod-N split by worker would remap every host at each change). 1,024 partitions give a
@@ -19,11 +21,11 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::db::with_pool;
+use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::{cached, FREE_PART, IN_FLIGHT};
+use crate::sql::{cached, limited_update};
 
 /// Host partitions. Fixed: it is in the migrations (the `parts` rows, the SQL backfill).
 pub const PARTS: u16 = 1024;
@@ -35,6 +37,15 @@ pub fn part_of(host: &str) -> i16 {
     (u16::from_be_bytes([digest[0], digest[1]]) % PARTS) as i16
 }
 
+/// A partition nobody holds.
+pub(crate) const FREE_PART: &str =
+    "owner = NULL, token = NULL, expires_at = 0, draining = 0, heir_token = NULL, heir_owner = NULL";
+
+/// Binds: owner. Whether the owner has a site of the partition (of the enclosing `UPDATE
+/// parts`) in flight: a partition is handed over only once none is.
+const IN_FLIGHT: &str =
+    "(SELECT 1 FROM sites WHERE sites.state = {claimed} AND sites.part = parts.id AND sites.owner = ?)";
+
 /// A partition a worker holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeldPart {
@@ -42,21 +53,43 @@ pub struct HeldPart {
     /// Being handed over: no more claims from it.
     pub draining: bool,
     /// Another worker asked for it (it is its heir's once nothing of it is in flight); the
-    /// holder may decline ([`Queue::decline_ask`]).
+    /// holder may decline ([`Partitions::decline_ask`]).
     pub asked: bool,
 }
 
+/// The host partitions' leases: taken, kept, handed over, given back, and asked for
+/// (`balance.rs`). Obtained from [`Queue::parts`]; it borrows the queue's database handle.
+#[derive(Clone, Copy, Debug)]
+pub struct Partitions<'q> {
+    pub(crate) db: &'q Db,
+}
+
 impl Queue {
+    /// The host partitions' leases in this queue's database ([`Partitions`]).
+    pub fn parts(&self) -> Partitions<'_> {
+        Partitions { db: &self.db }
+    }
+}
+
+impl Partitions<'_> {
     /// Leases up to `n` free partitions to `owner` under `token`; returns how many it got.
-    pub async fn take_parts(
+    pub async fn take(
         &self,
         owner: &str,
         token: i64,
         n: u32,
         lease: Duration,
     ) -> Result<u64, Error> {
-        let sql = &self.sql().take_parts;
-        Ok(with_pool!(&self.db, pool => {
+        let sql = cached!(self.db.dialect(), |dialect| {
+            limited_update(
+                dialect,
+                "parts",
+                "owner = ?, token = ?, expires_at = {now} + ?, draining = 0",
+                "expires_at <= {now}",
+                "expires_at, id",
+            )
+        });
+        Ok(with_pool!(self.db, pool => {
             retry("take parts", || {
                 sqlx::query(sql)
                     .bind(owner)
@@ -72,13 +105,16 @@ impl Queue {
 
     /// Extends the lease of every partition `token` holds, and returns them. A partition
     /// missing from the answer was lost (its lease expired and another worker took it).
-    pub async fn keep_parts(&self, token: i64, lease: Duration) -> Result<Vec<HeldPart>, Error> {
-        let sql = &self.sql().keep_parts;
+    pub async fn keep(&self, token: i64, lease: Duration) -> Result<Vec<HeldPart>, Error> {
+        let sql = cached!(
+            self.db.dialect(),
+            "UPDATE parts SET expires_at = {now} + ? WHERE token = ?"
+        );
         let held = cached!(
             self.db.dialect(),
             "SELECT id, draining, heir_token FROM parts WHERE token = ?"
         );
-        let rows: Vec<(i16, i16, Option<i64>)> = with_pool!(&self.db, pool => {
+        let rows: Vec<(i16, i16, Option<i64>)> = with_pool!(self.db, pool => {
             retry("keep parts", || sqlx::query(sql).bind(millis(lease)).bind(token).execute(pool))
                 .await?;
             retry("held parts", || {
@@ -99,9 +135,17 @@ impl Queue {
     }
 
     /// Starts handing over `n` of the partitions `token` holds: no more claims from them.
-    pub async fn drain_parts(&self, token: i64, n: u32) -> Result<u64, Error> {
-        let sql = &self.sql().drain_parts;
-        Ok(with_pool!(&self.db, pool => {
+    pub async fn drain(&self, token: i64, n: u32) -> Result<u64, Error> {
+        let sql = cached!(self.db.dialect(), |dialect| {
+            limited_update(
+                dialect,
+                "parts",
+                "draining = 1",
+                "token = ? AND draining = 0",
+                "id DESC",
+            )
+        });
+        Ok(with_pool!(self.db, pool => {
             retry("drain parts", || sqlx::query(sql).bind(token).bind(i64::from(n)).execute(pool))
                 .await?
                 .rows_affected()
@@ -117,7 +161,15 @@ impl Queue {
         owner: &str,
         lease: Duration,
     ) -> Result<u64, Error> {
-        let to_heirs = &self.sql().hand_to_heirs;
+        // The heir's columns are read before they are cleared: MySQL assigns left to right,
+        // SQLite and PostgreSQL from the old row.
+        let to_heirs = cached!(self.db.dialect(), |_| {
+            format!(
+                "UPDATE parts SET owner = heir_owner, token = heir_token, \
+                 expires_at = {{now}} + ?, draining = 0, heir_token = NULL, heir_owner = NULL \
+                 WHERE token = ? AND draining = 1 AND heir_token IS NOT NULL AND NOT EXISTS {IN_FLIGHT}"
+            )
+        });
         // Only those with no heir: one whose last site ended between the two statements is
         // the heir's at the next round, never free for a third worker.
         let free = cached!(self.db.dialect(), |_| {
@@ -126,7 +178,7 @@ impl Queue {
                  WHERE token = ? AND draining = 1 AND heir_token IS NULL AND NOT EXISTS {IN_FLIGHT}"
             )
         });
-        Ok(with_pool!(&self.db, pool => {
+        Ok(with_pool!(self.db, pool => {
             let handed = retry("hand partitions to their heirs", || {
                 sqlx::query(to_heirs).bind(millis(lease)).bind(token).bind(owner).execute(pool)
             })
@@ -145,7 +197,7 @@ impl Queue {
     /// the partition to a worker that is gone, to sit there until its lease expires (seen in
     /// the late-joining worker's test). Withdrawn first, so a hand-over that lands before the
     /// withdrawal is given back by the release.
-    pub async fn release_parts(&self, token: i64) -> Result<u64, Error> {
+    pub async fn release(&self, token: i64) -> Result<u64, Error> {
         let withdraw = cached!(
             self.db.dialect(),
             "UPDATE parts SET heir_token = NULL, heir_owner = NULL WHERE heir_token = ?"
@@ -153,7 +205,7 @@ impl Queue {
         let release = cached!(self.db.dialect(), |_| {
             format!("UPDATE parts SET {FREE_PART} WHERE token = ?")
         });
-        Ok(with_pool!(&self.db, pool => {
+        Ok(with_pool!(self.db, pool => {
             retry("withdraw partition requests", || {
                 sqlx::query(withdraw).bind(token).execute(pool)
             })
@@ -170,7 +222,7 @@ impl Queue {
             self.db.dialect(),
             "SELECT COUNT(*) FROM workers WHERE heartbeat_at >= {now} - ?"
         );
-        let n: i64 = with_pool!(&self.db, pool => {
+        let n: i64 = with_pool!(self.db, pool => {
             retry("live workers", || sqlx::query_scalar(sql).bind(millis(dead_after)).fetch_one(pool))
                 .await?
         });

@@ -7,7 +7,7 @@
 //! reads exactly this claim even when the owner holds older batches. Every later write names
 //! the token: a worker that lost its lease changes nothing.
 //!
-//! Which rows the `UPDATE` may stamp is picked per dialect (`Statements` in `sql.rs`): on
+//! Which rows the `UPDATE` may stamp is picked per dialect (`ClaimShape` in `sql.rs`): on
 //! MySQL by a plain read of the `sites_due` index before it (`ClaimShape::PickThenMark`: the
 //! `UPDATE` stamps those of the ids still due), on SQLite by a subquery in it, and on
 //! PostgreSQL, which has no `UPDATE … LIMIT`, by a `WITH picked AS MATERIALIZED (SELECT … FOR
@@ -27,13 +27,15 @@ use sqlx::{FromRow, Row};
 
 use crate::config::{ClaimMethod, QueueConfig};
 use crate::db::{with_pool, Db};
-use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::retry::retry;
 use crate::sql::{
-    cached, claim_held, owned_ids, padded, placeholders, sites_using, ClaimShape, SitesIndex,
-    Statements, CLAIM_ORDER,
+    cached, choose_skip_locked, claim_any, claim_held, mark, mark_chosen, owned_ids, padded,
+    placeholders, sites_using, ClaimShape, SitesIndex, CLAIMED_COLUMNS,
 };
+
+/// The partitions a parts token holds and is not handing over (binds: the token).
+const HELD_PARTS: &str = "SELECT id FROM parts WHERE token = ? AND draining = 0";
 
 /// One claimed site, with what the queue needs to write its result back.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -140,12 +142,14 @@ impl Pick<'_> {
 }
 
 /// The queue over one database: what moves work. Seed, claim in held partitions, extend,
-/// complete, give back and reap sites; lease partitions and decide hosts; the workers'
-/// heartbeat, pausing, and the links a crawl adds. Cheap to clone: clones share the connection
-/// pool.
+/// complete and give back sites; the workers' heartbeat, pausing. Cheap to clone: clones share
+/// the connection pool.
 ///
-/// What only reads the results (reports, the dashboard, counts, history) is the view
-/// [`Queue::reports`]; the soft-404 probe store is [`Queue::probes`].
+/// The rest are views borrowed from it, each in its own module: the host partitions' leases
+/// ([`Queue::parts`]), what the fleet learned of its hosts ([`Queue::hosts`]), recursive
+/// checking ([`Queue::follow`]) and pages' anchors ([`Queue::anchors`]), reaping
+/// ([`Queue::reaping`]), what only reads the results (reports, the dashboard, counts, history:
+/// [`Queue::reports`]) and the soft-404 probe store ([`Queue::probes`]).
 #[derive(Clone, Debug)]
 pub struct Queue {
     pub(crate) db: Db,
@@ -160,9 +164,9 @@ pub(crate) fn millis(d: Duration) -> i64 {
 /// The clock of database `db`, in Unix milliseconds: [`Queue::now`], and
 /// [`Reports::now`](crate::Reports::now) for the times a report compares with it.
 pub(crate) async fn now(db: &Db) -> Result<i64, Error> {
-    let sql = Statements::get(db.dialect());
+    let sql = cached!(db.dialect(), "SELECT {now}");
     Ok(with_pool!(db, pool => {
-        retry("now", || sqlx::query_scalar::<_, i64>(&sql.now).fetch_one(pool)).await?
+        retry("now", || sqlx::query_scalar::<_, i64>(sql).fetch_one(pool)).await?
     }))
 }
 
@@ -173,10 +177,6 @@ impl Queue {
 
     pub fn db(&self) -> &Db {
         &self.db
-    }
-
-    pub(crate) fn sql(&self) -> &'static Statements {
-        Statements::get(self.db.dialect())
     }
 
     /// Claims up to `n` due sites for `owner`, leased for `lease`, in any partition. An empty
@@ -221,7 +221,7 @@ impl Queue {
     }
 
     /// Like [`Queue::claim_held`], in the partitions `parts` that the caller knows it holds
-    /// under `parts_token` (a worker's keeper reads them every round, `keep_parts`), so that
+    /// under `parts_token` (a worker's keeper reads them every round, `Partitions::keep`), so that
     /// a claim is two statements, not three. A partition of the list lost meanwhile costs
     /// nothing: the read of the batch keeps only sites of partitions the token still holds,
     /// and gives the others back at once. The worker leaves out the partitions of hosts it
@@ -281,10 +281,11 @@ impl Queue {
                 .claim_skip_locked(pool, held, owner, n, lease, token)
                 .await;
         }
-        let sql = self.sql();
+        let dialect = self.db.dialect();
+        let shape = ClaimShape::of(dialect);
         let claim = match held {
-            Some(held) => cached!(self.db.dialect(), held.parts.len(), claim_held),
-            None => Cow::Borrowed(sql.claim.as_str()),
+            Some(held) => cached!(dialect, held.parts.len(), claim_held),
+            None => Cow::Borrowed(cached!(dialect, claim_any)),
         };
         let stamp = Stamp {
             owner,
@@ -295,7 +296,7 @@ impl Queue {
             parts: held.map_or(&[][..], |h| h.parts),
             n: i64::from(n),
         };
-        if let (ClaimShape::PickThenMark { .. }, Db::MySql(pool)) = (&sql.shape, &self.db) {
+        if let (ClaimShape::PickThenMark, Db::MySql(pool)) = (shape, &self.db) {
             return self.pick_then_mark(pool, &claim, stamp, pick, held).await;
         }
         with_pool!(&self.db, pool => {
@@ -304,7 +305,7 @@ impl Queue {
             // SELECT below then reads them all, so nothing is left orphaned until its lease
             // expires. PostgreSQL's claim outside partitions returns its rows, so it reads them
             // back only when it was retried.
-            if matches!(sql.shape, ClaimShape::StampReturning) && held.is_none() {
+            if shape == ClaimShape::StampReturning && held.is_none() {
                 let mut tries = 0;
                 let rows = retry("claim", || {
                     tries += 1;
@@ -349,14 +350,9 @@ impl Queue {
             });
         }
         let ids = padded(&picked);
-        let mark = cached!(Dialect::MySql, ids.len(), |dialect, n| {
-            match &Statements::get(dialect).shape {
-                ClaimShape::PickThenMark { mark } => mark.replace("{ids}", &placeholders(n)),
-                _ => unreachable!("MySQL's claim picks, then marks"),
-            }
-        });
+        let marks = cached!(self.db.dialect(), ids.len(), mark);
         retry("claim", || {
-            let mut q = stamp.bind(sqlx::query(&mark));
+            let mut q = stamp.bind(sqlx::query(&marks));
             for id in &ids {
                 q = q.bind(id);
             }
@@ -370,19 +366,33 @@ impl Queue {
     /// still held; the others (a partition lost, or asked for, since the caller read its list)
     /// are given back at once, by id, so that no site is both kept and given back.
     async fn read_batch(&self, token: i64, held: Option<HeldParts<'_>>) -> Result<Batch, Error> {
-        let sql = self.sql();
         let Some(held) = held else {
+            let sql = cached!(self.db.dialect(), |dialect| {
+                format!(
+                    "SELECT {CLAIMED_COLUMNS} FROM {} WHERE claim_token = ? AND state = {{claimed}}",
+                    sites_using(dialect, SitesIndex::Token)
+                )
+            });
             let sites = with_pool!(&self.db, pool => {
                 retry("read batch", || {
-                    sqlx::query_as::<_, Site>(&sql.select_batch).bind(token).fetch_all(pool)
+                    sqlx::query_as::<_, Site>(sql).bind(token).fetch_all(pool)
                 })
                 .await?
             });
             return Ok(Batch { token, sites });
         };
+        // One statement decides, so a partition asked for meanwhile cannot have its sites both
+        // kept and given back.
+        let sql = cached!(self.db.dialect(), |dialect| {
+            format!(
+                "SELECT {CLAIMED_COLUMNS}, CASE WHEN part IN ({HELD_PARTS}) THEN 1 ELSE 0 END AS held \
+                 FROM {} WHERE claim_token = ? AND state = {{claimed}}",
+                sites_using(dialect, SitesIndex::Token)
+            )
+        });
         let rows: Vec<(Site, bool)> = with_pool!(&self.db, pool => {
             let rows = retry("read batch", || {
-                sqlx::query(&sql.select_held_batch)
+                sqlx::query(sql)
                     .bind(held.token)
                     .bind(token)
                     .fetch_all(pool)
@@ -417,20 +427,12 @@ impl Queue {
         lease: Duration,
         token: i64,
     ) -> Result<Batch, Error> {
-        // Binds: token, the partitions (`in_parts`: that many placeholders), n.
-        fn choose(dialect: Dialect, in_parts: &str) -> String {
-            format!(
-                "SELECT id, ? AS claim_token, url, host, part, tries, crawl, depth, verdict \
-                 FROM {} WHERE state = {{pending}} AND next_check_at <= {{now}} \
-                 {in_parts} ORDER BY {CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED",
-                sites_using(dialect, SitesIndex::Due)
-            )
-        }
+        let dialect = self.db.dialect();
         let choose = match held {
-            Some(held) => cached!(Dialect::MySql, held.parts.len(), |dialect, n| {
-                choose(dialect, &format!("AND part IN ({})", placeholders(n)))
+            Some(held) => cached!(dialect, held.parts.len(), |dialect, n| {
+                choose_skip_locked(dialect, &format!("AND part IN ({})", placeholders(n)))
             }),
-            None => Cow::Borrowed(cached!(Dialect::MySql, |dialect| choose(dialect, ""))),
+            None => Cow::Borrowed(cached!(dialect, |dialect| choose_skip_locked(dialect, ""))),
         };
         let sites = retry("claim", || async {
             let mut tx = pool.begin().await?;
@@ -440,14 +442,7 @@ impl Queue {
             }
             let sites: Vec<Site> = choose.bind(i64::from(n)).fetch_all(&mut *tx).await?;
             if !sites.is_empty() {
-                let mark = cached!(Dialect::MySql, sites.len(), |dialect, n| {
-                    format!(
-                        "UPDATE {} SET state = {{claimed}}, owner = ?, claim_token = ?, \
-                         expires_at = {{now}} + ? WHERE id IN ({})",
-                        Statements::get(dialect).sites_by_id,
-                        placeholders(n)
-                    )
-                });
+                let mark = cached!(dialect, sites.len(), mark_chosen);
                 let mut q = sqlx::query(&mark)
                     .bind(owner)
                     .bind(token)
@@ -478,7 +473,6 @@ impl Queue {
         ids: &[i64],
         lease: Duration,
     ) -> Result<Vec<i64>, Error> {
-        let sql = self.sql();
         // By id, through the primary key: by token, PostgreSQL was seen reading every claimed
         // row of the fleet (see `sql::owned_ids`).
         let mut kept = 0;
@@ -487,7 +481,7 @@ impl Queue {
             let extend = cached!(self.db.dialect(), chunk.len(), |dialect, n| {
                 format!(
                     "UPDATE {} SET expires_at = {{now}} + ? WHERE {}",
-                    Statements::get(dialect).sites_by_id,
+                    sites_using(dialect, SitesIndex::Primary),
                     owned_ids(dialect, "{claimed}", n)
                 )
             });
@@ -506,8 +500,14 @@ impl Queue {
         if kept as usize >= ids.len() {
             return Ok(Vec::new());
         }
+        let owned = cached!(self.db.dialect(), |dialect| {
+            format!(
+                "SELECT id FROM {} WHERE claim_token = ? AND state = {{claimed}}",
+                sites_using(dialect, SitesIndex::Token)
+            )
+        });
         let owned: Vec<i64> = with_pool!(&self.db, pool => {
-            retry("owned", || sqlx::query_scalar(&sql.owned).bind(token).fetch_all(pool)).await?
+            retry("owned", || sqlx::query_scalar(owned).bind(token).fetch_all(pool)).await?
         });
         Ok(ids
             .iter()
@@ -526,7 +526,7 @@ impl Queue {
                     "UPDATE {} SET state = {{pending}}, owner = NULL, claim_token = NULL, \
                      expires_at = NULL, next_check_at = {{now}} + ? \
                      WHERE {}",
-                    Statements::get(dialect).sites_by_id,
+                    sites_using(dialect, SitesIndex::Primary),
                     owned_ids(dialect, "{claimed}", n)
                 )
             });

@@ -1,7 +1,7 @@
 //! Referrers: where each link was found. A link counts every page (or `FILE:LINE`, or
 //! sitemap) it was found on in `sites.found_count`, and keeps the first [`KEPT`] of them in
 //! `referrers`, numbered in the order found; both are written with the links
-//! ([`Queue::add_links`](crate::Queue::add_links)). Read here for the report, through
+//! ([`Follow::add_links`](crate::Follow::add_links)). Read here for the report, through
 //! [`Reports`]: a page of sites' referrers, and the dead links grouped by the page that carries
 //! them (`crawler-report --dead --by-page`).
 

@@ -12,17 +12,25 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::cached;
+use crate::sql::{cached, insert_ignore};
 
 impl Queue {
     /// Takes or renews the lease `name` for `owner` for `ttl`. Returns whether the caller holds it
     /// now, i.e. should run the job this time.
     pub(crate) async fn lead(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, Error> {
-        let sql = self.sql();
+        let lease_row = cached!(self.db.dialect(), |dialect| {
+            insert_ignore(dialect, "INTO leases (name, expires_at) VALUES (?, 0)")
+        });
+        // One matched row means the caller holds the lease.
+        let take_lease = cached!(
+            self.db.dialect(),
+            "UPDATE leases SET owner = ?, expires_at = {now} + ?, runs = runs + 1 \
+             WHERE name = ? AND (owner = ? OR expires_at <= {now})"
+        );
         let held = with_pool!(&self.db, pool => {
-            retry("lease row", || sqlx::query(&sql.lease_row).bind(name).execute(pool)).await?;
+            retry("lease row", || sqlx::query(lease_row).bind(name).execute(pool)).await?;
             retry("take lease", || {
-                sqlx::query(&sql.take_lease)
+                sqlx::query(take_lease)
                     .bind(owner)
                     .bind(millis(ttl))
                     .bind(name)

@@ -1,7 +1,9 @@
 //! The queue's SQL, per dialect. Everything else in the crate is dialect-blind: whatever
-//! differs between the dialects is written here only, the clock and placeholders
-//! ([`statement`]), limited updates and claims ([`Statements`]), and the blocks the other
-//! modules build their statements from (upserts, index hints, a case-insensitive `LIKE`, …).
+//! differs between the dialects is written here only, as building blocks the modules build
+//! their statements from: the clock and placeholders ([`statement`]), limited updates
+//! ([`limited_update`]), the claim's statements and how each dialect makes a claim
+//! ([`ClaimShape`]), upserts, index hints ([`sites_using`]), a case-insensitive `LIKE`, row
+//! locks, the MySQL session's settings, ….
 //!
 //! Times are Unix milliseconds, always computed by the database (`{now}` below), never by the
 //! caller: every lease and schedule decision uses one clock however many machines run workers.
@@ -16,15 +18,14 @@
 //! through it, so no reader has to decode a number, and every name comes from the one place
 //! the code defines it.
 //!
-//! Each module owns its statements and builds each once per dialect, on first use
-//! ([`cached`]; per list length too, for a statement with an `IN (…)` list): a call then
-//! does no string building, only a lookup. The fixed statements of the claim, the
-//! partitions, the reaper and the hosts are built together, once per dialect ([`Statements`]).
+//! Each module owns its statements, one way: it builds each once per dialect, on first use
+//! ([`cached`]; per list length too, for a statement with an `IN (…)` list), so a call does no
+//! string building, only a lookup.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::{LazyLock, Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::dialect::Dialect;
 use crate::state::State;
@@ -40,7 +41,8 @@ const SQLITE_NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS IN
 const POSTGRES_NOW: &str = "(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
 
 /// The columns of a claimed site, as [`crate::Site`] reads them.
-const CLAIMED_COLUMNS: &str = "id, claim_token, url, host, part, tries, crawl, depth, verdict";
+pub(crate) const CLAIMED_COLUMNS: &str =
+    "id, claim_token, url, host, part, tries, crawl, depth, verdict";
 
 /// The statement `text` in `dialect`: `{now}` becomes the dialect's clock, `{pending}`,
 /// `{claimed}` and `{done}` the numbers of those states, `{alive}`, `{dead}`, `{blocked}`,
@@ -254,7 +256,7 @@ pub(crate) fn upsert(dialect: Dialect, into: &str, key: &str) -> String {
 }
 
 /// In an [`upsert`]'s assignments, the value the insert would have given `column`.
-fn inserted(dialect: Dialect, column: &str) -> String {
+pub(crate) fn inserted(dialect: Dialect, column: &str) -> String {
     match dialect {
         Dialect::MySql => format!("VALUES({column})"),
         Dialect::Postgres | Dialect::Sqlite => format!("excluded.{column}"),
@@ -338,14 +340,44 @@ pub(crate) fn int_div(dialect: Dialect) -> &'static str {
     }
 }
 
+/// ` FOR UPDATE`, which locks the rows a `SELECT` reads until its transaction ends; `None` on
+/// SQLite, which has one writer at a time and nothing to lock.
+pub(crate) fn for_update(dialect: Dialect) -> Option<&'static str> {
+    match dialect {
+        Dialect::MySql | Dialect::Postgres => Some(" FOR UPDATE"),
+        Dialect::Sqlite => None,
+    }
+}
+
+/// What each new MySQL connection runs first: READ COMMITTED, for fewer gap locks and far
+/// fewer deadlocks between concurrent claimers than REPEATABLE READ
+/// (https://github.com/rails/solid_queue/issues/531). PostgreSQL's default is READ COMMITTED
+/// already, and what its claim's SKIP LOCKED wants.
+pub(crate) const MYSQL_SESSION: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
+/// Takes the named lock under which a MySQL process migrates (`db.rs`), waiting up to 300 s:
+/// one per database. 1 when taken.
+pub(crate) const MYSQL_MIGRATE_LOCK: &str =
+    "SELECT GET_LOCK(CONCAT('crawler.migrate.', DATABASE()), 300)";
+
+/// Releases [`MYSQL_MIGRATE_LOCK`].
+pub(crate) const MYSQL_MIGRATE_UNLOCK: &str =
+    "DO RELEASE_LOCK(CONCAT('crawler.migrate.', DATABASE()))";
+
 /// An index of `sites` that a statement pins its plan to: see [`sites_using`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SitesIndex {
-    /// The primary key, `id`.
+    /// The primary key, `id`: for fenced writes `WHERE claim_token = ? AND state = {claimed}
+    /// AND id IN (…)` ([`owned_ids`]), which MariaDB would otherwise serve from the claimed
+    /// part of `sites_due`, scanning every claimed row of the fleet for each statement.
     Primary,
     /// `sites_token`: a claim's rows, by claim token.
     Token,
-    /// `sites_host`: the sites in host order.
+    /// `sites_host`: the sites in host order, for the hosts report's `WHERE host > ? GROUP BY
+    /// host ORDER BY host LIMIT ?`, which then stops after a page's hosts. On the first pages
+    /// `host > ?` matches nearly every row, which could tempt a planner into scanning and
+    /// grouping the whole table for each page; MariaDB 10.11 picks the index unaided, but the
+    /// plan is pinned, as for the other indexes.
     Host,
     /// `sites_due`: (state, next_check_at, part, id), the order sites are claimed in.
     Due,
@@ -382,277 +414,29 @@ pub(crate) fn sites_using_on_sqlite_too(dialect: Dialect, index: SitesIndex) -> 
 
 /// How a dialect makes a claim (`Queue::claim_rows`). Every shape is update-then-select: one
 /// `UPDATE` decides which rows the claim gets, stamping only rows still pending and due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ClaimShape {
-    /// `claim` is the `UPDATE`, its pick inside it (SQLite); the batch is read by token.
+    /// [`claim_any`] is the `UPDATE`, its pick inside it (SQLite); the batch is read by token.
     Stamp,
-    /// As `Stamp`, and outside held partitions `claim` returns the rows it stamped
+    /// As `Stamp`, and outside held partitions [`claim_any`] returns the rows it stamped
     /// (PostgreSQL's `UPDATE … RETURNING`), so no read follows unless it was retried.
     StampReturning,
-    /// `claim` (or [`claim_held`]) picks the ids of due sites by a plain read of `sites_due`
-    /// alone (it holds the partition; no row is read or locked), then `mark` stamps the claim
-    /// on those of them still pending and due, by primary key (MySQL). `mark` is a template
-    /// (finish it once `{ids}` is filled in; binds: owner, token, lease ms, the ids). In one
+    /// [`claim_any`] (or [`claim_held`]) picks the ids of due sites by a plain read of
+    /// `sites_due` alone (it holds the partition; no row is read or locked), then [`mark`]
+    /// stamps the claim on those of them still pending and due, by primary key (MySQL). In one
     /// `UPDATE … ORDER BY … LIMIT` MySQL would read and lock every row it passes, those of
     /// other workers' partitions included, a cost that grew with the fleet; as a derived table
     /// in the `UPDATE`, the pick locks them all.
-    PickThenMark { mark: String },
+    PickThenMark,
 }
 
-/// The fixed statements of one dialect.
-pub(crate) struct Statements {
-    /// Reads the database's clock.
-    pub now: String,
-    /// The claim's first statement, as [`shape`](Statements::shape) says: an `UPDATE` that
-    /// stamps a claim on up to n due pending rows (binds: owner, token, lease ms, n), or on
-    /// MySQL the pick of their ids (binds: n).
-    pub claim: String,
-    /// How this dialect's claim is made.
-    pub shape: ClaimShape,
-    /// Binds: parts token, token. Reads a claimed batch, each site with `held`: whether the
-    /// parts token holds its partition (and is not handing it over). One statement decides,
-    /// so a partition asked for meanwhile cannot have its sites both kept and given back.
-    pub select_held_batch: String,
-    /// Binds: owner, parts token, lease ms, n. Leases up to n free partitions.
-    pub take_parts: String,
-    /// Binds: lease ms, parts token.
-    pub keep_parts: String,
-    /// Binds: parts token, n. Marks up to n held partitions as being handed over.
-    pub drain_parts: String,
-    /// Binds: n. The partitions of the earliest n due sites, not draining: id, holder's token,
-    /// due sites among the n (see `balance.rs`).
-    pub due_parts: String,
-    /// Binds: lease ms, parts token, owner. Hands the draining partitions of the token that
-    /// have an heir, and none of the owner's sites in flight, to their heir.
-    pub hand_to_heirs: String,
-    /// Binds: dead-after ms. Partitions of workers whose heartbeat stopped become free.
-    pub reap_dead_parts: String,
-    /// Binds: parts token. Hosts of the held partitions that the fleet learned something of:
-    /// host, milliseconds of backoff left, recent checks, recent errors, rate, unreachable
-    /// kind.
-    pub host_states: String,
-    /// Binds: verdict, verdict again, error kind, detail, host, origin prefix length, origin
-    /// prefix, parts token, n. Gives up to n pending sites of a host under an origin (in the
-    /// held partitions) the host's verdict (`verdict_since` is read before `verdict` is
-    /// written: MySQL assigns left to right).
-    pub decide_host: String,
-    /// Binds: host, part, backoff ms, status, retry-after ms. Records that a host throttled.
-    pub record_throttled: String,
-    /// A template (finish it with [`statement`] once `{rows}` is filled in). Binds, per row of
-    /// `{rows}`: host, part, checks, errors. Adds to hosts' recent counts,
-    /// halving both whenever the checks pass [`RECENT_CHECKS`].
-    pub record_checks: String,
-    /// Binds: token. Reads a claimed batch.
-    pub select_batch: String,
-    /// Binds: token. The ids a token still owns.
-    pub owned: String,
-    /// Binds: chunk. Expired leases back to pending.
-    pub reap_expired: String,
-    /// Binds: dead-after ms, chunk. Claims of workers whose heartbeat stopped back to pending.
-    pub reap_dead: String,
-    /// Binds: dead-after ms.
-    pub forget_dead_workers: String,
-    /// Binds: older-than ms, chunk. Done sites checked longer ago than that become due.
-    pub recheck: String,
-    /// Dead sites due for a confirming check (`confirm.rs`) back to pending.
-    pub confirm_due: String,
-    /// Binds: id, host, pid.
-    pub register: String,
-    /// Binds: name.
-    pub lease_row: String,
-    /// Binds: owner, ttl ms, name, owner. One matched row means the caller holds the lease.
-    pub take_lease: String,
-    /// The table, read by primary key: for fenced writes `WHERE claim_token = ? AND state =
-    /// {claimed} AND id IN (…)`, which MariaDB would otherwise serve from the claimed part of
-    /// `sites_due`, scanning every claimed row of the fleet for each statement.
-    pub sites_by_id: &'static str,
-    /// The table, read in host order through `sites_host`, for the hosts report's
-    /// `WHERE host > ? GROUP BY host ORDER BY host LIMIT ?`, which then stops after a page's
-    /// hosts. On the first pages `host > ?` matches nearly every row, which could tempt a
-    /// planner into scanning and grouping the whole table for each page; MariaDB 10.11 picks
-    /// the index unaided, but the plan is pinned, as for the other indexes above.
-    pub sites_by_host: &'static str,
-}
-
-impl Statements {
-    pub fn get(dialect: Dialect) -> &'static Statements {
-        static MYSQL: LazyLock<Statements> = LazyLock::new(|| Statements::new(Dialect::MySql));
-        static POSTGRES: LazyLock<Statements> =
-            LazyLock::new(|| Statements::new(Dialect::Postgres));
-        static SQLITE: LazyLock<Statements> = LazyLock::new(|| Statements::new(Dialect::Sqlite));
+impl ClaimShape {
+    /// How `dialect` makes a claim.
+    pub(crate) fn of(dialect: Dialect) -> ClaimShape {
         match dialect {
-            Dialect::MySql => &MYSQL,
-            Dialect::Postgres => &POSTGRES,
-            Dialect::Sqlite => &SQLITE,
-        }
-    }
-
-    fn new(dialect: Dialect) -> Statements {
-        let by_token = sites_using(dialect, SitesIndex::Token);
-        let sites_by_id = sites_using(dialect, SitesIndex::Primary);
-        let by_due = sites_using(dialect, SitesIndex::Due);
-        let sql = |text: &str| statement(dialect, text);
-        let limited_in = |table: &str, set: &str, filter: &str, order: &str| {
-            sql(&limited_update(dialect, table, set, filter, order))
-        };
-        let limited =
-            |set: &str, filter: &str, order: &str| limited_in("sites", set, filter, order);
-        let shape = match dialect {
-            Dialect::MySql => ClaimShape::PickThenMark {
-                mark: format!(
-                    "UPDATE {sites_by_id} SET {CLAIM_SET} WHERE id IN ({{ids}}) AND {DUE}"
-                ),
-            },
+            Dialect::MySql => ClaimShape::PickThenMark,
             Dialect::Postgres => ClaimShape::StampReturning,
             Dialect::Sqlite => ClaimShape::Stamp,
-        };
-        let claim_returns = matches!(shape, ClaimShape::StampReturning);
-        let greatest = greatest(dialect);
-        let new = |column: &str| inserted(dialect, column);
-        let unclaim = "state = {pending}, owner = NULL, claim_token = NULL, expires_at = NULL";
-        Statements {
-            now: sql("SELECT {now}"),
-            claim: sql(&match claim_returns {
-                true => format!("{} RETURNING {CLAIMED_COLUMNS}", claim(dialect, DUE)),
-                false => claim(dialect, DUE),
-            }),
-            shape,
-            take_parts: limited_in(
-                "parts",
-                "owner = ?, token = ?, expires_at = {now} + ?, draining = 0",
-                "expires_at <= {now}",
-                "expires_at, id",
-            ),
-            keep_parts: sql("UPDATE parts SET expires_at = {now} + ? WHERE token = ?"),
-            drain_parts: limited_in("parts", "draining = 1", "token = ? AND draining = 0", "id DESC"),
-            due_parts: sql(&format!(
-                "SELECT s.part, p.token, COUNT(*) FROM \
-                 (SELECT part FROM {by_due} WHERE {DUE} ORDER BY {CLAIM_ORDER} LIMIT ?) AS s \
-                 JOIN parts AS p ON p.id = s.part WHERE p.draining = 0 GROUP BY s.part, p.token"
-            )),
-            // The heir's columns are read before they are cleared: MySQL assigns left to right,
-            // SQLite and PostgreSQL from the old row.
-            hand_to_heirs: sql(&format!(
-                "UPDATE parts SET owner = heir_owner, token = heir_token, \
-                 expires_at = {{now}} + ?, draining = 0, heir_token = NULL, heir_owner = NULL \
-                 WHERE token = ? AND draining = 1 AND heir_token IS NOT NULL AND NOT EXISTS {IN_FLIGHT}"
-            )),
-            reap_dead_parts: sql(&format!(
-                "UPDATE parts SET {FREE_PART} \
-                 WHERE owner IN (SELECT id FROM workers WHERE heartbeat_at < {{now}} - ?)"
-            )),
-            host_states: sql(
-                "SELECT host, backoff_until - {now}, recent_checks, recent_errors, rate, \
-                 unreachable_kind FROM hosts \
-                 WHERE part IN (SELECT id FROM parts WHERE token = ?) \
-                 AND (backoff_until > {now} OR recent_errors > 0 OR rate IS NOT NULL \
-                 OR unreachable_since IS NOT NULL)",
-            ),
-            decide_host: limited(
-                "state = {done}, owner = NULL, checked_by = NULL, expires_at = NULL, \
-                 checked_at = {now}, next_check_at = {now}, \
-                 verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {now} END, \
-                 verdict = ?, http_status = NULL, \
-                 error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
-                 attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?, \
-                 dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL",
-                "host = ? AND SUBSTR(url, 1, ?) = ? AND state = {pending} \
-                 AND part IN (SELECT id FROM parts WHERE token = ?)",
-                "id",
-            ),
-            record_throttled: {
-                let insert = upsert(
-                    dialect,
-                    "INTO hosts (host, part, backoff_until, last_throttled_at, \
-                     last_status, retry_after_ms, throttled) \
-                     VALUES (?, ?, {now} + ?, {now}, ?, ?, 1)",
-                    "host",
-                );
-                sql(&format!(
-                    "{insert} backoff_until = {greatest}(hosts.backoff_until, {}), \
-                     last_throttled_at = {}, last_status = {}, \
-                     retry_after_ms = {}, throttled = hosts.throttled + 1",
-                    new("backoff_until"),
-                    new("last_throttled_at"),
-                    new("last_status"),
-                    new("retry_after_ms"),
-                ))
-            },
-            record_checks: {
-                let div = match dialect {
-                    Dialect::MySql => "DIV",
-                    Dialect::Postgres | Dialect::Sqlite => "/",
-                };
-                let recent = |col: &str| {
-                    let sum = format!("hosts.{col} + {}", new(col));
-                    format!(
-                        "{col} = CASE WHEN hosts.recent_checks + {} > {RECENT_CHECKS} \
-                         THEN ({sum}) {div} 2 ELSE {sum} END",
-                        new("recent_checks")
-                    )
-                };
-                // Errors first: MySQL assigns left to right, and the errors' test reads the
-                // checks before they change.
-                format!(
-                    "{} {}, {}",
-                    upsert(
-                        dialect,
-                        "INTO hosts (host, part, recent_checks, recent_errors) VALUES {rows}",
-                        "host"
-                    ),
-                    recent("recent_errors"),
-                    recent("recent_checks")
-                )
-            },
-            select_batch: sql(&format!(
-                "SELECT {CLAIMED_COLUMNS} FROM {by_token} WHERE claim_token = ? AND state = {{claimed}}"
-            )),
-            select_held_batch: sql(&format!(
-                "SELECT {CLAIMED_COLUMNS}, CASE WHEN part IN ({HELD_PARTS}) THEN 1 ELSE 0 END AS held \
-                 FROM {by_token} WHERE claim_token = ? AND state = {{claimed}}"
-            )),
-            owned: sql(&format!(
-                "SELECT id FROM {by_token} WHERE claim_token = ? AND state = {{claimed}}"
-            )),
-            reap_expired: limited(unclaim, "state = {claimed} AND expires_at < {now}", "expires_at"),
-            reap_dead: limited(
-                unclaim,
-                "state = {claimed} AND owner IN (SELECT id FROM workers WHERE heartbeat_at < {now} - ?)",
-                "expires_at",
-            ),
-            forget_dead_workers: sql("DELETE FROM workers WHERE heartbeat_at < {now} - ?"),
-            recheck: limited(
-                "state = {pending}, tries = 0, next_check_at = {now}",
-                "state = {done} AND next_check_at <= {now} - ?",
-                "next_check_at",
-            ),
-            confirm_due: limited(
-                "state = {pending}, tries = 0, next_check_at = {now}, confirm_check_at = NULL",
-                "state = {done} AND confirm_check_at <= {now}",
-                "confirm_check_at",
-            ),
-            register: sql(&format!(
-                "{} host = {}, pid = {}, started_at = {}, heartbeat_at = {}, checked = 0",
-                upsert(
-                    dialect,
-                    "INTO workers (id, host, pid, started_at, heartbeat_at) \
-                     VALUES (?, ?, ?, {now}, {now})",
-                    "id"
-                ),
-                new("host"),
-                new("pid"),
-                new("started_at"),
-                new("heartbeat_at"),
-            )),
-            lease_row: sql(&insert_ignore(
-                dialect,
-                "INTO leases (name, expires_at) VALUES (?, 0)",
-            )),
-            take_lease: sql(
-                "UPDATE leases SET owner = ?, expires_at = {now} + ?, runs = runs + 1 \
-                 WHERE name = ? AND (owner = ? OR expires_at <= {now})",
-            ),
-            sites_by_id,
-            sites_by_host: sites_using(dialect, SitesIndex::Host),
         }
     }
 }
@@ -661,11 +445,11 @@ impl Statements {
 const CLAIM_SET: &str = "state = {claimed}, owner = ?, claim_token = ?, expires_at = {now} + ?";
 
 /// The sites due for a check.
-const DUE: &str = "state = {pending} AND next_check_at <= {now}";
+pub(crate) const DUE: &str = "state = {pending} AND next_check_at <= {now}";
 
 /// A claim of the due sites that match `filter` too: on MySQL only the pick of their ids
-/// (binds: those of the filter, n; `Statements::mark` stamps them), elsewhere the limited
-/// `UPDATE` that stamps them (binds: owner, token, lease ms, those of the filter, n).
+/// (binds: those of the filter, n; [`mark`] stamps them), elsewhere the limited `UPDATE` that
+/// stamps them (binds: owner, token, lease ms, those of the filter, n).
 fn claim(dialect: Dialect, filter: &str) -> String {
     match dialect {
         Dialect::MySql => format!(
@@ -678,9 +462,21 @@ fn claim(dialect: Dialect, filter: &str) -> String {
     }
 }
 
+/// For [`cached`]: the claim's first statement in any partition, as [`ClaimShape::of`] says:
+/// an `UPDATE` that stamps a claim on up to n due pending rows (binds: owner, token, lease ms,
+/// n), returning them on PostgreSQL, or on MySQL the pick of their ids (binds: n).
+pub(crate) fn claim_any(dialect: Dialect) -> String {
+    match ClaimShape::of(dialect) {
+        ClaimShape::StampReturning => {
+            format!("{} RETURNING {CLAIMED_COLUMNS}", claim(dialect, DUE))
+        }
+        ClaimShape::Stamp | ClaimShape::PickThenMark => claim(dialect, DUE),
+    }
+}
+
 /// For [`cached`]: binds: owner, token, lease ms, the `parts` partitions, n. Like
-/// `Statements::claim`, only in those host partitions, and never returning its rows: which
-/// partitions are still held is read by `select_held_batch`, a later statement.
+/// [`claim_any`], only in those host partitions, and never returning its rows: which
+/// partitions are still held is read by `Queue::read_batch`, a later statement.
 /// (PostgreSQL's claim reads the partitions in its own snapshot: a hand-over that ran while
 /// it did would see none of its sites in flight, and its RETURNING would keep sites of a
 /// partition already handed over; the queue test of partitions changing hands caught it.)
@@ -692,25 +488,42 @@ pub(crate) fn claim_held(dialect: Dialect, parts: usize) -> String {
     )
 }
 
+/// For [`cached`]: `ClaimShape::PickThenMark`'s stamp of the claim on those of `n` picked ids
+/// still pending and due, by primary key. Binds: owner, token, lease ms, the ids.
+pub(crate) fn mark(dialect: Dialect, n: usize) -> String {
+    format!(
+        "UPDATE {} SET {CLAIM_SET} WHERE id IN ({}) AND {DUE}",
+        sites_using(dialect, SitesIndex::Primary),
+        placeholders(n)
+    )
+}
+
+/// The alternative claim's choice (`ClaimMethod::SkipLocked`, MySQL): due rows, locked,
+/// skipping those other claimers hold locked. Binds: token, those of `in_parts` (`AND part IN
+/// (…)`, or nothing), n.
+pub(crate) fn choose_skip_locked(dialect: Dialect, in_parts: &str) -> String {
+    format!(
+        "SELECT id, ? AS claim_token, url, host, part, tries, crawl, depth, verdict \
+         FROM {} WHERE state = {{pending}} AND next_check_at <= {{now}} \
+         {in_parts} ORDER BY {CLAIM_ORDER} LIMIT ? FOR UPDATE SKIP LOCKED",
+        sites_using(dialect, SitesIndex::Due)
+    )
+}
+
+/// The alternative claim's mark of the `n` rows [`choose_skip_locked`] chose and locked.
+/// Binds: owner, token, lease ms, the ids.
+pub(crate) fn mark_chosen(dialect: Dialect, n: usize) -> String {
+    format!(
+        "UPDATE {} SET state = {{claimed}}, owner = ?, claim_token = ?, \
+         expires_at = {{now}} + ? WHERE id IN ({})",
+        sites_using(dialect, SitesIndex::Primary),
+        placeholders(n)
+    )
+}
+
 /// The order in which due sites are claimed: the order of the `sites_due` index (state,
 /// next_check_at, part, id), so that a claim reads it and stops after its rows.
 pub(crate) const CLAIM_ORDER: &str = "next_check_at, part, id";
-
-/// The partitions a parts token holds and is not handing over (binds: the token).
-pub(crate) const HELD_PARTS: &str = "SELECT id FROM parts WHERE token = ? AND draining = 0";
-
-/// Binds: owner. Whether the owner has a site of the partition (of the enclosing `UPDATE
-/// parts`) in flight: a partition is handed over only once none is.
-pub(crate) const IN_FLIGHT: &str =
-    "(SELECT 1 FROM sites WHERE sites.state = {claimed} AND sites.part = parts.id AND sites.owner = ?)";
-
-/// A host's recent checks are halved, errors with them, when they pass this: the error rate
-/// weighs the last hundred or so.
-pub(crate) const RECENT_CHECKS: i64 = 100;
-
-/// A partition nobody holds.
-pub(crate) const FREE_PART: &str =
-    "owner = NULL, token = NULL, expires_at = 0, draining = 0, heir_token = NULL, heir_owner = NULL";
 
 /// `rows` padded to a power of two by repeating the last one, so that a statement with an
 /// `IN` list of them has one of a few shapes (each connection prepares each once), and the
@@ -726,7 +539,7 @@ pub(crate) fn padded<T: Copy>(rows: &[T]) -> Vec<T> {
 /// The rows of a list of `n` ids that claim token `?` holds in `state` (`{claimed}` or
 /// `{done}`): `claim_token = ? AND state = … AND id IN (…)`, the fence of every write and read
 /// of a claim's rows by id. Only the id list should serve it, through the primary key
-/// (MariaDB's statements name `Statements::sites_by_id`). PostgreSQL has no index hints, and
+/// (MariaDB's statements read [`sites_using`] the primary key). PostgreSQL has no index hints, and
 /// its planner, which believes a token's rows and the claimed state's rows few, was seen
 /// serving it from `sites_due` or `sites_token`: it read every claimed row of the fleet (2,670
 /// buffers per site written back five at a time, in the scale benchmark). There the two tests
@@ -776,10 +589,10 @@ mod tests {
             (Dialect::Postgres, "statement_timestamp()"),
             (Dialect::Sqlite, "julianday"),
         ] {
-            let s = Statements::get(dialect);
-            assert!(!s.claim.contains("{now}"), "{}", s.claim);
-            assert!(!s.claim.contains("{claimed}"), "{}", s.claim);
-            assert!(s.claim.contains(clock), "{}", s.claim);
+            let claim = statement(dialect, &claim_any(dialect));
+            assert!(!claim.contains("{now}"), "{claim}");
+            assert!(!claim.contains("{claimed}"), "{claim}");
+            assert!(claim.contains(clock), "{claim}");
         }
     }
 
@@ -797,7 +610,7 @@ mod tests {
 
     #[test]
     fn postgres_claims_in_one_statement_picking_once_and_skipping_locked_rows() {
-        let claim = &Statements::get(Dialect::Postgres).claim;
+        let claim = &statement(Dialect::Postgres, &claim_any(Dialect::Postgres));
         assert!(
             claim.starts_with("WITH picked AS MATERIALIZED (SELECT id FROM sites WHERE "),
             "{claim}"
@@ -883,21 +696,12 @@ mod tests {
 
     #[test]
     fn only_mariadb_and_where_asked_sqlite_are_pinned_to_an_index() {
-        for (dialect, owned) in [
-            (
-                Dialect::MySql,
-                "SELECT id FROM sites FORCE INDEX (sites_token) WHERE claim_token = ? AND state = 1",
-            ),
-            (
-                Dialect::Postgres,
-                "SELECT id FROM sites WHERE claim_token = $1 AND state = 1",
-            ),
-            (
-                Dialect::Sqlite,
-                "SELECT id FROM sites WHERE claim_token = ? AND state = 1",
-            ),
+        for (dialect, by_token) in [
+            (Dialect::MySql, "sites FORCE INDEX (sites_token)"),
+            (Dialect::Postgres, "sites"),
+            (Dialect::Sqlite, "sites"),
         ] {
-            assert_eq!(Statements::get(dialect).owned, owned);
+            assert_eq!(sites_using(dialect, SitesIndex::Token), by_token);
         }
         let due = |dialect| {
             (

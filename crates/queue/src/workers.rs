@@ -4,15 +4,30 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
-use crate::sql::cached;
+use crate::sql::{cached, inserted, upsert};
 
 impl Queue {
     /// Records a worker as started now (replacing an earlier worker of the same id).
     pub async fn register(&self, id: &str, host: &str, pid: u32) -> Result<(), Error> {
-        let sql = self.sql();
+        let sql = cached!(self.db.dialect(), |dialect| {
+            let new = |column: &str| inserted(dialect, column);
+            format!(
+                "{} host = {}, pid = {}, started_at = {}, heartbeat_at = {}, checked = 0",
+                upsert(
+                    dialect,
+                    "INTO workers (id, host, pid, started_at, heartbeat_at) \
+                     VALUES (?, ?, ?, {now}, {now})",
+                    "id"
+                ),
+                new("host"),
+                new("pid"),
+                new("started_at"),
+                new("heartbeat_at"),
+            )
+        });
         with_pool!(&self.db, pool => {
             retry("register", || {
-                sqlx::query(&sql.register).bind(id).bind(host).bind(i64::from(pid)).execute(pool)
+                sqlx::query(sql).bind(id).bind(host).bind(i64::from(pid)).execute(pool)
             })
             .await?;
         });

@@ -131,7 +131,7 @@ pub async fn run(
         for task in upkeep {
             let _ = task.await;
         }
-        let _ = ctx.queue.resign_reaper(&ctx.config.id).await;
+        let _ = ctx.queue.reaping().resign_reaper(&ctx.config.id).await;
         let _ = ctx.queue.deregister(&ctx.config.id).await;
     };
     if tokio::time::timeout_at(deadline, finish).await.is_err() {
@@ -241,7 +241,7 @@ async fn give_back(ctx: &Ctx) {
 /// the lease.
 async fn give_back_parts(ctx: &Ctx) {
     ctx.parts.clear();
-    match ctx.queue.release_parts(ctx.parts.token).await {
+    match ctx.queue.parts().release(ctx.parts.token).await {
         Ok(n) => tracing::info!(partitions = n, "gave back host partitions"),
         Err(error) => {
             tracing::warn!(error = %crate::chain(&error), "cannot give back host partitions; their lease will expire")

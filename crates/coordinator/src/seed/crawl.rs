@@ -147,6 +147,7 @@ impl Seeding<'_> {
         let total = (links.follow.len() + links.check.len()) as u64;
         let added = self
             .queue
+            .follow()
             .add_links(None, self.frontier, &links)
             .await?
             .unwrap_or_default();
@@ -207,7 +208,7 @@ pub async fn start<'q>(
         robots: !args.ignore_robots,
         fragments: args.fragments_in_pages(),
     };
-    let id = queue.create_crawl(&crawl).await?;
+    let id = queue.follow().create_crawl(&crawl).await?;
     seeding.frontier = Some(Frontier {
         crawl: id,
         depth: 0,

@@ -65,6 +65,7 @@ pub async fn seed_files(
                 let referrer = format!("{path}:{line}");
                 let new = seeding
                     .queue
+                    .follow()
                     .add_file_fragments(&referrer, &sections)
                     .await?;
                 summary.seeded.added += new;

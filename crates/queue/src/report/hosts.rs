@@ -9,7 +9,7 @@ use crate::db::with_pool;
 use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::report::Reports;
-use crate::sql::{cached, Statements};
+use crate::sql::{cached, sites_using, SitesIndex};
 
 /// One host, as the hosts report prints it.
 #[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
@@ -90,7 +90,7 @@ impl Reports<'_> {
 
 /// The hosts report's page, only of one host with `host_filter`.
 fn hosts_page(dialect: Dialect, host_filter: &str) -> String {
-    let sites = Statements::get(dialect).sites_by_host;
+    let sites = sites_using(dialect, SitesIndex::Host);
     format!(
         "SELECT g.host, g.sites, g.alive, g.dead, g.blocked, g.unreachable, g.error, g.excluded, \
              g.pending, \

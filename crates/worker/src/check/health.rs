@@ -8,7 +8,7 @@
 //! a time, [`PROBE_GAP`] apart, each a probe of the host. [`DECIDE_AFTER`] failures in a row
 //! (one more if the host ever answered this worker) decide it *unreachable*: every later check
 //! of it ends at once with the host's cause and no request, and the worker writes the verdict
-//! of all its pending URLs in one statement (`Queue::decide_host`). Any answer at all (a 404 is
+//! of all its pending URLs in one statement (`Hosts::decide`). Any answer at all (a 404 is
 //! an answer) makes it `ok` again. A failure counts only if nothing answered since its request
 //! was sent: a slow page on a live host times out without condemning the host.
 //!

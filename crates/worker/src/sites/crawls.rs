@@ -39,7 +39,7 @@ struct Known {
 
 impl Known {
     async fn read(&mut self, queue: &Queue) -> Result<(), Error> {
-        for crawl in queue.crawls().await? {
+        for crawl in queue.follow().crawls().await? {
             self.crawls.insert(crawl.id, Arc::new(rules_of(crawl)));
         }
         self.read = true;

@@ -98,10 +98,10 @@ impl Fragments {
         let page = page.as_str();
         // Its page read already (the usual case: a fragment is held until then, see
         // `crawler_queue::anchors`): decided at once, whatever the page's row says meanwhile.
-        if let Ok(Some(stored)) = queue.page_anchors(page).await {
+        if let Ok(Some(stored)) = queue.anchors().of_page(page).await {
             return Some(decide(&stored, &anchor, started.elapsed()));
         }
-        match queue.page_to_read(page).await {
+        match queue.anchors().page_to_read(page).await {
             Ok(true) if !self.waited_for_read(page).await => {
                 return Some(Finding::deferred(WAIT_FOR_PAGE))
             }
@@ -157,7 +157,7 @@ fn decide(page: &PageAnchors, anchor: &str, latency: Duration) -> Finding {
 /// `page`'s result and anchors: the fleet's copy, or read now (GET, up to `PAGE_CAP`) and
 /// stored for the fleet.
 async fn read(queue: &Queue, checker: &Checker, page: &str) -> Read {
-    match queue.page_anchors(page).await {
+    match queue.anchors().of_page(page).await {
         Ok(Some(stored)) => return Read::Settled(stored),
         Ok(None) => {}
         Err(error) => {
@@ -169,7 +169,7 @@ async fn read(queue: &Queue, checker: &Checker, page: &str) -> Read {
         return Read::Unsettled(finding);
     }
     let stored = page_anchors(&finding, body.as_deref());
-    if let Err(error) = queue.save_page_anchors(page, &stored).await {
+    if let Err(error) = queue.anchors().save(page, &stored).await {
         tracing::debug!(error = %crate::chain(&error), "cannot store a page's anchors: its other fragments read it again");
     }
     Read::Settled(stored)

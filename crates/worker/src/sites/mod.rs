@@ -3,7 +3,7 @@
 //! of a crawl (`crawler-seed --follow`, `Site::crawl`) is checked with GETs, and when it is
 //! alive HTML its links are read, sorted by the crawl's rules (in scope: the crawl's next
 //! pages; out of scope: checked only; excluded: left out) and handed to the queue with the page
-//! as their referrer, before the page's verdict is written (`Queue::add_links`, fenced by the
+//! as their referrer, before the page's verdict is written (`Follow::add_links`, fenced by the
 //! page's claim), so any worker of the fleet checks them and a draining fleet never ends with
 //! links unseen.
 //!
@@ -138,7 +138,7 @@ impl SiteCheck {
     /// its sections are decided from them without reading it again (`fragments.rs`).
     async fn save_anchors(&self, site: &Site, finding: &Finding, body: Option<&[u8]>) {
         let read = fragments::page_anchors(finding, body);
-        match self.queue.save_page_anchors(&site.url, &read).await {
+        match self.queue.anchors().save(&site.url, &read).await {
             Ok(0) => {}
             Ok(_) => self.nudge.nudge(),
             Err(error) => {
@@ -198,6 +198,7 @@ impl SiteCheck {
             let permit = self.writers.acquire().await.expect("never closed");
             let stored = self
                 .queue
+                .follow()
                 .add_links(Some(page), Some(frontier), &links)
                 .await;
             drop(permit);

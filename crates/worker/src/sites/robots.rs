@@ -55,7 +55,7 @@ async fn robots_of(queue: &Queue, checker: &Checker, url: &Url) -> Arc<Robots> {
 /// The rules of `origin`: stored by the fleet, or fetched now (and stored). No robots.txt (a
 /// 4xx), or one that cannot be had (no answer, 5xx, the database away) allows everything.
 async fn load(queue: &Queue, checker: &Checker, origin: &str) -> Robots {
-    match queue.robots(origin).await {
+    match queue.follow().robots(origin).await {
         Ok(Some(body)) => return parse(body.as_deref()),
         Ok(None) => {}
         Err(error) => {
@@ -71,7 +71,7 @@ async fn load(queue: &Queue, checker: &Checker, origin: &str) -> Robots {
         _ => None,
     };
     if let Some(body) = stored {
-        if let Err(error) = queue.store_robots(origin, body).await {
+        if let Err(error) = queue.follow().store_robots(origin, body).await {
             tracing::debug!(%origin, error = %crate::chain(&error), "cannot store robots.txt");
         }
     }

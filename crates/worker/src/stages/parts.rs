@@ -209,7 +209,7 @@ pub async fn keep(ctx: &Ctx) -> Round {
 
 async fn try_keep(ctx: &Ctx) -> Result<Round, crawler_queue::Error> {
     let (queue, parts, config) = (&ctx.queue, &ctx.parts, &ctx.config);
-    let mut held = queue.keep_parts(parts.token, config.lease).await?;
+    let mut held = queue.parts().keep(parts.token, config.lease).await?;
     answer_asks(ctx, &mut held).await?;
     let lost = parts.update(&held);
     if lost > 0 {
@@ -218,25 +218,28 @@ async fn try_keep(ctx: &Ctx) -> Result<Round, crawler_queue::Error> {
             "lost host partitions (their lease expired while this worker was away)"
         );
     }
-    let share = fair_share(queue.live_workers(config.dead_after).await?);
+    let share = fair_share(queue.parts().live_workers(config.dead_after).await?);
     let mut active = held.iter().filter(|p| !p.draining).count() as u64;
     let mut moved = false;
     if active > share {
         queue
-            .drain_parts(parts.token, (active - share) as u32)
+            .parts()
+            .drain(parts.token, (active - share) as u32)
             .await?;
         // Known as draining before it goes, so that its going is not taken for a loss.
-        held = queue.keep_parts(parts.token, config.lease).await?;
+        held = queue.parts().keep(parts.token, config.lease).await?;
         parts.update(&held);
         moved = true;
     }
     moved |= queue
+        .parts()
         .release_drained(parts.token, &config.id, config.lease)
         .await?
         > 0;
     if active < share {
         let taken = queue
-            .take_parts(
+            .parts()
+            .take(
                 &config.id,
                 parts.token,
                 (share - active) as u32,
@@ -244,7 +247,7 @@ async fn try_keep(ctx: &Ctx) -> Result<Round, crawler_queue::Error> {
             )
             .await?;
         if taken > 0 {
-            held = queue.keep_parts(parts.token, config.lease).await?;
+            held = queue.parts().keep(parts.token, config.lease).await?;
             parts.update(&held);
             active += taken;
             moved = true;
@@ -278,14 +281,24 @@ async fn answer_asks(ctx: &Ctx, held: &mut [HeldPart]) -> Result<(), crawler_que
     };
     for part in held.iter_mut().filter(|p| p.asked && !p.draining) {
         if worked.contains(&part.id) {
-            if ctx.queue.decline_ask(ctx.parts.token, part.id).await? {
+            if ctx
+                .queue
+                .parts()
+                .decline_ask(ctx.parts.token, part.id)
+                .await?
+            {
                 tracing::debug!(
                     partition = part.id,
                     "declined to hand over a partition whose hosts are being worked"
                 );
             }
             part.asked = false;
-        } else if ctx.queue.drain_part(ctx.parts.token, part.id).await? {
+        } else if ctx
+            .queue
+            .parts()
+            .drain_part(ctx.parts.token, part.id)
+            .await?
+        {
             tracing::debug!(
                 partition = part.id,
                 "handing a partition to the worker that asked"
@@ -309,11 +322,12 @@ async fn balance_by_work(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
     if !parts.idle.load(Ordering::Relaxed) || !ctx.held.is_empty() || ctx.paused.is_paused() {
         return Ok(());
     }
-    let due = queue.due_parts().await?;
+    let due = queue.parts().due().await?;
     let Some((holder, part)) = busiest_other(&due, parts.token) else {
         return Ok(());
     };
     if !queue
+        .parts()
         .ask_for_part(part, holder, parts.token, &ctx.config.id)
         .await?
     {
@@ -322,7 +336,7 @@ async fn balance_by_work(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
     tracing::debug!(partition = part, "asked a busier worker for a partition");
     let busy: HashSet<i16> = due.iter().map(|p| p.id).collect();
     if let Some(idle) = parts.active().into_iter().find(|id| !busy.contains(id)) {
-        queue.drain_part(parts.token, idle).await?;
+        queue.parts().drain_part(parts.token, idle).await?;
     }
     Ok(())
 }
@@ -353,7 +367,7 @@ fn busiest_other(due: &[DuePart], mine: i64) -> Option<(i64, i16)> {
 /// throttling host starts at its last rate, and a host decided unreachable is probed once
 /// before its checks go on.
 async fn load_host_states(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
-    let hosts = ctx.queue.host_states(ctx.parts.token).await?;
+    let hosts = ctx.queue.hosts().states(ctx.parts.token).await?;
     crate::metrics::hosts_in_backoff(hosts.iter().filter(|h| !h.backoff.is_zero()).count());
     for host in &hosts {
         ctx.checker.hear_of_host(host);

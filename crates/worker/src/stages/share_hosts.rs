@@ -40,7 +40,8 @@ impl HostSharing {
     pub async fn share(&self, queue: &Queue, checker: &Checker, parts_token: i64) {
         for decision in checker.take_host_decisions() {
             match queue
-                .decide_host(
+                .hosts()
+                .decide(
                     parts_token,
                     &decision.host,
                     &decision.origin,
@@ -61,7 +62,7 @@ impl HostSharing {
             }
         }
         for host in checker.take_host_recoveries() {
-            if let Err(error) = queue.record_unreachable(&host, None).await {
+            if let Err(error) = queue.hosts().record_unreachable(&host, None).await {
                 tracing::warn!(error = %crate::chain(&error), %host, "cannot record that a host answers again");
             }
         }
@@ -74,7 +75,7 @@ impl HostSharing {
             checker.pace_changes()
         };
         if !changed.is_empty() {
-            if let Err(error) = queue.record_paces(&changed).await {
+            if let Err(error) = queue.hosts().record_paces(&changed).await {
                 tracing::warn!(error = %crate::chain(&error), "cannot record the hosts' paces");
             }
         }
@@ -85,12 +86,12 @@ impl HostSharing {
         let troubled = |c: &HostChecks| self.checker.host_troubled(&c.host, c.checks, c.errors);
         let (throttled, checks) = tally(written, troubled);
         if !throttled.is_empty() {
-            if let Err(error) = queue.record_throttled(&throttled).await {
+            if let Err(error) = queue.hosts().record_throttled(&throttled).await {
                 tracing::warn!(error = %crate::chain(&error), "cannot record throttled hosts");
             }
         }
         if !checks.is_empty() {
-            if let Err(error) = queue.record_checks(&checks).await {
+            if let Err(error) = queue.hosts().record_checks(&checks).await {
                 tracing::warn!(error = %crate::chain(&error), "cannot record hosts' errors");
             }
         }

@@ -102,6 +102,7 @@ pub async fn reap(ctx: &Ctx) {
     let config = &ctx.config;
     let reaped = ctx
         .queue
+        .reaping()
         .reap_as_leader(&config.id, config.dead_after, config.reap_every)
         .await;
     match reaped {
