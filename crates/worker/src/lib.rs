@@ -16,6 +16,7 @@
 //!   politeness: one worker at a time asks a host); `share_hosts`, what it learns of its
 //!   hosts, shared with the fleet; `upkeep`, leases, heartbeat (which reads whether the fleet
 //!   is paused, into `paused`), reaper, progress. Its `mod.rs` draws how they connect.
+//!   `nudge`: how the site checks and the writer wake the claimer when they make work due.
 //! - `probe_store`: the queue as the checker's store of soft-404 probes, shared by the fleet.
 //! - `archive`: `--archive-lookup`, an archived copy for each dead link, looked up beside the
 //!   checks by one worker of the fleet at a time.
@@ -28,6 +29,7 @@ pub mod check;
 pub mod config;
 mod host_limits;
 mod metrics;
+mod nudge;
 mod options;
 mod probe_store;
 mod progress;

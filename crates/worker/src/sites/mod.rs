@@ -28,7 +28,7 @@ use url::Url;
 use self::crawls::{CrawlRules, Crawls};
 use self::fragments::Fragments;
 use crate::check::Checker;
-use crate::stages::claimer::Nudge;
+use crate::nudge::Nudge;
 
 /// A page whose links could not be stored (the database is away) is checked again after this,
 /// page and links together, rather than given a verdict that would leave its links unseen.

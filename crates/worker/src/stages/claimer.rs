@@ -25,7 +25,7 @@ pub struct Claimer {
     pub parts: Arc<Parts>,
     pub paused: Arc<Paused>,
     /// Wakes the claimer waiting while nothing was due.
-    pub nudge: Arc<Nudge>,
+    pub nudge: Arc<crate::nudge::Nudge>,
     /// This worker's id, stamped on its claims.
     pub owner: String,
     pub batch_size: u32,
@@ -39,20 +39,6 @@ const IDLE: Duration = Duration::from_millis(500);
 /// claimed: its partition is left out of claims until it catches up (Mercator's frontier keeps
 /// a queue per host, and takes from the hosts that are ready).
 pub const BACKLOG: Duration = Duration::from_secs(2);
-
-/// Wakes the claimer where it waits because nothing was due, when this worker has made
-/// something due (a page's links, the fragments held for a page it read) or written back the
-/// last site it held (a drain may be over): it claims at once rather than after [`IDLE`],
-/// which stays the pace for what other workers do. A nudge while the claimer is busy is kept
-/// (one permit), so none is lost between a claim and the wait.
-#[derive(Debug, Default)]
-pub struct Nudge(tokio::sync::Notify);
-
-impl Nudge {
-    pub fn nudge(&self) {
-        self.0.notify_one();
-    }
-}
 
 /// Why claiming ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,7 +137,7 @@ pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: Cancellat
                 let stopped = tokio::select! {
                     stopped = pause(IDLE, &stop) => stopped,
                     () = emptied => false,
-                    _ = ctx.nudge.0.notified() => false,
+                    _ = ctx.nudge.notified() => false,
                 };
                 if stopped {
                     return Ended::Stopped;

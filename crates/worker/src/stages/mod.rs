@@ -82,7 +82,7 @@ pub struct Ctx {
     /// Checks a site, reading it when it is a page of a crawl (`--follow`, `sites/`).
     pub sites: crate::sites::SiteCheck,
     /// Wakes the claimer when this worker made sites due or wrote back the last it held.
-    pub nudge: Arc<claimer::Nudge>,
+    pub nudge: Arc<crate::nudge::Nudge>,
 }
 
 impl Ctx {

@@ -31,7 +31,7 @@ pub struct Writer {
     pub stats: Arc<Stats>,
     pub hosts: Arc<HostSharing>,
     /// Told when the last site held is written back: the claimer looks at once.
-    pub nudge: Arc<super::claimer::Nudge>,
+    pub nudge: Arc<crate::nudge::Nudge>,
     /// Fences the host decisions by the partitions held.
     pub parts_token: i64,
 }
