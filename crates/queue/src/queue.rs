@@ -206,10 +206,7 @@ impl Queue {
         n: u32,
         lease: Duration,
     ) -> Result<Batch, Error> {
-        let sql = cached!(
-            self.db.dialect(),
-            "SELECT id FROM parts WHERE token = ? AND draining = 0 ORDER BY id"
-        );
+        let sql = cached!(self.db.dialect(), |_| format!("{HELD_PARTS} ORDER BY id"));
         let parts: Vec<i16> = with_pool!(&self.db, pool => {
             retry("claimable parts", || {
                 sqlx::query_scalar(sql).bind(parts_token).fetch_all(pool)

@@ -7,6 +7,7 @@
 //! ([`TasksByHost`]), so memory is; a site whose host would keep it waiting longer than the
 //! checker's patience is not waited for but deferred (see `check/ratelimit.rs`).
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -175,12 +176,11 @@ impl TasksByHost {
             Ok((id, _)) => *id,
             Err(error) => error.id(),
         };
-        if let Some(host) = self.host_of.remove(&id) {
-            if let Some(n) = self.tasks.get_mut(&host) {
-                *n -= 1;
-                if *n == 0 {
-                    self.tasks.remove(&host);
-                }
+        let host = self.host_of.remove(&id);
+        if let Some(Entry::Occupied(mut tasks)) = host.map(|host| self.tasks.entry(host)) {
+            *tasks.get_mut() -= 1;
+            if *tasks.get() == 0 {
+                tasks.remove();
             }
         }
         done.map(|(_, out)| out)
