@@ -21,6 +21,10 @@
 //!     `--host-concurrency 10 --host-rate 50` (floor 20 s); 50 ms.
 //! - `POLITENESS_BENCH_MYSQL=mysql://USER:PW@127.0.0.1:PORT/` keeps the queue on that server
 //!   (a fresh database per crawl, dropped after); by default it is a fresh SQLite file.
+//! - What the database did per URL: on MariaDB from the server's status counters; on SQLite,
+//!   which runs inside the worker, from the counts the worker logs when it stops
+//!   (`crawler_queue::SqliteWork`) and, where `perf` can count system calls, the machine's
+//!   `fsync`/`fdatasync` calls during the drain.
 //! - `POLITENESS_BENCH_FLAGS="--batch-size 1000"` adds flags to every worker's, after the
 //!   scenario's (to try a setting without a build).
 //!
@@ -358,11 +362,18 @@ impl Scenario {
         assert!(seeded.status.success(), "crawler-seed: {}", stderr(&seeded));
         let seed = started.elapsed();
         let before_drain = ServerWork::now(bench, url);
+        let logs: Vec<_> = (0..self.workers)
+            .map(|i| bench.tmp.path().join(format!("worker-{}-{i}", self.key)))
+            .collect();
+        let fsyncs = (bench.backend == Backend::Sqlite).then(|| Fsyncs::start(bench, self.key));
         let (time, cpu) = Cpu::of(bench, || {
             let started = Instant::now();
-            let workers: Vec<Child> = (0..self.workers)
-                .map(|i| {
-                    command("crawler-worker", url)
+            let workers: Vec<Child> = logs
+                .iter()
+                .enumerate()
+                .map(|(i, log)| {
+                    let mut worker = embedded_work(bench, command("crawler-worker", url), log);
+                    worker
                         .args(["--id", &format!("bench-{i}")])
                         .args(self.flags())
                         .spawn()
@@ -372,6 +383,12 @@ impl Scenario {
             assert!(wait_all(workers), "a worker failed or ran out of time");
             started.elapsed()
         });
+        if bench.backend == Backend::Sqlite {
+            println!(
+                "  SQLite's work (in the worker): drain {}",
+                SqliteCounts::of(&logs, fsyncs.and_then(Fsyncs::stop)).per_url(self.urls)
+            );
+        }
         if bench.backend == Backend::MariaDb {
             let after = ServerWork::now(bench, url);
             println!(
@@ -441,6 +458,116 @@ impl Scenario {
             format!("{max_in_flight} (limit {})", self.host_concurrency),
             format!("{max_per_second} (limit {})", self.host_rate),
         );
+    }
+}
+
+/// On SQLite, `worker` set to log, into `log`, the database's work it counted
+/// (`crawler_queue::SqliteWork`, at its stop, at debug level); on a server, as it is.
+fn embedded_work(bench: &Bench, mut worker: Command, log: &Path) -> Command {
+    if bench.backend == Backend::Sqlite {
+        worker
+            .env("RUST_LOG", "warn,crawler_worker::run=debug")
+            .stderr(std::fs::File::create(log).expect("create a worker's log"));
+    }
+    worker
+}
+
+/// The system calls that flush a file to disk, as perf's tracepoints name them.
+const FSYNC_EVENTS: &str = "syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync";
+
+/// `perf stat` counting [`FSYNC_EVENTS`] on the whole machine (`-a`, so that it adds nothing
+/// to the worker's own context switches, as a per-process count would) until [`Fsyncs::stop`];
+/// nothing where perf cannot (not installed, or not allowed).
+struct Fsyncs {
+    perf: Option<(Child, std::path::PathBuf)>,
+}
+
+impl Fsyncs {
+    fn start(bench: &Bench, name: &str) -> Fsyncs {
+        let out = bench.tmp.path().join(format!("{name}.perf"));
+        let perf = Command::new("perf")
+            .args(["stat", "-a", "-x", ",", "-e", FSYNC_EVENTS, "-o"])
+            .arg(&out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok();
+        std::thread::sleep(Duration::from_millis(300)); // its counters open
+        Fsyncs {
+            perf: perf.map(|child| (child, out)),
+        }
+    }
+
+    /// The calls counted since `start`, if perf counted them.
+    fn stop(self) -> Option<u64> {
+        let (mut child, out) = self.perf?;
+        // perf prints its counts on SIGINT.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        child.wait().ok()?;
+        let text = std::fs::read_to_string(out).ok()?;
+        let counts: Vec<u64> = text
+            .lines()
+            .filter(|line| line.contains("syscalls:sys_enter_"))
+            .filter_map(|line| line.split(',').next()?.trim().parse().ok())
+            .collect();
+        (counts.len() == 2).then(|| counts.iter().sum())
+    }
+}
+
+/// What the workers of a SQLite crawl said their database did, summed over their logs.
+#[derive(Default)]
+struct SqliteCounts {
+    /// Statements, commits, rows written (`None` if a worker did not say).
+    work: Option<[u64; 3]>,
+    /// `fsync` and `fdatasync` calls on the machine during the drain (`None` where perf could
+    /// not count them).
+    fsyncs: Option<u64>,
+}
+
+impl SqliteCounts {
+    fn of(logs: &[std::path::PathBuf], fsyncs: Option<u64>) -> SqliteCounts {
+        let mut counts = SqliteCounts {
+            work: Some([0; 3]),
+            fsyncs,
+        };
+        for log in logs {
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            let said = text
+                .lines()
+                .find_map(|line| line.split("the SQLite database's work: ").nth(1))
+                .and_then(|work| {
+                    // `statements N, commits N, rows written N`
+                    let numbers: Vec<u64> = work
+                        .split(", ")
+                        .filter_map(|part| part.rsplit(' ').next()?.trim().parse().ok())
+                        .collect();
+                    <[u64; 3]>::try_from(numbers).ok()
+                });
+            counts.work = counts
+                .work
+                .zip(said)
+                .map(|(a, b)| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
+        }
+        counts
+    }
+
+    fn per_url(&self, urls: usize) -> String {
+        let per = |n: u64| n as f64 / urls as f64;
+        let work = match self.work {
+            Some([statements, commits, rows]) => format!(
+                "statements {:.3}, commits {:.3}, rows written {:.2}",
+                per(statements),
+                per(commits),
+                per(rows)
+            ),
+            None => "statements, commits: not logged".to_owned(),
+        };
+        let fsyncs = match self.fsyncs {
+            Some(n) => format!("fsyncs {:.4} (the machine's)", per(n)),
+            None => "fsyncs: not counted (needs perf)".to_owned(),
+        };
+        format!("{work}, {fsyncs} per URL")
     }
 }
 

@@ -31,6 +31,17 @@ pub fn bin(name: &str) -> PathBuf {
             build.arg("--release");
         }
         let target_dir = profile_dir.parent().expect("target dir");
+        // Cargo runs a test or bench with its package's `CARGO_*` variables set. Passed on,
+        // they would reach build scripts that watch them (ring's watches
+        // `CARGO_MANIFEST_DIR`), so this build and the next `cargo test` or `cargo bench`
+        // would each find the other's artifacts stale and rebuild the worker's whole TLS
+        // stack every time.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with("CARGO_") && name != "CARGO_HOME" {
+                build.env_remove(&*name);
+            }
+        }
         let status = build
             .env("CARGO_TARGET_DIR", target_dir)
             .status()

@@ -168,6 +168,7 @@ impl Db {
                 SqlitePoolOptions::new()
                     .max_connections(max_connections.min(SQLITE_CONNECTIONS))
                     .acquire_timeout(ACQUIRE_TIMEOUT)
+                    .after_connect(|conn, _| Box::pin(crate::sqlite_work::count(conn)))
                     .connect_with(options.clone())
             })
             .await?;

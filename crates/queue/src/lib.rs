@@ -91,6 +91,7 @@ pub mod seed;
 mod singleton;
 pub mod soft404;
 mod sql;
+pub mod sqlite_work;
 pub mod state;
 pub mod verdict;
 mod workers;
@@ -120,5 +121,6 @@ pub use report::{
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
 pub use soft404::Probes;
+pub use sqlite_work::SqliteWork;
 pub use state::State;
 pub use verdict::{ErrorKind, Finding, Fragment, Next, Verdict, VerdictCounts};

@@ -152,6 +152,12 @@ pub async fn run(
     if let (Some(archiver), Ended::Drained) = (&archiver, ended) {
         archiver.lock().await.finish(&ctx.config.id).await;
     }
+    if ctx.queue.db().dialect() == crawler_queue::Dialect::Sqlite {
+        // The embedded database's work is the process's (a server counts its own); at debug,
+        // and before the summary, which stays the last line.
+        let work = crawler_queue::SqliteWork::now();
+        tracing::debug!("the SQLite database's work: {work}");
+    }
     tracing::info!(?ended, "worker stopped: {}", ctx.stats.line());
     ctx.queue.db().close().await;
     Ok(ended)
