@@ -34,7 +34,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crawler_queue::Verdict;
+use crawler_queue::{SqliteWork, Verdict};
 use crawler_tests::bench::{find_lychee, raise_fd_limit, source_state, Lychee};
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::mariadb::{drop_database, URL_VAR};
@@ -493,7 +493,9 @@ impl Fsyncs {
             .stderr(Stdio::null())
             .spawn()
             .ok();
-        std::thread::sleep(Duration::from_millis(300)); // its counters open
+        if perf.is_some() {
+            std::thread::sleep(Duration::from_millis(300)); // its counters open
+        }
         Fsyncs {
             perf: perf.map(|child| (child, out)),
         }
@@ -516,10 +518,9 @@ impl Fsyncs {
 }
 
 /// What the workers of a SQLite crawl said their database did, summed over their logs.
-#[derive(Default)]
 struct SqliteCounts {
-    /// Statements, commits, rows written (`None` if a worker did not say).
-    work: Option<[u64; 3]>,
+    /// `None` if a worker did not say.
+    work: Option<SqliteWork>,
     /// `fsync` and `fdatasync` calls on the machine during the drain (`None` where perf could
     /// not count them).
     fsyncs: Option<u64>,
@@ -527,39 +528,28 @@ struct SqliteCounts {
 
 impl SqliteCounts {
     fn of(logs: &[std::path::PathBuf], fsyncs: Option<u64>) -> SqliteCounts {
-        let mut counts = SqliteCounts {
-            work: Some([0; 3]),
-            fsyncs,
-        };
+        let mut work = Some(SqliteWork::default());
         for log in logs {
             let text = std::fs::read_to_string(log).unwrap_or_default();
-            let said = text
-                .lines()
-                .find_map(|line| line.split("the SQLite database's work: ").nth(1))
-                .and_then(|work| {
-                    // `statements N, commits N, rows written N`
-                    let numbers: Vec<u64> = work
-                        .split(", ")
-                        .filter_map(|part| part.rsplit(' ').next()?.trim().parse().ok())
-                        .collect();
-                    <[u64; 3]>::try_from(numbers).ok()
-                });
-            counts.work = counts
-                .work
-                .zip(said)
-                .map(|(a, b)| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
+            let said = text.lines().find_map(|line| {
+                SqliteWork::parse(line.split("the SQLite database's work: ").nth(1)?)
+            });
+            work = work.zip(said).map(|(mut sum, one)| {
+                sum += one;
+                sum
+            });
         }
-        counts
+        SqliteCounts { work, fsyncs }
     }
 
     fn per_url(&self, urls: usize) -> String {
         let per = |n: u64| n as f64 / urls as f64;
         let work = match self.work {
-            Some([statements, commits, rows]) => format!(
+            Some(work) => format!(
                 "statements {:.3}, commits {:.3}, rows written {:.2}",
-                per(statements),
-                per(commits),
-                per(rows)
+                per(work.statements),
+                per(work.commits),
+                per(work.rows_written)
             ),
             None => "statements, commits: not logged".to_owned(),
         };

@@ -59,7 +59,7 @@ impl SqliteWork {
 }
 
 /// `statements 1234, commits 56, rows written 7890`: the line a worker logs when it stops,
-/// and which the politeness benchmark reads back.
+/// and which the politeness benchmark reads back ([`SqliteWork::parse`]).
 impl fmt::Display for SqliteWork {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -67,6 +67,29 @@ impl fmt::Display for SqliteWork {
             "statements {}, commits {}, rows written {}",
             self.statements, self.commits, self.rows_written
         )
+    }
+}
+
+impl SqliteWork {
+    /// The counts in `text` as [`Display`](fmt::Display) writes them; `None` if it is not that.
+    pub fn parse(text: &str) -> Option<SqliteWork> {
+        let count = |part: Option<&str>, name: &str| part?.strip_prefix(name)?.parse().ok();
+        let mut parts = text.trim().split(", ");
+        let work = SqliteWork {
+            statements: count(parts.next(), "statements ")?,
+            commits: count(parts.next(), "commits ")?,
+            rows_written: count(parts.next(), "rows written ")?,
+        };
+        parts.next().is_none().then_some(work)
+    }
+}
+
+/// Sums the work of several processes (the workers of one crawl).
+impl std::ops::AddAssign for SqliteWork {
+    fn add_assign(&mut self, other: SqliteWork) {
+        self.statements += other.statements;
+        self.commits += other.commits;
+        self.rows_written += other.rows_written;
     }
 }
 
@@ -153,14 +176,17 @@ mod tests {
             (5, 2, 7),
             "{before} → {after}"
         );
+        let work = SqliteWork {
+            statements: 1,
+            commits: 2,
+            rows_written: 3,
+        };
+        assert_eq!(work.to_string(), "statements 1, commits 2, rows written 3");
+        assert_eq!(SqliteWork::parse(&work.to_string()), Some(work));
+        assert_eq!(SqliteWork::parse("statements 1, commits 2"), None);
         assert_eq!(
-            SqliteWork {
-                statements: 1,
-                commits: 2,
-                rows_written: 3
-            }
-            .to_string(),
-            "statements 1, commits 2, rows written 3"
+            SqliteWork::parse("statements 1, commits 2, rows written 3, more"),
+            None
         );
     }
 }
