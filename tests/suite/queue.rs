@@ -404,6 +404,25 @@ on_every_backend!(
 );
 
 on_every_backend!(
+    async fn an_extension_names_exactly_the_sites_its_claim_lost(backend: Backend) {
+        // More sites than one extending statement takes (1,024), so both chunks lose some.
+        let (_db, queue) = seeded(backend, 1100, QueueConfig::default()).await;
+        let batch = queue.claim("w", 1100, LONG).await.unwrap();
+        let all = ids(&batch.sites);
+        assert_eq!(all.len(), 1100);
+        let mut given_back = vec![all[0], all[500], all[1023], all[1024], all[1099]];
+        assert_eq!(
+            queue.release(batch.token, &given_back, LONG).await.unwrap(),
+            5
+        );
+        let mut lost = queue.extend(batch.token, &all, LONG).await.unwrap();
+        lost.sort_unstable();
+        given_back.sort_unstable();
+        assert_eq!(lost, given_back);
+    }
+);
+
+on_every_backend!(
     async fn released_sites_come_back_after_the_delay(backend: Backend) {
         let (_db, queue) = seeded(backend, 6, QueueConfig::default()).await;
         let batch = queue.claim("w", 6, LONG).await.unwrap();

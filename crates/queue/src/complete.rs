@@ -14,9 +14,9 @@
 //! isolated by halving its statement and stored as an `unstorable` error: one hostile answer
 //! never holds up the rest of a write-back.
 //!
-//! A written row keeps its claim token: clearing it would move its `sites_token` index entry,
-//! a fifth of the index writes of a site's claim and completion, for nothing, since every fence
-//! also requires the claimed state and a token is never reused.
+//! A written row keeps its claim token: on SQLite and PostgreSQL, clearing it would move its
+//! `sites_token` index entry (MySQL has none), for nothing, since every fence also requires the
+//! claimed state and a token is never reused.
 
 use std::collections::BTreeMap;
 
@@ -375,7 +375,8 @@ impl Queue {
         }
         let sql = cached!(self.db.dialect(), rows.len(), |dialect, n| {
             format!(
-                "SELECT verdict FROM sites WHERE {}",
+                "SELECT verdict FROM {} WHERE {}",
+                sites_using(dialect, SitesIndex::Primary),
                 owned_ids(dialect, "{done}", n)
             )
         });

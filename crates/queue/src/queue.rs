@@ -2,7 +2,7 @@
 //!
 //! A claim is **update-then-select**: one autocommit `UPDATE` stamps a fresh random claim
 //! token, the owner and a lease expiry on due pending rows, then one `SELECT` by that token
-//! reads the batch. The `UPDATE` decides which rows a claim gets (it stamps only rows still
+//! reads the batch (on MySQL, among the ids its claim picked: see `Stamped`). The `UPDATE` decides which rows a claim gets (it stamps only rows still
 //! pending and due), so no two claimers get the same site; selecting by token (not by owner)
 //! reads exactly this claim even when the owner holds older batches. Every later write names
 //! the token: a worker that lost its lease changes nothing.
@@ -26,7 +26,7 @@ use sqlx::mysql::MySqlPool;
 use sqlx::{FromRow, Row};
 
 use crate::config::{ClaimMethod, QueueConfig};
-use crate::db::{with_pool, Db};
+use crate::db::{with_pool, Db, Dialect};
 use crate::error::Error;
 use crate::retry::retry;
 use crate::sql::{
@@ -36,6 +36,35 @@ use crate::sql::{
 
 /// The partitions a parts token holds and is not handing over (binds: the token).
 const HELD_PARTS: &str = "SELECT id FROM parts WHERE token = ? AND draining = 0";
+
+/// Where a read of a batch finds the rows its claim stamped ([`Queue::read_batch`]).
+#[derive(Clone, Copy, Debug)]
+enum Stamped<'a> {
+    /// By the claim token, in the `sites_token` index: SQLite's and PostgreSQL's claims do not
+    /// tell which rows they stamped.
+    ByToken,
+    /// Among these ids, through the primary key: MySQL's claims picked them first. So MySQL
+    /// reads nothing by token, and `sites` has no index by token there, one entry fewer for
+    /// every claim to move and every seeded row to add.
+    Among(&'a [i64]),
+}
+
+/// The read of a batch, `among` that many ids or by token, with a `held` column when the
+/// claim was made in held partitions (binds: the parts token if so, the claim token, the ids).
+fn read_claimed(dialect: Dialect, among: Option<usize>, held: bool) -> String {
+    let held = match held {
+        true => format!(", CASE WHEN part IN ({HELD_PARTS}) THEN 1 ELSE 0 END AS held"),
+        false => String::new(),
+    };
+    let (sites, fence) = match among {
+        Some(n) => (
+            sites_using(dialect, SitesIndex::Primary),
+            owned_ids(dialect, "{claimed}", n),
+        ),
+        None => ("sites", "claim_token = ? AND state = {claimed}".to_owned()),
+    };
+    format!("SELECT {CLAIMED_COLUMNS}{held} FROM {sites} WHERE {fence}")
+}
 
 /// One claimed site, with what the queue needs to write its result back.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -317,7 +346,7 @@ impl Queue {
                 retry("claim", || claim().execute(pool)).await?;
             }
         });
-        self.read_batch(token, held).await
+        self.read_batch(token, Stamped::ByToken, held).await
     }
 
     /// MySQL's claim (`ClaimShape::PickThenMark`): picks the ids of due sites from the index, then
@@ -356,47 +385,48 @@ impl Queue {
             q.execute(pool)
         })
         .await?;
-        self.read_batch(stamp.token, held).await
+        self.read_batch(stamp.token, Stamped::Among(&picked), held)
+            .await
     }
 
-    /// Reads the batch claim `token` stamped: in held partitions, only the sites of partitions
-    /// still held; the others (a partition lost, or asked for, since the caller read its list)
-    /// are given back at once, by id, so that no site is both kept and given back.
-    async fn read_batch(&self, token: i64, held: Option<HeldParts<'_>>) -> Result<Batch, Error> {
-        let Some(held) = held else {
-            let sql = cached!(self.db.dialect(), |dialect| {
-                format!(
-                    "SELECT {CLAIMED_COLUMNS} FROM {} WHERE claim_token = ? AND state = {{claimed}}",
-                    sites_using(dialect, SitesIndex::Token)
-                )
-            });
-            let sites = with_pool!(&self.db, pool => {
-                retry("read batch", || {
-                    sqlx::query_as::<_, Site>(sql).bind(token).fetch_all(pool)
-                })
-                .await?
-            });
-            return Ok(Batch { token, sites });
+    /// Reads the batch claim `token` stamped (`among` the ids it stamped, where the claim knows
+    /// them): in held partitions, only the sites of partitions still held; the others (a
+    /// partition lost, or asked for, since the caller read its list) are given back at once, by
+    /// id, so that no site is both kept and given back.
+    async fn read_batch(
+        &self,
+        token: i64,
+        among: Stamped<'_>,
+        held: Option<HeldParts<'_>>,
+    ) -> Result<Batch, Error> {
+        let ids = match among {
+            Stamped::Among(ids) => Some(padded(ids)),
+            Stamped::ByToken => None,
         };
         // One statement decides, so a partition asked for meanwhile cannot have its sites both
         // kept and given back.
-        let sql = cached!(self.db.dialect(), |dialect| {
-            format!(
-                "SELECT {CLAIMED_COLUMNS}, CASE WHEN part IN ({HELD_PARTS}) THEN 1 ELSE 0 END AS held \
-                 FROM {} WHERE claim_token = ? AND state = {{claimed}}",
-                sites_using(dialect, SitesIndex::Token)
-            )
+        let key = (ids.as_ref().map(Vec::len), held.is_some());
+        let sql = cached!(self.db.dialect(), key => (Option<usize>, bool), |dialect, (among, held)| {
+            read_claimed(dialect, among, held)
         });
         let rows: Vec<(Site, bool)> = with_pool!(&self.db, pool => {
             let rows = retry("read batch", || {
-                sqlx::query(sql)
-                    .bind(held.token)
-                    .bind(token)
-                    .fetch_all(pool)
+                let mut q = sqlx::query(&sql);
+                if let Some(held) = held {
+                    q = q.bind(held.token);
+                }
+                q = q.bind(token);
+                for id in ids.iter().flatten() {
+                    q = q.bind(id);
+                }
+                q.fetch_all(pool)
             })
             .await?;
             rows.iter()
-                .map(|row| Ok((Site::from_row(row)?, flag(row, "held")?)))
+                .map(|row| {
+                    let held = held.is_none() || flag(row, "held")?;
+                    Ok((Site::from_row(row)?, held))
+                })
                 .collect::<Result<_, sqlx::Error>>()?
         });
         let mut sites = Vec::with_capacity(rows.len());
@@ -456,7 +486,8 @@ impl Queue {
         // The partitions were read before the sites were chosen: the read of the batch keeps
         // only those still held, as after the other claims.
         if held.is_some() && !sites.is_empty() {
-            return self.read_batch(token, held).await;
+            let ids: Vec<i64> = sites.iter().map(|site| site.id).collect();
+            return self.read_batch(token, Stamped::Among(&ids), held).await;
         }
         Ok(Batch { token, sites })
     }
@@ -471,21 +502,21 @@ impl Queue {
         lease: Duration,
     ) -> Result<Vec<i64>, Error> {
         // By id, through the primary key: by token, PostgreSQL was seen reading every claimed
-        // row of the fleet (see `sql::owned_ids`).
-        let mut kept = 0;
+        // row of the fleet (see `sql::owned_ids`); and MySQL has no index by token.
+        let mut lost = Vec::new();
         for chunk in ids.chunks(EXTEND_CHUNK) {
-            let chunk = padded(chunk);
-            let extend = cached!(self.db.dialect(), chunk.len(), |dialect, n| {
+            let padded = padded(chunk);
+            let extend = cached!(self.db.dialect(), padded.len(), |dialect, n| {
                 format!(
                     "UPDATE {} SET expires_at = {{now}} + ? WHERE {}",
                     sites_using(dialect, SitesIndex::Primary),
                     owned_ids(dialect, "{claimed}", n)
                 )
             });
-            kept += with_pool!(&self.db, pool => {
+            let kept = with_pool!(&self.db, pool => {
                 retry("extend", || {
                     let mut q = sqlx::query(&extend).bind(millis(lease)).bind(token);
-                    for id in &chunk {
+                    for id in &padded {
                         q = q.bind(id);
                     }
                     q.execute(pool)
@@ -493,24 +524,30 @@ impl Queue {
                 .await?
                 .rows_affected()
             });
+            if kept as usize >= chunk.len() {
+                continue;
+            }
+            // Some of the chunk are lost: which ones, by id again.
+            let owned = cached!(self.db.dialect(), padded.len(), |dialect, n| {
+                format!(
+                    "SELECT id FROM {} WHERE {}",
+                    sites_using(dialect, SitesIndex::Primary),
+                    owned_ids(dialect, "{claimed}", n)
+                )
+            });
+            let owned: Vec<i64> = with_pool!(&self.db, pool => {
+                retry("owned", || {
+                    let mut q = sqlx::query_scalar(&owned).bind(token);
+                    for id in &padded {
+                        q = q.bind(id);
+                    }
+                    q.fetch_all(pool)
+                })
+                .await?
+            });
+            lost.extend(chunk.iter().filter(|id| !owned.contains(id)));
         }
-        if kept as usize >= ids.len() {
-            return Ok(Vec::new());
-        }
-        let owned = cached!(self.db.dialect(), |dialect| {
-            format!(
-                "SELECT id FROM {} WHERE claim_token = ? AND state = {{claimed}}",
-                sites_using(dialect, SitesIndex::Token)
-            )
-        });
-        let owned: Vec<i64> = with_pool!(&self.db, pool => {
-            retry("owned", || sqlx::query_scalar(owned).bind(token).fetch_all(pool)).await?
-        });
-        Ok(ids
-            .iter()
-            .copied()
-            .filter(|id| !owned.contains(id))
-            .collect())
+        Ok(lost)
     }
 
     /// Gives back the sites `ids` of claim `token`, due again after `delay` (zero at shutdown).

@@ -371,8 +371,6 @@ pub(crate) enum SitesIndex {
     /// AND id IN (…)` ([`owned_ids`]), which MariaDB would otherwise serve from the claimed
     /// part of `sites_due`, scanning every claimed row of the fleet for each statement.
     Primary,
-    /// `sites_token`: a claim's rows, by claim token.
-    Token,
     /// `sites_host`: the sites in host order, for the hosts report's `WHERE host > ? GROUP BY
     /// host ORDER BY host LIMIT ?`, which then stops after a page's hosts. On the first pages
     /// `host > ?` matches nearly every row, which could tempt a planner into scanning and
@@ -390,7 +388,6 @@ pub(crate) enum SitesIndex {
 pub(crate) fn sites_using(dialect: Dialect, index: SitesIndex) -> &'static str {
     match (dialect, index) {
         (Dialect::MySql, SitesIndex::Primary) => "sites FORCE INDEX (PRIMARY)",
-        (Dialect::MySql, SitesIndex::Token) => "sites FORCE INDEX (sites_token)",
         (Dialect::MySql, SitesIndex::Host) => "sites FORCE INDEX (sites_host)",
         (Dialect::MySql, SitesIndex::Due) => "sites FORCE INDEX (sites_due)",
         (Dialect::Postgres | Dialect::Sqlite, _) => "sites",
@@ -403,7 +400,6 @@ pub(crate) fn sites_using(dialect: Dialect, index: SitesIndex) -> &'static str {
 /// name: by id it is plain `sites`, as in [`sites_using`].
 pub(crate) fn sites_using_on_sqlite_too(dialect: Dialect, index: SitesIndex) -> &'static str {
     match (dialect, index) {
-        (Dialect::Sqlite, SitesIndex::Token) => "sites INDEXED BY sites_token",
         (Dialect::Sqlite, SitesIndex::Host) => "sites INDEXED BY sites_host",
         (Dialect::Sqlite, SitesIndex::Due) => "sites INDEXED BY sites_due",
         (Dialect::Sqlite, SitesIndex::Primary) | (Dialect::MySql | Dialect::Postgres, _) => {
@@ -696,12 +692,12 @@ mod tests {
 
     #[test]
     fn only_mariadb_and_where_asked_sqlite_are_pinned_to_an_index() {
-        for (dialect, by_token) in [
-            (Dialect::MySql, "sites FORCE INDEX (sites_token)"),
+        for (dialect, by_id) in [
+            (Dialect::MySql, "sites FORCE INDEX (PRIMARY)"),
             (Dialect::Postgres, "sites"),
             (Dialect::Sqlite, "sites"),
         ] {
-            assert_eq!(sites_using(dialect, SitesIndex::Token), by_token);
+            assert_eq!(sites_using(dialect, SitesIndex::Primary), by_id);
         }
         let due = |dialect| {
             (
