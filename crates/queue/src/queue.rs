@@ -2,9 +2,10 @@
 //!
 //! A claim is **update-then-select**: one autocommit `UPDATE` stamps a fresh random claim
 //! token, the owner and a lease expiry on due pending rows, then one `SELECT` by that token
-//! reads the batch (on MySQL, among the ids its claim picked: see `Stamped`). The `UPDATE` decides which rows a claim gets (it stamps only rows still
-//! pending and due), so no two claimers get the same site; selecting by token (not by owner)
-//! reads exactly this claim even when the owner holds older batches. Every later write names
+//! reads the batch (on MySQL, among the ids its claim picked: see `Stamped`). The `UPDATE`
+//! decides which rows a claim gets (it stamps only rows still pending and due), so no two
+//! claimers get the same site; selecting by token (not by owner) reads exactly this claim even
+//! when the owner holds older batches. Every later write names
 //! the token: a worker that lost its lease changes nothing.
 //!
 //! Which rows the `UPDATE` may stamp is picked per dialect (`ClaimShape` in `sql.rs`): on
