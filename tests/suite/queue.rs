@@ -747,6 +747,71 @@ on_every_backend!(
     }
 );
 
+on_every_backend!(
+    async fn a_write_back_of_many_chunks_stores_and_counts_each_once(backend: Backend) {
+        // 1,000 results of two claims, in three kinds and some lost: some ten statements of at
+        // most 128 rows, which a server writes a few at a time. Each stored row must carry its
+        // own latency, and the counts add up over every statement.
+        let (db, queue) = seeded(backend, 1_000, QueueConfig::default()).await;
+        let first = queue.claim("w", 600, LONG).await.unwrap();
+        let second = queue.claim("w", 400, LONG).await.unwrap();
+        assert_eq!((first.sites.len(), second.sites.len()), (600, 400));
+        let lost = ids(&first.sites[..50]);
+        assert_eq!(queue.release(first.token, &lost, LONG).await.unwrap(), 50);
+        let results: Vec<Outcome> = first
+            .sites
+            .iter()
+            .chain(&second.sites)
+            .enumerate()
+            .map(|(i, site)| {
+                let (verdict, transient) = match i % 3 {
+                    0 => (Verdict::Alive, false),
+                    1 => (Verdict::Dead, false),
+                    _ => (Verdict::Error, true),
+                };
+                let mut finding = finding(verdict, transient);
+                finding.latency = Duration::from_millis(site.id as u64 % 10_000);
+                Outcome {
+                    site: site.clone(),
+                    finding,
+                }
+            })
+            .collect();
+        let kept = |kind: usize| (0..1_000).filter(|i| i % 3 == kind && *i >= 50).count() as u64;
+        let written = queue.complete(&results).await.unwrap();
+        assert_eq!(
+            (written.done, written.retrying, written.stale),
+            (kept(0) + kept(1), kept(2), 50)
+        );
+        assert_eq!(
+            (
+                written.verdicts.get(Verdict::Alive),
+                written.verdicts.get(Verdict::Dead),
+                written.verdicts.total()
+            ),
+            (kept(0), kept(1), kept(0) + kept(1))
+        );
+
+        let raw = Db::connect(&db.url, 1).await.unwrap();
+        let sql = &raw.statement("SELECT id, latency_ms FROM sites WHERE state = {done}");
+        let rows: Vec<(i64, i32)> = match &raw {
+            Db::MySql(pool) => sqlx::query_as(sql).fetch_all(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await,
+            Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await,
+        }
+        .unwrap();
+        assert_eq!(rows.len() as u64, kept(0) + kept(1));
+        for (id, latency) in rows {
+            assert!(!lost.contains(&id), "site {id} was lost, yet written");
+            assert_eq!(
+                i64::from(latency),
+                id % 10_000,
+                "site {id} has another's result"
+            );
+        }
+    }
+);
+
 /// PostgreSQL plans an `IN` subquery as a join and may run it once per row of the `UPDATE`,
 /// each run skipping the rows the statement already claimed: a claim of 100 took 113 rows, and
 /// the worker, with room for 100, dropped 13 that stayed claimed until it stopped. The planner

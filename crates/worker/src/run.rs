@@ -29,10 +29,10 @@ use crate::Error;
 /// What is then still claimed comes back through its lease or the reaper.
 pub const FINAL_WRITE: Duration = Duration::from_secs(10);
 
-/// Connections: claimer, writer, lease keeper, partition keeper, heartbeat and reaper,
-/// progress, metrics (the hosts in backoff, every 10 s), and spares for a database that is
-/// slow to hand them back (a fleet of N workers opens up to 10 N: size `max_connections` for
-/// it).
+/// Connections: claimer, writer (two statements at once), lease keeper, partition keeper,
+/// heartbeat and reaper, progress, metrics (the hosts in backoff, every 10 s), and spares for a
+/// database that is slow to hand them back (a fleet of N workers opens up to 10 N: size
+/// `max_connections` for it).
 const POOL_SIZE: u32 = 10;
 
 /// Runs a worker until `shutdown` completes (or, with `drain`, the queue is empty).
