@@ -206,27 +206,33 @@ async fn control(http: &reqwest::Client, base: &str, action: &str) -> u16 {
         .as_u16()
 }
 
-/// The text of the element with `id`.
+/// The text of the element with `id`, as the page shows it; empty while the page has no such
+/// element (a form's answer still loading). Read by one script, as [`plotted`] reads, so no
+/// element handle can go stale between finding the element and reading it.
 async fn text(browser: &Client, id: &str) -> String {
-    browser
-        .find(Locator::Id(id))
+    let script = "const e = document.getElementById(arguments[0]); return e ? e.innerText : '';";
+    let value = browser
+        .execute(script, vec![serde_json::json!(id)])
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
+        .unwrap();
+    value.as_str().unwrap_or_default().to_owned()
 }
 
-/// The series a plot draws: each path's name and its points.
+/// The series a plot draws: each path's name and its points. One script reads them all: the
+/// page redraws its plots every 10 s, so element handles fetched one call at a time could go
+/// stale between the calls (a flaky "stale element reference" under load).
 async fn plotted(browser: &Client, plot: &str) -> Vec<(String, usize)> {
-    let css = format!("#{plot} path.series");
-    let mut series = Vec::new();
-    for path in browser.find_all(Locator::Css(&css)).await.unwrap() {
-        let name = path.attr("data-name").await.unwrap().unwrap_or_default();
-        let d = path.attr("d").await.unwrap().unwrap_or_default();
-        series.push((name, d.matches(['M', 'L']).count()));
-    }
+    let script = "return [...document.querySelectorAll('#' + arguments[0] + ' path.series')]
+        .map((p) => [p.getAttribute('data-name') || '', p.getAttribute('d') || '']);";
+    let value = browser
+        .execute(script, vec![serde_json::json!(plot)])
+        .await
+        .unwrap();
+    let series: Vec<(String, String)> = serde_json::from_value(value).unwrap();
     series
+        .into_iter()
+        .map(|(name, d)| (name, d.matches(['M', 'L']).count()))
+        .collect()
 }
 
 /// Clicks the element with `id`.
