@@ -25,6 +25,8 @@
 //!   which runs inside the worker, from the counts the worker logs when it stops
 //!   (`crawler_queue::SqliteWork`) and, where `perf` can count system calls, the machine's
 //!   `fsync`/`fdatasync` calls during the drain.
+//! - `POLITENESS_BENCH_RUNS=5` runs each scenario five times, the crawler then lychee in turn,
+//!   and prints the median and range of the crawler's rate against lychee's.
 //! - `POLITENESS_BENCH_FLAGS="--batch-size 1000"` adds flags to every worker's, after the
 //!   scenario's (to try a setting without a build).
 //!
@@ -243,6 +245,17 @@ impl ServerWork {
     }
 }
 
+/// `POLITENESS_BENCH_RUNS`: how many times each scenario runs, the crawler then lychee in turn
+/// (1 by default). One run's ratio is noisy on a shared machine (lychee alone took 7.0 to 10.7
+/// s on the same z list in one session); several in turn give a median.
+fn runs() -> usize {
+    std::env::var("POLITENESS_BENCH_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
 fn main() {
     let picked = std::env::var("POLITENESS_BENCH").unwrap_or_else(|_| "a,b,c".into());
     let picked: Vec<&str> = picked.split(',').map(str::trim).collect();
@@ -297,37 +310,68 @@ impl Scenario {
             "{:<22} {:>8} {:>8} {:>9} {:>14} {:>14}",
             "run", "time s", "/floor", "requests", "max in flight", "max in 1 s"
         );
-        let (seed, crawler, cpu) = self.crawl(bench, &path);
+        let runs = runs();
+        let mut ratios = Vec::new();
+        for run in 1..=runs {
+            if runs > 1 {
+                println!("-- run {run} of {runs}");
+            }
+            meter.reset();
+            ratios.extend(self.crawler_then_lychee(bench, &path, floor, &meter));
+        }
+        if ratios.len() > 1 {
+            ratios.sort_by(f64::total_cmp);
+            println!(
+                "the crawler's rate / lychee's over {} runs in turn: median {:.2}, from {:.2} to {:.2}",
+                ratios.len(),
+                ratios[ratios.len() / 2],
+                ratios[0],
+                ratios[ratios.len() - 1]
+            );
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// One crawl, then lychee on the same list and meter where the scenario has it: their rows,
+    /// and the crawler's rate against lychee's (seed + drain against lychee's time).
+    fn crawler_then_lychee(
+        &self,
+        bench: &Bench,
+        path: &Path,
+        floor: f64,
+        meter: &Meter,
+    ) -> Option<f64> {
+        let (seed, crawler, cpu) = self.crawl(bench, path);
         self.print_row(
             &format!("crawler, {} worker(s)", self.workers),
             crawler,
             floor,
-            &meter,
+            meter,
         );
         println!(
             "  (after crawler-seed: {:.1} s, not counted) {}",
             seed.as_secs_f64(),
             cpu.per_url(self.urls)
         );
-        if self.lychee {
-            meter.reset();
-            match find_lychee() {
-                Some(lychee) => {
-                    let (time, cpu) = Cpu::of(bench, || self.lychee(bench, &lychee, &path));
-                    self.print_row(&lychee.version, time, floor, &meter);
-                    println!("  {}", cpu.per_url(self.urls));
-                    println!(
-                        "crawler / lychee time: drain {:.2}, seed + drain {:.2} (the crawler's \
-                         rate / lychee's: {:.2})",
-                        crawler.as_secs_f64() / time.as_secs_f64(),
-                        (seed + crawler).as_secs_f64() / time.as_secs_f64(),
-                        time.as_secs_f64() / (seed + crawler).as_secs_f64()
-                    );
-                }
-                None => println!("lychee: skipped (no `lychee` on PATH or in ~/.cargo/bin)"),
-            }
+        if !self.lychee {
+            return None;
         }
-        let _ = std::fs::remove_file(&path);
+        meter.reset();
+        let Some(lychee) = find_lychee() else {
+            println!("lychee: skipped (no `lychee` on PATH or in ~/.cargo/bin)");
+            return None;
+        };
+        let (time, cpu) = Cpu::of(bench, || self.lychee(bench, &lychee, path));
+        self.print_row(&lychee.version, time, floor, meter);
+        println!("  {}", cpu.per_url(self.urls));
+        let rate = time.as_secs_f64() / (seed + crawler).as_secs_f64();
+        println!(
+            "crawler / lychee time: drain {:.2}, seed + drain {:.2} (the crawler's rate / \
+             lychee's: {rate:.2})",
+            crawler.as_secs_f64() / time.as_secs_f64(),
+            (seed + crawler).as_secs_f64() / time.as_secs_f64(),
+        );
+        Some(rate)
     }
 
     /// The workers' flags: politeness, and the defaults for the rest.
