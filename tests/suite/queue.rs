@@ -749,6 +749,50 @@ on_every_backend!(
 );
 
 on_every_backend!(
+    async fn one_statement_of_two_claims_results_writes_only_the_rows_each_claim_still_owns(
+        backend: Backend,
+    ) {
+        // Rows of two claims go back in one statement, each fenced by its own token: five of
+        // the first claim's sites were given back and taken by a third claim meanwhile, and
+        // the first claim's late results must not overwrite them.
+        let (_db, queue) = seeded(backend, 20, QueueConfig::default()).await;
+        let first = queue.claim("w", 10, LONG).await.unwrap();
+        let second = queue.claim("w", 10, LONG).await.unwrap();
+        let lost = &first.sites[..5];
+        assert_eq!(
+            queue
+                .release(first.token, &ids(lost), Duration::ZERO)
+                .await
+                .unwrap(),
+            5
+        );
+        let third = queue.claim("other", 10, LONG).await.unwrap();
+        let sorted = |sites: &[Site]| {
+            let mut ids = ids(sites);
+            ids.sort_unstable();
+            ids
+        };
+        assert_eq!(
+            sorted(&third.sites),
+            sorted(lost),
+            "the third claim took the lost sites"
+        );
+        let mut results = outcomes(&first.sites, Verdict::Dead, false);
+        results.extend(outcomes(&second.sites, Verdict::Dead, false));
+        let written = queue.complete(&results).await.unwrap();
+        assert_eq!((written.done, written.stale), (15, 5));
+        assert_eq!(written.verdicts.get(Verdict::Dead), 15);
+        // The third claim still owns its sites, and its own results are stored.
+        let written = queue
+            .complete(&outcomes(&third.sites, Verdict::Alive, false))
+            .await
+            .unwrap();
+        assert_eq!((written.done, written.stale), (5, 0));
+        assert_eq!(written.verdicts.get(Verdict::Alive), 5);
+    }
+);
+
+on_every_backend!(
     async fn a_write_back_of_many_chunks_stores_and_counts_each_once(backend: Backend) {
         // 1,000 results of two claims, in three kinds and some lost: some ten statements of at
         // most 128 rows, which a server writes a few at a time. Each stored row must carry its

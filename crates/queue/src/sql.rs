@@ -541,12 +541,24 @@ pub(crate) fn padded<T: Copy>(rows: &[T]) -> Vec<T> {
 /// buffers per site written back five at a time, in the scale benchmark). There the two tests
 /// are written as expressions no index serves, which leaves it the primary key.
 pub(crate) fn owned_ids(dialect: Dialect, state: &str, n: usize) -> String {
-    let (token, state_column) = match dialect {
+    owned(dialect, "?", state, n)
+}
+
+/// [`owned_ids`] with a token per row: `n` rows by id, each still in `state` and still its own
+/// claim's (`claim_token = CASE id WHEN ? THEN ? … END`, an id and its token bound per row,
+/// then the ids of the `IN` list), so that rows of many claims are written in one statement.
+pub(crate) fn owned_rows(dialect: Dialect, state: &str, n: usize) -> String {
+    owned(dialect, &case_by_id(n), state, n)
+}
+
+/// `claim_token = {token} AND state = {state} AND id IN (…)`, written as [`owned_ids`] says.
+fn owned(dialect: Dialect, token: &str, state: &str, n: usize) -> String {
+    let (token_column, state_column) = match dialect {
         Dialect::Postgres => ("claim_token + 0", "state + 0"),
         Dialect::MySql | Dialect::Sqlite => ("claim_token", "state"),
     };
     format!(
-        "{token} = ? AND {state_column} = {state} AND id IN ({})",
+        "{token_column} = {token} AND {state_column} = {state} AND id IN ({})",
         placeholders(n)
     )
 }
