@@ -136,20 +136,20 @@ fn fenced(dialect: Dialect, rows: usize, held: bool) -> String {
 }
 
 impl Fence {
-    /// Binds what [`fenced`] asks for: each row's id and its claim's token.
-    fn bind<'q, DB: sqlx::Database>(
+    /// Binds what [`fenced`] asks for: each site's id and its claim's token, then the ids.
+    fn bind<'q, 's, DB: sqlx::Database>(
         &self,
         mut q: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>,
-        rows: impl Iterator<Item = (i64, i64)> + Clone,
+        sites: impl Iterator<Item = &'s Site> + Clone,
     ) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
     where
         i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     {
-        for (id, token) in rows.clone() {
-            q = q.bind(id).bind(token);
+        for site in sites.clone() {
+            q = q.bind(site.id).bind(site.token);
         }
-        for (id, _) in rows {
-            q = q.bind(id);
+        for site in sites {
+            q = q.bind(site.id);
         }
         if let Some(parts) = self.parts {
             q = q.bind(parts);
@@ -158,11 +158,18 @@ impl Fence {
     }
 }
 
-/// `items` (a claim token and a value) by token: what goes to a claim's own statement.
-fn by_token<T>(items: impl Iterator<Item = (i64, T)>) -> BTreeMap<i64, Vec<T>> {
+/// `value` of each of `rows`, by the claim token of the row's site: for what still goes to a
+/// claim's own statement (the history, the confirmation of dead sites, a read-back).
+fn by_token<'r, 'o: 'r, T>(
+    rows: impl Iterator<Item = &'r Row<'o>>,
+    value: impl Fn(&'r Row<'o>) -> T,
+) -> BTreeMap<i64, Vec<T>> {
     let mut by_token: BTreeMap<i64, Vec<T>> = BTreeMap::new();
-    for (token, item) in items {
-        by_token.entry(token).or_default().push(item);
+    for row in rows {
+        by_token
+            .entry(row.outcome.site.token)
+            .or_default()
+            .push(value(row));
     }
     by_token
 }
@@ -347,11 +354,9 @@ impl Queue {
         // The verdicts these results replace go to the history first, read from the rows the
         // claim still holds: only where the verdict changed since the claim (a first verdict
         // replaces none; a recheck that finds what it found before costs the history nothing).
-        let replaced = by_token(
-            rows.iter()
-                .filter(|r| r.outcome.replaces_verdict())
-                .map(|r| (r.outcome.site.token, r.outcome.site.id)),
-        );
+        let replaced = by_token(rows.iter().filter(|r| r.outcome.replaces_verdict()), |r| {
+            r.outcome.site.id
+        });
         for (token, ids) in replaced {
             self.record_replaced(token, &padded(&ids)).await;
         }
@@ -398,16 +403,13 @@ impl Queue {
                     .bind(dead)
                     .bind(i32::from(verdict == Verdict::Dead && confirm.is_some()))
                     .bind(confirm.map_or(0, |c| millis(c.interval())));
-                fence.bind(q, rows.iter().map(|r| (r.outcome.site.id, r.outcome.site.token))).execute(pool)
+                fence.bind(q, rows.iter().map(|r| &r.outcome.site)).execute(pool)
             })
             .await?
             .rows_affected()
         });
         if let Some(policy) = confirm.filter(|_| verdict == Verdict::Dead) {
-            let dead = by_token(
-                rows.iter()
-                    .map(|r| (r.outcome.site.token, r.outcome.site.id)),
-            );
+            let dead = by_token(rows.iter(), |r| r.outcome.site.id);
             for (token, ids) in dead {
                 // A failure here loses nothing: the site stays due for its next confirming
                 // check, which confirms it then.
@@ -428,7 +430,7 @@ impl Queue {
             return rows.iter().map(|r| r.outcome.finding.verdict).collect();
         }
         let mut counts = VerdictCounts::default();
-        for (token, claim) in by_token(rows.iter().map(|r| (r.outcome.site.token, r))) {
+        for (token, claim) in by_token(rows.iter(), |r| r) {
             match self.verdicts_stored_by(token, &claim).await {
                 Ok(stored) => counts += stored,
                 Err(error) => {
@@ -494,7 +496,7 @@ impl Queue {
                 for row in &rows {
                     q = q.bind(row.outcome.site.id).bind(row.delay);
                 }
-                fence.bind(q, rows.iter().map(|r| (r.outcome.site.id, r.outcome.site.token))).execute(pool)
+                fence.bind(q, rows.iter().map(|r| &r.outcome.site)).execute(pool)
             })
             .await?
             .rows_affected()
@@ -527,7 +529,7 @@ impl Queue {
                     .bind(Verdict::Error.as_str())
                     .bind(ErrorKind::Unstorable.as_str())
                     .bind(site.tries + 1);
-                fence.bind(q, std::iter::once((site.id, site.token))).execute(pool)
+                fence.bind(q, std::iter::once(site)).execute(pool)
             })
             .await?
             .rows_affected()
