@@ -246,7 +246,7 @@ impl ServerWork {
 }
 
 /// `POLITENESS_BENCH_RUNS`: how many times each scenario runs, the crawler then lychee in turn
-/// (1 by default). One run's ratio is noisy on a shared machine (lychee alone took 7.0 to 10.7
+/// (1 by default). One run's ratio is noisy on a shared machine (lychee alone took 6.3 to 10.7
 /// s on the same z list in one session); several in turn give a median.
 fn runs() -> usize {
     std::env::var("POLITENESS_BENCH_RUNS")

@@ -29,7 +29,9 @@ use crate::db::Dialect;
 use crate::error::Error;
 use crate::queue::{millis, Queue, Site};
 use crate::retry::{is_transient, retry};
-use crate::sql::{cached, case_by_id, owned_ids, owned_rows, padded, sites_using, SitesIndex};
+use crate::sql::{
+    cached, case_by_id, owned_rows, owned_rows_binds, padded, sites_using, SitesIndex,
+};
 use crate::verdict::{ErrorKind, Finding, Fragment, Next, Verdict, VerdictCounts};
 
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
@@ -145,11 +147,8 @@ impl Fence {
     where
         i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     {
-        for site in sites.clone() {
-            q = q.bind(site.id).bind(site.token);
-        }
-        for site in sites {
-            q = q.bind(site.id);
+        for value in owned_rows_binds(sites.map(claimed)) {
+            q = q.bind(value);
         }
         if let Some(parts) = self.parts {
             q = q.bind(parts);
@@ -158,20 +157,9 @@ impl Fence {
     }
 }
 
-/// `value` of each of `rows`, by the claim token of the row's site: for what still goes to a
-/// claim's own statement (the history, the confirmation of dead sites, a read-back).
-fn by_token<'r, 'o: 'r, T>(
-    rows: impl Iterator<Item = &'r Row<'o>>,
-    value: impl Fn(&'r Row<'o>) -> T,
-) -> BTreeMap<i64, Vec<T>> {
-    let mut by_token: BTreeMap<i64, Vec<T>> = BTreeMap::new();
-    for row in rows {
-        by_token
-            .entry(row.outcome.site.token)
-            .or_default()
-            .push(value(row));
-    }
-    by_token
+/// A site as the per-row fence binds it: its id and the token of the claim that took it.
+fn claimed(site: &Site) -> (i64, i64) {
+    (site.id, site.token)
 }
 
 /// The statement kinds a write-back uses.
@@ -354,11 +342,13 @@ impl Queue {
         // The verdicts these results replace go to the history first, read from the rows the
         // claim still holds: only where the verdict changed since the claim (a first verdict
         // replaces none; a recheck that finds what it found before costs the history nothing).
-        let replaced = by_token(rows.iter().filter(|r| r.outcome.replaces_verdict()), |r| {
-            r.outcome.site.id
-        });
-        for (token, ids) in replaced {
-            self.record_replaced(token, &padded(&ids)).await;
+        let replaced: Vec<(i64, i64)> = rows
+            .iter()
+            .filter(|r| r.outcome.replaces_verdict())
+            .map(|r| claimed(&r.outcome.site))
+            .collect();
+        if !replaced.is_empty() {
+            self.record_replaced(&padded(&replaced)).await;
         }
         let verdict = shared.verdict;
         let dead = i32::from(verdict == Verdict::Dead);
@@ -409,13 +399,11 @@ impl Queue {
             .rows_affected()
         });
         if let Some(policy) = confirm.filter(|_| verdict == Verdict::Dead) {
-            let dead = by_token(rows.iter(), |r| r.outcome.site.id);
-            for (token, ids) in dead {
-                // A failure here loses nothing: the site stays due for its next confirming
-                // check, which confirms it then.
-                if let Err(error) = self.confirm_dead(policy, token, &padded(&ids)).await {
-                    tracing::warn!(%error, "cannot mark dead sites confirmed; their next check will");
-                }
+            let dead: Vec<(i64, i64)> = rows.iter().map(|r| claimed(&r.outcome.site)).collect();
+            // A failure here loses nothing: the site stays due for its next confirming check,
+            // which confirms it then.
+            if let Err(error) = self.confirm_dead(policy, &dead).await {
+                tracing::warn!(%error, "cannot mark dead sites confirmed; their next check will");
             }
         }
         Ok(written)
@@ -423,54 +411,42 @@ impl Queue {
 
     /// The verdicts a final statement stored, `written` of `rows`: all of theirs when it changed
     /// every row. Otherwise some claims had lost rows meanwhile, and the database does not say
-    /// which, so they are read back, claim by claim: the rows each token completed (a token is
-    /// never reused, and a completed row keeps it).
+    /// which, so they are read back: the rows each row's own claim completed (a token is never
+    /// reused, and a completed row keeps it).
     async fn verdicts_stored(&self, rows: &[Row<'_>], written: u64) -> VerdictCounts {
+        let verdicts = rows.iter().map(|r| r.outcome.finding.verdict);
         if written == rows.len() as u64 {
-            return rows.iter().map(|r| r.outcome.finding.verdict).collect();
+            return verdicts.collect();
         }
-        let mut counts = VerdictCounts::default();
-        for (token, claim) in by_token(rows.iter(), |r| r) {
-            match self.verdicts_stored_by(token, &claim).await {
-                Ok(stored) => counts += stored,
-                Err(error) => {
-                    let error = crate::error_chain(&error);
-                    tracing::warn!(%error, "cannot read back which results were stored; counting the first ones");
-                    let verdicts = rows.iter().map(|r| r.outcome.finding.verdict);
-                    return verdicts.take(written as usize).collect();
-                }
-            }
-        }
-        counts
-    }
-
-    /// The verdicts that the claim `token` stored of `rows` (all of that claim).
-    async fn verdicts_stored_by(
-        &self,
-        token: i64,
-        rows: &[&Row<'_>],
-    ) -> Result<VerdictCounts, Error> {
+        let rows = padded(rows);
         let sql = cached!(self.db.dialect(), rows.len(), |dialect, n| {
             format!(
                 "SELECT verdict FROM {} WHERE {}",
                 sites_using(dialect, SitesIndex::Primary),
-                owned_ids(dialect, "{done}", n)
+                owned_rows(dialect, "{done}", n)
             )
         });
-        let stored: Vec<String> = with_pool!(&self.db, pool => {
+        let stored: Result<Vec<String>, sqlx::Error> = with_pool!(&self.db, pool => {
             retry("read back the verdicts stored", || {
-                let mut q = sqlx::query_scalar(&sql).bind(token);
-                for row in rows {
-                    q = q.bind(row.outcome.site.id);
+                let mut q = sqlx::query_scalar(&sql);
+                for value in owned_rows_binds(rows.iter().map(|r| claimed(&r.outcome.site))) {
+                    q = q.bind(value);
                 }
                 q.fetch_all(pool)
             })
             .await
-        })?;
-        stored
-            .iter()
-            .map(|v| v.parse::<Verdict>().map_err(Error::from))
-            .collect()
+        });
+        let counts = stored.map_err(Error::from).and_then(|stored| {
+            stored
+                .iter()
+                .map(|v| v.parse::<Verdict>().map_err(Error::from))
+                .collect()
+        });
+        counts.unwrap_or_else(|error| {
+            let error = crate::error_chain(&error);
+            tracing::warn!(%error, "cannot read back which results were stored; counting the first ones");
+            verdicts.take(written as usize).collect()
+        })
     }
 
     async fn write_retries(&self, fence: Fence, rows: &[Row<'_>]) -> Result<u64, sqlx::Error> {

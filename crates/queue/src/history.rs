@@ -25,7 +25,7 @@ use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::report::Reports;
 use crate::retry::retry;
-use crate::sql::{cached, owned_ids, sites_using, SitesIndex};
+use crate::sql::{cached, owned_rows, owned_rows_binds, sites_using, SitesIndex};
 use crate::verdict::Verdict;
 
 /// Rows one pruning statement deletes at most: a large prune never holds one long transaction.
@@ -51,23 +51,23 @@ const UNRECORDED: &str = "verdict IS NOT NULL AND checked_at IS NOT NULL AND COA
                           ORDER BY v.id DESC LIMIT 1), '') <> verdict";
 
 impl Queue {
-    /// Records the verdicts of `ids`, sites claim `token` holds and is about to give another
-    /// verdict (their result differs from the verdict they had when claimed). Best effort: a
-    /// failure is logged, never returned.
-    pub(crate) async fn record_replaced(&self, token: i64, ids: &[i64]) {
-        // Through the primary key: the token alone would have MariaDB scan `sites_token`.
-        let sql = cached!(self.db.dialect(), ids.len(), |dialect, n| {
+    /// Records the verdicts of `rows` (each a site's id and the token of the claim that holds
+    /// it), sites about to get another verdict (their result differs from the verdict they had
+    /// when claimed). Best effort: a failure is logged, never returned.
+    pub(crate) async fn record_replaced(&self, rows: &[(i64, i64)]) {
+        // Through the primary key, each row fenced by its own claim's token.
+        let sql = cached!(self.db.dialect(), rows.len(), |dialect, n| {
             format!(
                 "{REPLACED} FROM {} WHERE {} AND {UNRECORDED}",
                 sites_using(dialect, SitesIndex::Primary),
-                owned_ids(dialect, "{claimed}", n)
+                owned_rows(dialect, "{claimed}", n)
             )
         });
         let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
             retry("record verdict changes", || {
-                let mut q = sqlx::query(&sql).bind(token);
-                for id in ids {
-                    q = q.bind(id);
+                let mut q = sqlx::query(&sql);
+                for value in owned_rows_binds(rows.iter().copied()) {
+                    q = q.bind(value);
                 }
                 q.execute(pool)
             })

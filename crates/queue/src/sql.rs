@@ -551,6 +551,15 @@ pub(crate) fn owned_rows(dialect: Dialect, state: &str, n: usize) -> String {
     owned(dialect, &case_by_id(n), state, n)
 }
 
+/// What [`owned_rows`] binds for `rows` (each an id and the token of the claim that took it),
+/// in order: each id with its token, then the ids.
+pub(crate) fn owned_rows_binds(
+    rows: impl Iterator<Item = (i64, i64)> + Clone,
+) -> impl Iterator<Item = i64> {
+    let pairs = rows.clone().flat_map(|(id, token)| [id, token]);
+    pairs.chain(rows.map(|(id, _)| id))
+}
+
 /// `claim_token = {token} AND state = {state} AND id IN (…)`, written as [`owned_ids`] says.
 fn owned(dialect: Dialect, token: &str, state: &str, n: usize) -> String {
     let (token_column, state_column) = match dialect {
