@@ -25,6 +25,9 @@
 //!   which runs inside the worker, from the counts the worker logs when it stops
 //!   (`crawler_queue::SqliteWork`) and, where `perf` can count system calls, the machine's
 //!   `fsync`/`fdatasync` calls during the drain.
+//! - On MariaDB, after each crawl, the design's floor on the same list
+//!   (`politeness_floor.rs`): the server's CPU and counters per site when a client does
+//!   nothing but claim and write back, to set beside the crawler's.
 //! - `POLITENESS_BENCH_RUNS=5` runs each scenario five times, the crawler then lychee in turn,
 //!   and prints the median and range of the crawler's rate against lychee's.
 //! - `POLITENESS_BENCH_FLAGS="--batch-size 1000"` adds flags to every worker's, after the
@@ -44,6 +47,9 @@ use crawler_tests::meter::{spawn_meter, Meter, Report};
 use crawler_tests::scale::{children_cpu, mysql_server_pid, own_cpu, process_cpu};
 use crawler_tests::Backend;
 use tokio::runtime::Runtime;
+
+#[path = "politeness_floor.rs"]
+mod floor;
 
 /// The longest a crawl may run before it is killed.
 const LIMIT: Duration = Duration::from_secs(600);
@@ -353,6 +359,9 @@ impl Scenario {
             seed.as_secs_f64(),
             cpu.per_url(self.urls)
         );
+        if bench.backend == Backend::MariaDb {
+            floor::print(bench, path, self.urls);
+        }
         if !self.lychee {
             return None;
         }
