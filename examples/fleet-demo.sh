@@ -174,7 +174,8 @@ for _ in $(seq 300); do
 done
 victim=$(compose run --rm -T report --summary --format json 2>/dev/null | python3 -c '
 import json, sys
-workers = json.load(sys.stdin).get("workers", [])
+summary = json.load(sys.stdin)  # a list of one summary
+workers = summary[0]["workers"] if summary else []
 busiest = max(workers, key=lambda w: w["checked"], default=None)
 print(busiest["host"] if busiest and busiest["checked"] > 0 else "")' || true)
 [ -n "$victim" ] || victim=$(compose ps -q worker | head -n 1)
