@@ -11,10 +11,11 @@
 //! flattering; the server's counters (rows written, page changes) do not depend on that.
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use sqlx::Connection;
 
+use crawler_queue::State;
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::mariadb::drop_database;
 
@@ -32,8 +33,7 @@ pub(super) fn print(bench: &Bench, list: &Path, urls: usize) {
     let url = db.url.expose();
     let seeded = run(command("crawler-seed", url).arg(list));
     assert!(seeded.status.success(), "crawler-seed: {}", stderr(&seeded));
-    // What the server still owes the crawl before (its purge) is not the floor's.
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    settle(); // what the server still owes the crawl before (its purge) is not the floor's
     let before = ServerWork::now(bench, url);
     let ((time, done), cpu) = Cpu::of(bench, || {
         bench.runtime.block_on(async {
@@ -52,8 +52,12 @@ pub(super) fn print(bench: &Bench, list: &Path, urls: usize) {
         work.per_url(urls)
     );
     bench.runtime.block_on(drop_database(url));
-    // Nor is what the server owes the floor lychee's, which runs next.
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    settle(); // nor is what it owes the floor lychee's, which runs next
+}
+
+/// Waits for the server's background work (purge) of what ran before to end.
+fn settle() {
+    std::thread::sleep(Duration::from_secs(3));
 }
 
 /// Claims every due site in the claim's order, `CLAIM` at a time, reads each batch, and writes
@@ -69,40 +73,48 @@ async fn claim_and_write_back(url: &str) -> usize {
     let mut done = 0;
     for (token, batch) in (1_i64..).zip(ids.chunks(CLAIM)) {
         let claim = format!(
-            "UPDATE sites SET state = 1, owner = ?, claim_token = ?, expires_at = ? \
-             WHERE id IN ({}) AND state = 0",
+            "UPDATE sites SET state = ?, owner = ?, claim_token = ?, expires_at = ? \
+             WHERE id IN ({}) AND state = ?",
             placeholders(batch.len())
         );
         let mut q = sqlx::query(&claim)
+            .bind(State::Claimed.as_sql())
             .bind("floor-probe-worker")
             .bind(token)
             .bind(i64::MAX);
         for id in batch {
             q = q.bind(id);
         }
+        q = q.bind(State::Pending.as_sql());
         q.execute(&mut conn).await.expect("claim");
         let read = format!(
             "SELECT id, url, host, part, tries, verdict FROM sites \
-             WHERE id IN ({}) AND claim_token = ? AND state = 1",
+             WHERE id IN ({}) AND claim_token = ? AND state = ?",
             placeholders(batch.len())
         );
         let mut q = sqlx::query(&read);
         for id in batch {
             q = q.bind(id);
         }
-        let rows = q.bind(token).fetch_all(&mut conn).await.expect("read");
+        let rows = q
+            .bind(token)
+            .bind(State::Claimed.as_sql())
+            .fetch_all(&mut conn)
+            .await
+            .expect("read");
         assert_eq!(rows.len(), batch.len(), "the claim stamped its whole batch");
         for chunk in batch.chunks(WRITE_BACK) {
             let write = format!(
-                "UPDATE sites SET checked_by = owner, state = 2, owner = NULL, \
+                "UPDATE sites SET checked_by = owner, state = ?, owner = NULL, \
                  expires_at = NULL, checked_at = ?, next_check_at = ?, verdict = ?, \
                  http_status = ?, latency_ms = ?, attempts = tries + 1, tries = 0, \
                  last_alive_at = ?, verdict_since = ? \
-                 WHERE id IN ({}) AND claim_token = ? AND state = 1",
+                 WHERE id IN ({}) AND claim_token = ? AND state = ?",
                 placeholders(chunk.len())
             );
             let now = 1_i64;
             let mut q = sqlx::query(&write)
+                .bind(State::Done.as_sql())
                 .bind(now)
                 .bind(now)
                 .bind("alive")
@@ -113,7 +125,12 @@ async fn claim_and_write_back(url: &str) -> usize {
             for id in chunk {
                 q = q.bind(id);
             }
-            let written = q.bind(token).execute(&mut conn).await.expect("write back");
+            let written = q
+                .bind(token)
+                .bind(State::Claimed.as_sql())
+                .execute(&mut conn)
+                .await
+                .expect("write back");
             done += written.rows_affected() as usize;
         }
     }
@@ -121,6 +138,7 @@ async fn claim_and_write_back(url: &str) -> usize {
     done
 }
 
+/// `?, ?, …`: `n` placeholders (the queue's own helper is private to it).
 fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
 }
