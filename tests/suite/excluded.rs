@@ -35,9 +35,9 @@ on_every_backend!(
         let mut worker = spawn_worker(&db, "filtering", &["--drain", "--exclude", "/alive/1$"]);
         assert!(wait(&mut worker, Duration::from_secs(60)).success());
         assert!(
-            !site.heads().contains_key("/alive/1"),
+            !site.requests().contains_key("/alive/1"),
             "no request for it: {:?}",
-            site.heads()
+            site.requests()
         );
 
         let listed = report_exits(&db, &["--excluded", "--format", "ndjson"], 0);

@@ -50,46 +50,51 @@ pub async fn wait_for_progress(db: &TestDb, at_least: usize) {
 pub async fn wait_all(workers: Vec<std::process::Child>) {
     tokio::task::spawn_blocking(move || {
         for mut w in workers {
-            assert!(
-                wait(&mut w, Duration::from_secs(300)).success(),
-                "a worker failed"
-            );
+            let status = wait(&mut w, Duration::from_secs(300));
+            assert!(status.success(), "a worker failed: {status}");
         }
     })
     .await
     .unwrap();
 }
 
-async fn ids_held_by(queue: &Queue, owner: &str) -> Vec<i64> {
+/// `$body` on the queue's pool: the fault tests run on database servers only.
+macro_rules! on_server {
+    ($queue:expr, $pool:ident => $body:expr) => {
+        match $queue.db() {
+            Db::MySql($pool) => $body,
+            Db::Postgres($pool) => $body,
+            Db::Sqlite(_) => unreachable!("fault tests run on servers"),
+        }
+        .unwrap()
+    };
+}
+
+/// The sites `owner` holds, each with its lease's end, read in one statement.
+async fn claims_of(queue: &Queue, owner: &str) -> Vec<(i64, i64)> {
+    let sql = "SELECT id, expires_at FROM sites WHERE owner = ? AND state = {claimed}";
+    let sql = &queue.db().statement(sql);
+    on_server!(queue, pool => sqlx::query_as(sql).bind(owner).fetch_all(pool).await)
+}
+
+/// The last heartbeat `worker` wrote, on the database's clock; `None` once it was forgotten.
+async fn heartbeat_of(queue: &Queue, worker: &str) -> Option<i64> {
     let sql = &queue
         .db()
-        .statement("SELECT id FROM sites WHERE owner = ? AND state = {claimed}");
-    match queue.db() {
-        Db::MySql(pool) => sqlx::query_scalar(sql).bind(owner).fetch_all(pool).await,
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(owner).fetch_all(pool).await,
-        Db::Sqlite(_) => unreachable!("fault tests run on servers"),
-    }
-    .unwrap()
+        .statement("SELECT heartbeat_at FROM workers WHERE id = ?");
+    on_server!(queue, pool => sqlx::query_scalar(sql).bind(worker).fetch_optional(pool).await)
 }
 
 /// `sql`'s one integer; `sql` takes the `ids` as its parameters.
 async fn int(queue: &Queue, sql: &str, ids: &[i64]) -> i64 {
     let sql = &queue.db().statement(sql);
-    macro_rules! fetch {
-        ($pool:ident) => {{
-            let mut q = sqlx::query_scalar(sql);
-            for id in ids {
-                q = q.bind(id);
-            }
-            q.fetch_one($pool).await
-        }};
-    }
-    match queue.db() {
-        Db::MySql(pool) => fetch!(pool),
-        Db::Postgres(pool) => fetch!(pool),
-        Db::Sqlite(_) => unreachable!("fault tests run on servers"),
-    }
-    .unwrap()
+    on_server!(queue, pool => {
+        let mut q = sqlx::query_scalar(sql);
+        for id in ids {
+            q = q.bind(id);
+        }
+        q.fetch_one(pool).await
+    })
 }
 
 on_every_backend!(
@@ -107,20 +112,21 @@ on_every_backend!(
             .collect();
         wait_for_progress(&db, 100).await;
         // Kill whichever worker holds the most sites at that moment. It is frozen first: a
-        // write-back it sent just before may still reach the database, and land, after that (seen
-        // on PostgreSQL, whose backend for the dead connection runs it a few ms later). Half a
-        // second settles it, well before anyone may take the orphans (--dead-after, 1.5 s); if the
-        // frozen worker then holds nothing (it had just written all it held, as a loaded machine
-        // makes likely), it is let go and another moment is chosen.
+        // write-back or heartbeat it sent just before may still reach the database, and land,
+        // after that (seen on PostgreSQL, whose backend for the dead connection runs it a few ms
+        // later). Half a second settles it, well before anyone may take the orphans by the
+        // heartbeat (--dead-after, 1.5 s) or the lease (3 s); if the frozen worker then holds
+        // nothing (it had just written all it held, as a loaded machine makes likely), it is let
+        // go and another moment is chosen.
         let started = Instant::now();
-        let (victim, orphaned, killed_at) = loop {
+        let (victim, orphaned) = loop {
             assert!(
                 started.elapsed() < Duration::from_secs(60),
                 "no worker held sites it had not written"
             );
             let mut held = Vec::new();
             for i in 0..3 {
-                held.push((ids_held_by(&queue, &format!("w{i}")).await.len(), i));
+                held.push((claims_of(&queue, &format!("w{i}")).await.len(), i));
             }
             let (most, i) = held.into_iter().max().unwrap();
             if most < 5 {
@@ -129,28 +135,39 @@ on_every_backend!(
             }
             let pid = workers[i].id() as i32;
             unsafe { libc::kill(pid, libc::SIGSTOP) };
-            let frozen_at = queue.now().await.unwrap();
-            tokio::time::sleep(Duration::from_millis(500)).await;
             let name = format!("w{i}");
-            let orphaned = ids_held_by(&queue, &name).await;
+            let frozen_heartbeat = heartbeat_of(&queue, &name).await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let orphaned = claims_of(&queue, &name).await;
             if orphaned.is_empty() {
                 unsafe { libc::kill(pid, libc::SIGCONT) };
                 continue;
             }
             unsafe { libc::kill(pid, libc::SIGKILL) };
-            break (i, orphaned, frozen_at);
+            // Its last heartbeat: read again once settled, unless a reaper forgot the worker
+            // meanwhile (then none landed after the first read; see `reap.rs`). None at all if
+            // it had been taken for dead before it was frozen: then only the lease frees its sites.
+            let heartbeat = heartbeat_of(&queue, &name).await.max(frozen_heartbeat);
+            break (i, (heartbeat, orphaned));
         };
         let _ = workers.remove(victim).wait();
         wait_all(workers).await;
         assert_report_matches(&db, &expected);
         assert_eq!(unfinished(&db), (0, 0));
-        // Checked again only once the heartbeat (300 ms) had been silent for --dead-after (1.5 s).
-        for id in orphaned {
+        // Checked again only once the heartbeat (every 300 ms) had been silent for --dead-after
+        // (1.5 s), or the lease had run out, whichever came first: not one millisecond sooner
+        // (one is rounding). Bounded by the database's record rather than by the kill, because a
+        // loaded machine may delay a heartbeat by more than its period.
+        let (heartbeat, orphans) = orphaned;
+        let silent_from = heartbeat.map_or(i64::MAX, |at| at + 1500);
+        for (id, expires_at) in orphans {
             let checked_at = int(&queue, "SELECT checked_at FROM sites WHERE id = ?", &[id]).await;
+            let free_at = expires_at.min(silent_from);
             assert!(
-                checked_at >= killed_at + 1500 - 300 - 100,
-                "site {id} rechecked {} ms after the kill",
-                checked_at - killed_at
+                checked_at >= free_at - 1,
+                "site {id} rechecked {} ms before its claim could be taken (last heartbeat at \
+                 {heartbeat:?}, lease to {expires_at})",
+                free_at - checked_at
             );
         }
     }
@@ -217,7 +234,7 @@ on_every_backend!(
             .unwrap();
         wait_for_progress(&db, 40).await;
         unsafe { libc::kill(paused.id() as i32, libc::SIGSTOP) };
-        let held = ids_held_by(&queue, "paused").await;
+        let held = claims_of(&queue, "paused").await;
         assert!(!held.is_empty());
         let mut other = spawn_worker(&db, "other", &[&["--drain"], QUICK].concat());
         assert!(

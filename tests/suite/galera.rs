@@ -72,14 +72,14 @@ async fn crawl_through_every_node() -> (Galera, Site, HashMap<String, Page>, Vec
     (cluster, site, expected, dbs)
 }
 
-/// The seeded paths the site did not see exactly one HEAD for (each check starts with one),
-/// with the count it saw.
+/// The seeded paths the site did not see exactly one check of ([`Site::checks`]), with the
+/// count it saw.
 fn not_checked_once(site: &Site, expected: &HashMap<String, Page>) -> Vec<(String, usize)> {
-    let (heads, origin) = (site.heads(), format!("http://{}", site.addr));
+    let (checks, origin) = (site.checks(), format!("http://{}", site.addr));
     expected
         .keys()
         .map(|url| url.strip_prefix(&origin).expect("a URL of the site"))
-        .map(|path| (path.to_owned(), heads.get(path).copied().unwrap_or(0)))
+        .map(|path| (path.to_owned(), checks.get(path).copied().unwrap_or(0)))
         .filter(|&(_, checks)| checks != 1)
         .collect()
 }

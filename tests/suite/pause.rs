@@ -159,7 +159,7 @@ on_every_backend!(
         let held = claimed(&queue).await;
         assert!(!held.is_empty(), "the worker held nothing when it paused");
         tokio::time::sleep(Duration::from_millis(400)).await;
-        let requests = |site: &crawler_tests::site::Site| site.heads().values().sum::<usize>();
+        let requests = |site: &crawler_tests::site::Site| site.requests().values().sum::<usize>();
         let before = requests(&site);
         // Watched over the waits below for the leases to be extended (a second at least).
         let watched = std::time::Instant::now();

@@ -3,8 +3,8 @@
 //! 200 after 300 ms, `/blocked/N` 403, `/error/N` 500, and two hostile ones: `/throttled/N`
 //! 429 with an absurd `Retry-After` in seconds, `/throttled-9999/N` 429 with a `Retry-After`
 //! date in year 9999, `/busy/N` 429 with `Retry-After: 3600`. Served on loopback only.
-//! The site counts the HEAD requests of each path: every check starts with one, so a count
-//! above one is a site checked twice ([`Site::heads`]).
+//! The site counts the requests of each path ([`Site::requests`]), and the checks they began
+//! ([`Site::checks`]): a count of checks above one is a site checked twice.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -86,23 +86,43 @@ impl Page {
 /// A running site; it stops when the test's runtime does.
 pub struct Site {
     pub addr: SocketAddr,
-    heads: Heads,
+    counts: Counts,
 }
 
-/// HEAD requests per path. A mutex: one short insert per request, far below its cost.
-type Heads = Arc<Mutex<HashMap<String, usize>>>;
+/// Per path: the requests answered, and the checks they began. A mutex: one short insert per
+/// request, far below its cost.
+type Counts = Arc<Mutex<HashMap<String, Count>>>;
+
+#[derive(Clone, Copy, Default)]
+struct Count {
+    requests: usize,
+    checks: usize,
+}
 
 impl Site {
     pub fn url(&self, page: Page, n: usize) -> String {
         format!("http://{}/{}/{n}", self.addr, page.name())
     }
 
-    /// The HEAD requests the site answered so far, by path (`/alive/7`).
-    pub fn heads(&self) -> HashMap<String, usize> {
-        self.heads
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+    /// The requests the site answered so far, of any method, by path (`/alive/7`).
+    pub fn requests(&self) -> HashMap<String, usize> {
+        self.counted(|count| count.requests)
+    }
+
+    /// The checks begun so far, by path. A check asks with HEAD or with GET (the worker's
+    /// `check/head.rs`); a HEAD whose answer cannot decide (4xx but a throttle, 5xx) is followed
+    /// by the same check's GET. So every GET counts, and a HEAD only where its answer decided.
+    pub fn checks(&self) -> HashMap<String, usize> {
+        self.counted(|count| count.checks)
+    }
+
+    fn counted(&self, which: fn(&Count) -> usize) -> HashMap<String, usize> {
+        let counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        counts
+            .iter()
+            .map(|(path, count)| (path.clone(), which(count)))
+            .filter(|&(_, n)| n > 0)
+            .collect()
     }
 }
 
@@ -116,30 +136,40 @@ pub async fn spawn_site() -> Site {
 pub async fn spawn_site_at(ip: &str) -> Site {
     let listener = TcpListener::bind((ip, 0)).await.expect("bind a local port");
     let addr = listener.local_addr().unwrap();
-    let heads = Heads::default();
-    tokio::spawn(serve_counting(listener, heads.clone()));
-    Site { addr, heads }
+    let counts = Counts::default();
+    tokio::spawn(serve_counting(listener, counts.clone()));
+    Site { addr, counts }
 }
 
 /// Serves the site on `listener` until the runtime stops.
 pub async fn serve(listener: TcpListener) {
-    serve_counting(listener, Heads::default()).await
+    serve_counting(listener, Counts::default()).await
 }
 
-/// Serves the site on `listener`, counting HEAD requests into `heads`, until the runtime stops.
-async fn serve_counting(listener: TcpListener, heads: Heads) {
+/// Serves the site on `listener`, counting requests and checks into `counts`, until the
+/// runtime stops. Counted before the answer leaves, so a worker never writes a verdict the
+/// count has yet to see.
+async fn serve_counting(listener: TcpListener, counts: Counts) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
-        let heads = heads.clone();
+        let counts = counts.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-                if request.method() == Method::HEAD {
-                    let mut heads = heads.lock().unwrap_or_else(PoisonError::into_inner);
-                    *heads.entry(request.uri().path().to_owned()).or_default() += 1;
+                let counts = counts.clone();
+                async move {
+                    let (head, path) = (request.method() == Method::HEAD, request.uri().path());
+                    let path = path.to_owned();
+                    let response = respond(request).await?;
+                    let status = response.status().as_u16();
+                    let decided = status < 400 || matches!(status, 429 | 503);
+                    let mut counts = counts.lock().unwrap_or_else(PoisonError::into_inner);
+                    let count = counts.entry(path).or_default();
+                    count.requests += 1;
+                    count.checks += usize::from(!head || decided);
+                    Ok::<_, Infallible>(response)
                 }
-                respond(request)
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
