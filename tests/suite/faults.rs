@@ -5,6 +5,7 @@
 //! (so it may stop it), with a local site of slow pages (300 ms each), so that the fault lands
 //! mid-crawl.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crawler_queue::{Db, Queue, QueueConfig};
@@ -148,26 +149,43 @@ on_every_backend!(
             // meanwhile (then none landed after the first read; see `reap.rs`). None at all if
             // it had been taken for dead before it was frozen: then only the lease frees its sites.
             let heartbeat = heartbeat_of(&queue, &name).await.max(frozen_heartbeat);
-            break (i, (heartbeat, orphaned));
+            break (i, (name, heartbeat, orphaned));
         };
         let _ = workers.remove(victim).wait();
+        // Watched until every orphan has left the dead worker. Each left no later than the
+        // database's clock read just after the first look that found it gone.
+        let (name, heartbeat, orphans) = orphaned;
+        let mut gone_by = HashMap::new();
+        let started = Instant::now();
+        while gone_by.len() < orphans.len() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the dead worker's sites were never taken back"
+            );
+            let held: Vec<i64> = claims_of(&queue, &name).await.iter().map(|c| c.0).collect();
+            let now = queue.now().await.unwrap();
+            for (id, _) in &orphans {
+                if !held.contains(id) {
+                    gone_by.entry(*id).or_insert(now);
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         wait_all(workers).await;
         assert_report_matches(&db, &expected);
         assert_eq!(unfinished(&db), (0, 0));
-        // Checked again only once the heartbeat (every 300 ms) had been silent for --dead-after
+        // Taken back only once the heartbeat (every 300 ms) had been silent for --dead-after
         // (1.5 s), or the lease had run out, whichever came first: not one millisecond sooner
         // (one is rounding). Bounded by the database's record rather than by the kill, because a
         // loaded machine may delay a heartbeat by more than its period.
-        let (heartbeat, orphans) = orphaned;
         let silent_from = heartbeat.map_or(i64::MAX, |at| at + 1500);
         for (id, expires_at) in orphans {
-            let checked_at = int(&queue, "SELECT checked_at FROM sites WHERE id = ?", &[id]).await;
             let free_at = expires_at.min(silent_from);
             assert!(
-                checked_at >= free_at - 1,
-                "site {id} rechecked {} ms before its claim could be taken (last heartbeat at \
-                 {heartbeat:?}, lease to {expires_at})",
-                free_at - checked_at
+                gone_by[&id] >= free_at - 1,
+                "site {id} taken back at the latest {} ms before its claim could be (last \
+                 heartbeat at {heartbeat:?}, lease to {expires_at})",
+                free_at - gone_by[&id]
             );
         }
     }
