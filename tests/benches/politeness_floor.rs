@@ -77,25 +77,22 @@ async fn claim_and_write_back(url: &str) -> usize {
              WHERE id IN ({}) AND state = ?",
             placeholders(batch.len())
         );
-        let mut q = sqlx::query(&claim)
+        let q = sqlx::query(&claim)
             .bind(State::Claimed.as_sql())
             .bind("floor-probe-worker")
             .bind(token)
             .bind(i64::MAX);
-        for id in batch {
-            q = q.bind(id);
-        }
-        q = q.bind(State::Pending.as_sql());
-        q.execute(&mut conn).await.expect("claim");
+        let q = batch.iter().fold(q, |q, id| q.bind(id));
+        q.bind(State::Pending.as_sql())
+            .execute(&mut conn)
+            .await
+            .expect("claim");
         let read = format!(
             "SELECT id, url, host, part, tries, verdict FROM sites \
              WHERE id IN ({}) AND claim_token = ? AND state = ?",
             placeholders(batch.len())
         );
-        let mut q = sqlx::query(&read);
-        for id in batch {
-            q = q.bind(id);
-        }
+        let q = batch.iter().fold(sqlx::query(&read), |q, id| q.bind(id));
         let rows = q
             .bind(token)
             .bind(State::Claimed.as_sql())
@@ -113,7 +110,7 @@ async fn claim_and_write_back(url: &str) -> usize {
                 placeholders(chunk.len())
             );
             let now = 1_i64;
-            let mut q = sqlx::query(&write)
+            let q = sqlx::query(&write)
                 .bind(State::Done.as_sql())
                 .bind(now)
                 .bind(now)
@@ -122,10 +119,9 @@ async fn claim_and_write_back(url: &str) -> usize {
                 .bind(1)
                 .bind(now)
                 .bind(now);
-            for id in chunk {
-                q = q.bind(id);
-            }
-            let written = q
+            let written = chunk
+                .iter()
+                .fold(q, |q, id| q.bind(id))
                 .bind(token)
                 .bind(State::Claimed.as_sql())
                 .execute(&mut conn)

@@ -93,7 +93,7 @@ pub struct Site {
 /// request, far below its cost.
 type Counts = Arc<Mutex<HashMap<String, Count>>>;
 
-#[derive(Clone, Copy, Default)]
+#[derive(Default)]
 struct Count {
     requests: usize,
     checks: usize,
