@@ -66,6 +66,24 @@ pub fn decode(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Where, in `raw`, the character that starts at byte `decoded` of `decode(raw)` was written:
+/// a reference counts as its whole text. Past the end, `raw.len()`.
+pub fn raw_offset(raw: &str, decoded: usize) -> usize {
+    let (mut at, mut out) = (0, 0);
+    while out < decoded && at < raw.len() {
+        let (written, read) = match raw[at..].starts_with('&') {
+            true => reference(&raw[at..]).map_or((1, 1), |(c, len)| (c.len_utf8(), len)),
+            false => {
+                let len = raw[at..].chars().next().map_or(1, char::len_utf8);
+                (len, len)
+            }
+        };
+        out += written;
+        at += read;
+    }
+    at
+}
+
 /// The character `text` (starting with `&`) refers to, and the reference's length.
 fn reference(text: &str) -> Option<(char, usize)> {
     let body = &text[1..];
@@ -117,5 +135,18 @@ mod tests {
         assert_eq!(decode("?a=1&amp"), "?a=1&");
         assert_eq!(decode("&#0;"), "\u{fffd}");
         assert_eq!(decode("&#;"), "&#;");
+    }
+
+    #[test]
+    fn a_decoded_offset_maps_back_to_where_it_was_written() {
+        let raw = "a&amp;b&#233;c&x";
+        assert_eq!(decode(raw), "a&b\u{e9}c&x");
+        // a, &, b, é (two bytes), c, &, x
+        let starts = [(0, 0), (1, 1), (2, 6), (3, 7), (5, 13), (6, 14), (7, 15)];
+        for (decoded, written) in starts {
+            assert_eq!(raw_offset(raw, decoded), written, "byte {decoded}");
+        }
+        assert_eq!(raw_offset(raw, 99), raw.len());
+        assert_eq!(raw_offset("plain", 3), 3);
     }
 }

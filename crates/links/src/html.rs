@@ -8,15 +8,18 @@
 //! so is the text of `script`, `style`, `textarea`, `title` and `xmp` (a `<a href>` inside a
 //! script is a string, not a link). Attribute values have their character references decoded
 //! and surrounding whitespace trimmed; what they say is not judged here (see
-//! [`crate::normalize::resolve`]).
+//! [`crate::normalize::resolve`]). Each link keeps where its URL starts in the page, as written
+//! (a reference counts from its `&`): its line and column, for `FILE:LINE:COL`.
 
-use crate::entities::decode;
+use crate::entities::{decode, raw_offset};
 
-/// One link as written on the page, and the line (from 1) its tag starts on.
+/// One link as written on the page, and where its URL starts: the line and the column (from
+/// 1; the column in characters, not bytes).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
     pub url: String,
     pub line: u32,
+    pub col: u32,
 }
 
 /// What a page links to.
@@ -38,7 +41,7 @@ const RAW_TEXT: &[&str] = &["script", "style", "textarea", "title", "xmp"];
 pub fn extract(html: &str) -> HtmlLinks {
     let mut out = HtmlLinks::default();
     let bytes = html.as_bytes();
-    let mut lines = LineCounter::default();
+    let mut cursor = Cursor::default();
     let mut at = 0;
     while let Some(offset) = memchr(b'<', &bytes[at..]) {
         at += offset;
@@ -48,9 +51,9 @@ pub fn extract(html: &str) -> HtmlLinks {
         } else if rest.starts_with("<!") || rest.starts_with("<?") || rest.starts_with("</") {
             at = find_byte(bytes, at + 2, b'>').map_or(html.len(), |end| end + 1);
         } else if bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic) {
-            let line = lines.line_at(bytes, at);
+            cursor.advance(html, at);
             let tag = Tag::parse(html, at + 1);
-            tag.collect(line, &mut out);
+            tag.collect(cursor, &mut out);
             at = tag.end;
             if RAW_TEXT.contains(&tag.name.as_str()) {
                 at = end_of_raw_text(html, at, &tag.name);
@@ -62,16 +65,32 @@ pub fn extract(html: &str) -> HtmlLinks {
     out
 }
 
-/// One start tag: its lower-case name, its attributes (names lower-cased, values decoded),
-/// and where it ends (after its `>`).
-struct Tag {
+/// One start tag of the page `source`: its lower-case name, its attributes, and where it ends
+/// (after its `>`).
+struct Tag<'h> {
+    source: &'h str,
     name: String,
-    attributes: Vec<(String, String)>,
+    attributes: Vec<Attribute>,
     end: usize,
 }
 
-impl Tag {
-    fn parse(html: &str, start: usize) -> Tag {
+/// An attribute: its name lower-cased, its value decoded, and where the value is written.
+struct Attribute {
+    name: String,
+    value: String,
+    raw: std::ops::Range<usize>,
+}
+
+/// An attribute's value (or a part of it: a srcset candidate), trimmed, and where in the page
+/// it starts.
+#[derive(Clone, Copy)]
+struct Value<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'h> Tag<'h> {
+    fn parse(html: &'h str, start: usize) -> Tag<'h> {
         let bytes = html.as_bytes();
         let name_end = scan(bytes, start, |b| {
             b.is_ascii_whitespace() || b == b'/' || b == b'>'
@@ -92,27 +111,28 @@ impl Tag {
             let name_end = scan(bytes, at + 1, |b| {
                 b.is_ascii_whitespace() || matches!(b, b'/' | b'>' | b'=')
             });
-            let attr = html[at..name_end].to_ascii_lowercase();
+            let name = html[at..name_end].to_ascii_lowercase();
             at = scan(bytes, name_end, |b| !b.is_ascii_whitespace());
-            let mut value = "";
+            let mut raw = at..at;
             if bytes.get(at) == Some(&b'=') {
-                at = scan(bytes, at + 1, |b| !b.is_ascii_whitespace());
-                match bytes.get(at) {
+                let open = scan(bytes, at + 1, |b| !b.is_ascii_whitespace());
+                raw = match bytes.get(open) {
                     Some(&quote @ (b'"' | b'\'')) => {
-                        let end = find_byte(bytes, at + 1, quote).unwrap_or(html.len());
-                        value = &html[at + 1..end];
+                        let end = find_byte(bytes, open + 1, quote).unwrap_or(html.len());
                         at = (end + 1).min(html.len());
+                        open + 1..end
                     }
                     _ => {
-                        let end = scan(bytes, at, |b| b.is_ascii_whitespace() || b == b'>');
-                        value = &html[at..end];
-                        at = end;
+                        at = scan(bytes, open, |b| b.is_ascii_whitespace() || b == b'>');
+                        open..at
                     }
-                }
+                };
             }
-            attributes.push((attr, decode(value).into_owned()));
+            let value = decode(&html[raw.clone()]).into_owned();
+            attributes.push(Attribute { name, value, raw });
         }
         Tag {
+            source: html,
             name,
             attributes,
             end: at,
@@ -120,25 +140,68 @@ impl Tag {
     }
 
     fn get(&self, name: &str) -> Option<&str> {
-        self.attributes
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.trim_matches(|c: char| c.is_ascii_whitespace()))
+        self.value(name).map(|v| v.text)
     }
 
-    /// Adds this tag's links and anchors to `out`.
-    fn collect(&self, line: u32, out: &mut HtmlLinks) {
+    fn attribute(&self, name: &str) -> Option<&Attribute> {
+        self.attributes.iter().find(|a| a.name == name)
+    }
+
+    /// The value of `name`, trimmed of ASCII whitespace, and where it starts.
+    fn value(&self, name: &str) -> Option<Value<'_>> {
+        let attribute = self.attribute(name)?;
+        let text = attribute
+            .value
+            .trim_end_matches(|c: char| c.is_ascii_whitespace());
+        let trimmed = text.trim_start_matches(|c: char| c.is_ascii_whitespace());
+        let lead = text.len() - trimmed.len();
+        Some(Value {
+            text: trimmed,
+            at: self.written_at(attribute, lead),
+        })
+    }
+
+    /// Where byte `decoded` of `attribute`'s decoded value was written in the page.
+    fn written_at(&self, attribute: &Attribute, decoded: usize) -> usize {
+        let raw = &self.source[attribute.raw.clone()];
+        let offset = match attribute.value.len() == raw.len() {
+            true => decoded,
+            false => raw_offset(raw, decoded),
+        };
+        attribute.raw.start + offset
+    }
+
+    /// The candidates of the srcset `name`, each with where it starts.
+    fn srcset(&self, name: &str) -> Vec<Value<'_>> {
+        let Some(attribute) = self.attribute(name) else {
+            return Vec::new();
+        };
+        let value = attribute.value.as_str();
+        srcset(value)
+            .map(|url| Value {
+                text: url,
+                at: self.written_at(attribute, url.as_ptr() as usize - value.as_ptr() as usize),
+            })
+            .collect()
+    }
+
+    /// Adds this tag's links and anchors to `out`; `start` is where the tag starts.
+    fn collect(&self, start: Cursor, out: &mut HtmlLinks) {
         let anchor_names = self.get("id").into_iter().chain(match self.name.as_str() {
             "a" => self.get("name"),
             _ => None,
         });
         out.anchors
             .extend(anchor_names.filter(|a| !a.is_empty()).map(str::to_owned));
-        let mut push = |url: &str| {
-            if !url.is_empty() {
+        let source = self.source;
+        let mut push = |value: Value<'_>| {
+            if !value.text.is_empty() {
+                let mut at = start;
+                at.advance(source, value.at);
                 out.links.push(Found {
-                    url: url.to_owned(),
-                    line,
+                    url: value.text.to_owned(),
+                    line: at.line,
+                    col: at.col,
                 })
             }
         };
@@ -150,38 +213,34 @@ impl Tag {
                 }
                 return;
             }
-            "a" | "area" => self.get("href").into_iter().for_each(&mut push),
+            "a" | "area" => self.value("href").into_iter().for_each(&mut push),
             "link" => {
                 let rel = self.get("rel").unwrap_or_default().to_ascii_lowercase();
                 let warm_only = rel
                     .split_ascii_whitespace()
                     .all(|r| matches!(r, "preconnect" | "dns-prefetch"));
                 if rel.is_empty() || !warm_only {
-                    self.get("href").into_iter().for_each(&mut push);
+                    self.value("href").into_iter().for_each(&mut push);
                 }
-                if let Some(set) = self.get("imagesrcset") {
-                    srcset(set).for_each(&mut push);
-                }
+                self.srcset("imagesrcset").into_iter().for_each(&mut push);
             }
             "img" | "script" | "iframe" | "frame" | "source" | "embed" | "track" | "audio"
-            | "video" => self.get("src").into_iter().for_each(&mut push),
+            | "video" => self.value("src").into_iter().for_each(&mut push),
             "input"
                 if self
                     .get("type")
                     .is_some_and(|t| t.eq_ignore_ascii_case("image")) =>
             {
-                self.get("src").into_iter().for_each(&mut push)
+                self.value("src").into_iter().for_each(&mut push)
             }
-            "object" => self.get("data").into_iter().for_each(&mut push),
+            "object" => self.value("data").into_iter().for_each(&mut push),
             _ => {}
         }
         if name == "video" {
-            self.get("poster").into_iter().for_each(&mut push);
+            self.value("poster").into_iter().for_each(&mut push);
         }
         if matches!(name, "img" | "source") {
-            if let Some(set) = self.get("srcset") {
-                srcset(set).for_each(&mut push);
-            }
+            self.srcset("srcset").into_iter().for_each(&mut push);
         }
     }
 }
@@ -232,18 +291,41 @@ fn end_of_raw_text(html: &str, at: usize, name: &str) -> usize {
     html.len()
 }
 
-/// Line numbers without counting from the start each time: tags come in order.
-#[derive(Default)]
-struct LineCounter {
+/// A place in a page: its byte offset, line and column (from 1; the column in characters).
+/// Tags come in order, so the cursor moves forward through the page once; a link inside a tag
+/// is found from a copy at the tag's start.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cursor {
     at: usize,
-    line: u32,
+    pub line: u32,
+    pub col: u32,
 }
 
-impl LineCounter {
-    fn line_at(&mut self, bytes: &[u8], at: usize) -> u32 {
-        self.line += bytes[self.at..at].iter().filter(|&&b| b == b'\n').count() as u32;
-        self.at = at;
-        self.line + 1
+impl Default for Cursor {
+    fn default() -> Self {
+        Cursor {
+            at: 0,
+            line: 1,
+            col: 1,
+        }
+    }
+}
+
+impl Cursor {
+    /// Moves forward to byte `to` of `text` (a char boundary; nothing if it is behind).
+    pub(crate) fn advance(&mut self, text: &str, to: usize) {
+        for &b in &text.as_bytes()[self.at.min(to)..to] {
+            match b {
+                b'\n' => {
+                    self.line += 1;
+                    self.col = 1;
+                }
+                // A UTF-8 continuation byte is not a character of its own.
+                b if b & 0xC0 == 0x80 => {}
+                _ => self.col += 1,
+            }
+        }
+        self.at = self.at.max(to);
     }
 }
 
@@ -315,7 +397,8 @@ mod tests {
             links.links,
             [Found {
                 url: "x?a=1&b=2".into(),
-                line: 3
+                line: 3,
+                col: 11
             }]
         );
     }
@@ -343,6 +426,45 @@ mod tests {
             <input name="not-an-anchor"><!-- <p id="commented"> --><script>'<p id="s">'</script>
             <section id="">"#;
         assert_eq!(extract(page).anchors, ["Intro", "old-style", "x y"]);
+    }
+
+    fn places(html: &str) -> Vec<(String, u32, u32)> {
+        let links = extract(html).links.into_iter();
+        links.map(|f| (f.url, f.line, f.col)).collect()
+    }
+
+    #[test]
+    fn each_link_is_where_its_url_starts_in_characters() {
+        let page = "<p>é <a href=\"a.html\">ü</a> <a href='b.html'> <img src=c.png\n\
+                    srcset=\" d.png 1x,\n  e.png 2x\"></p>\n\
+                    \t<video\n   poster=\"p.jpg\" src=\"v.mp4\">";
+        assert_eq!(
+            places(page),
+            [
+                ("a.html".into(), 1, 15),
+                ("b.html".into(), 1, 38),
+                ("c.png".into(), 1, 56),
+                ("d.png".into(), 2, 10),
+                ("e.png".into(), 3, 3),
+                ("v.mp4".into(), 5, 24),
+                ("p.jpg".into(), 5, 12),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_url_written_with_references_starts_at_its_first_one() {
+        let page = "<a href=\"&#104;ttps://a.example/?x=1&amp;y=2\">\
+                    <img srcset=\"&#x61;.png 1x, b&amp;c.png 2x\"><a href=\"&#32; z.html\">";
+        assert_eq!(
+            places(page),
+            [
+                ("https://a.example/?x=1&y=2".into(), 1, 10),
+                ("a.png".into(), 1, 60),
+                ("b&c.png".into(), 1, 75),
+                ("z.html".into(), 1, 106),
+            ]
+        );
     }
 
     #[test]

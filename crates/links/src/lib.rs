@@ -11,7 +11,7 @@
 //! - [`html`]: links and anchors (ids, `<a name>`) of an HTML page (`a`/`area`/`link[href]`, `img`/`script`/`iframe`/
 //!   `frame`/`source`/`embed`/`track`/`audio`/`video[src]`, `srcset`, `<base href>`).
 //! - [`markdown`]: links of a Markdown file (inline, reference, autolinks, bare URLs; not in
-//!   code), with their line.
+//!   code), with their line and column.
 //! - [`slug`]: the anchors of a Markdown file: GitHub's heading slugs, `{#id}`, inline HTML.
 //! - [`entities`]: HTML character references.
 //! - [`fragment`]: which fragments name an anchor, and whether a page's anchors have it.

@@ -1,13 +1,14 @@
-//! Links of a Markdown file, with their line: inline links and images (`[t](url "title")`,
-//! `[t](<url>)`), reference definitions (`[id]: url`), autolinks (`<https://…>`), bare
-//! `http(s)://` URLs, and the links of inline HTML (`<a href>`, `<img src>`: README badges).
-//! Code is not prose: fenced blocks and `code spans` are skipped, as lychee does by default.
+//! Links of a Markdown file, with their line and column: inline links and images
+//! (`[t](url "title")`, `[t](<url>)`), reference definitions (`[id]: url`), autolinks
+//! (`<https://…>`), bare `http(s)://` URLs, and the links of inline HTML (`<a href>`,
+//! `<img src>`: README badges). Code is not prose: fenced blocks and `code spans` are
+//! skipped, as lychee does by default.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::html::{self, Found};
+use crate::html::{self, Cursor, Found};
 
 static INLINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\]\(\s*(<[^>]*>|[^\s)]*(?:\([^\s)]*\)[^\s)]*)*)").unwrap());
@@ -43,46 +44,109 @@ impl Fences {
     }
 }
 
-/// The links of `text`, line by line (on a line: Markdown links, then HTML, then bare URLs); a URL repeated on one line is listed once for that line.
+/// The links of `text`, line by line, each at the line and column (in characters) where its
+/// URL starts. On a line, in the order they are written; a URL found by two rules at one place
+/// (an inline link's URL is a bare URL too) is listed once, and a bare URL inside a link's
+/// text (`[https://a.example](https://a.example)`) or inside another link is not a link.
 pub fn extract(text: &str) -> Vec<Found> {
     let mut out = Vec::new();
     let mut fences = Fences::default();
     for (i, line) in text.lines().enumerate() {
-        let number = i as u32 + 1;
         if fences.code(line) {
             continue;
         }
         let line = without_code_spans(line);
-        let mut seen: Vec<String> = Vec::new();
-        let mut push = |url: &str| {
-            let url = url.trim_start_matches('<').trim_end_matches('>').trim();
-            if !url.is_empty() && !seen.iter().any(|s| s == url) {
-                seen.push(url.to_owned());
-                out.push(Found {
-                    url: url.to_owned(),
-                    line: number,
-                });
-            }
-        };
-        for c in INLINE.captures_iter(&line) {
-            push(&c[1]);
-        }
-        if let Some(c) = DEFINITION.captures(&line) {
-            push(&c[1]);
-        }
-        if line.contains('<') {
-            for found in html::extract(&line).links {
-                push(&found.url);
-            }
-        }
-        for m in BARE.find_iter(&line) {
-            push(trim_bare(m.as_str()));
+        let mut found = links_of_line(&line);
+        found.sort_by_key(|(at, _)| *at);
+        let mut cursor = Cursor::default();
+        for (at, url) in found {
+            cursor.advance(&line, at);
+            out.push(Found {
+                url,
+                line: i as u32 + 1,
+                col: cursor.col,
+            });
         }
     }
     out
 }
 
-/// `line` with the text of its code spans blanked out.
+/// The links of one line (code spans blanked), each with the byte where its URL starts.
+fn links_of_line(line: &str) -> Vec<(usize, String)> {
+    let mut links = Links::default();
+    for c in INLINE.captures_iter(line) {
+        let destination = c.get(1).expect("a group");
+        links.add(destination.as_str(), destination.start());
+        links
+            .texts
+            .push(link_text(line, c.get(0).expect("a match").start()));
+    }
+    if let Some(destination) = DEFINITION.captures(line).and_then(|c| c.get(1)) {
+        links.add(destination.as_str(), destination.start());
+    }
+    if line.contains('<') {
+        for found in html::extract(line).links {
+            let at = line
+                .char_indices()
+                .nth(found.col as usize - 1)
+                .map_or(line.len(), |(at, _)| at);
+            links.add(&found.url, at);
+        }
+    }
+    for m in BARE.find_iter(line) {
+        let inside = |&(start, end): &(usize, usize)| start < m.start() && m.start() < end;
+        if !links.texts.iter().flatten().any(inside) {
+            links.add(trim_bare(m.as_str()), m.start());
+        }
+    }
+    links.found
+}
+
+/// The links of a line so far, and the places they cover.
+#[derive(Default)]
+struct Links {
+    found: Vec<(usize, String)>,
+    /// Each link's URL, from its first byte to past its last (none found inside counts).
+    spans: Vec<(usize, usize)>,
+    /// Each inline link's text, between its brackets.
+    texts: Vec<Option<(usize, usize)>>,
+}
+
+impl Links {
+    /// Adds `written` (a destination as written, `<…>` and spaces trimmed) found at byte `at`,
+    /// unless it is empty or inside a link found before.
+    fn add(&mut self, written: &str, at: usize) {
+        let url = written.trim_start_matches('<').trim_start();
+        let start = at + written.len() - url.len();
+        let url = url.trim_end_matches('>').trim_end();
+        let taken = self
+            .spans
+            .iter()
+            .any(|&(s, e)| s <= start && start < e.max(s + 1));
+        if url.is_empty() || taken {
+            return;
+        }
+        self.spans.push((start, start + url.len()));
+        self.found.push((start, url.to_owned()));
+    }
+}
+
+/// The text of the inline link whose `](` is at byte `close`: from its matching `[`, if any.
+fn link_text(line: &str, close: usize) -> Option<(usize, usize)> {
+    let mut depth = 0;
+    for (at, b) in line.as_bytes()[..close].iter().enumerate().rev() {
+        match b {
+            b']' => depth += 1,
+            b'[' if depth == 0 => return Some((at, close)),
+            b'[' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `line` with every character of its code spans (their backquotes too) made a space, so
+/// nothing in code is a link and every other character keeps its column.
 fn without_code_spans(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
@@ -93,7 +157,8 @@ fn without_code_spans(line: &str) -> String {
         match after.find(delimiter) {
             Some(close) => {
                 out.push_str(&rest[..open]);
-                out.push(' ');
+                let span = &rest[open..open + 2 * ticks + close];
+                out.extend(span.chars().map(|_| ' '));
                 rest = &after[close + ticks..];
             }
             None => {
@@ -127,12 +192,13 @@ fn trim_bare(url: &str) -> &str {
 mod tests {
     use super::*;
 
-    fn links(text: &str) -> Vec<(u32, String)> {
-        extract(text).into_iter().map(|f| (f.line, f.url)).collect()
+    fn links(text: &str) -> Vec<(u32, u32, String)> {
+        let found = extract(text).into_iter();
+        found.map(|f| (f.line, f.col, f.url)).collect()
     }
 
     #[test]
-    fn every_kind_of_markdown_link_is_found_with_its_line() {
+    fn every_kind_of_markdown_link_is_found_where_its_url_starts() {
         let text = "# Title\n\
             See [the guide](docs/guide.md \"Guide\") and ![logo](img/logo.png).\n\
             [ref]: https://a.example/ref\n\
@@ -142,15 +208,39 @@ mod tests {
         assert_eq!(
             links(text),
             [
-                (2, "docs/guide.md".into()),
-                (2, "img/logo.png".into()),
-                (3, "https://a.example/ref".into()),
-                (4, "https://a.example/auto".into()),
-                (4, "https://a.example/bare".into()),
-                (5, "with space.md".into()),
-                (5, "https://a.example/p_(x)".into()),
-                (6, "https://a.example/html".into()),
-                (6, "badge.svg".into()),
+                (2, 17, "docs/guide.md".into()),
+                (2, 52, "img/logo.png".into()),
+                (3, 8, "https://a.example/ref".into()),
+                (4, 11, "https://a.example/auto".into()),
+                (4, 44, "https://a.example/bare".into()),
+                (5, 12, "https://a.example/p_(x)".into()),
+                (5, 42, "with space.md".into()),
+                (6, 10, "https://a.example/html".into()),
+                (6, 44, "badge.svg".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn each_place_is_a_link_of_its_own_and_a_url_in_a_link_is_not_another() {
+        let text = "Ünïcode `code ä` [a](https://a.example/x) and [b](https://a.example/x) again\n\
+            [https://a.example/text](https://a.example/target) \
+            [![badge](https://a.example/b.svg)](https://a.example/y)\n  \
+            [def]: <https://a.example/def> \"title\"\n\
+            x <a href=\"https://a.example/?p=1&amp;q=2\">y</a> <https://a.example/auto>\n\
+            [go](/redirect?to=https://a.example/inner)\n";
+        assert_eq!(
+            links(text),
+            [
+                (1, 22, "https://a.example/x".into()),
+                (1, 51, "https://a.example/x".into()),
+                (2, 26, "https://a.example/target".into()),
+                (2, 62, "https://a.example/b.svg".into()),
+                (2, 88, "https://a.example/y".into()),
+                (3, 11, "https://a.example/def".into()),
+                (4, 12, "https://a.example/?p=1&q=2".into()),
+                (4, 51, "https://a.example/auto".into()),
+                (5, 6, "/redirect?to=https://a.example/inner".into()),
             ]
         );
     }
@@ -160,6 +250,6 @@ mod tests {
         let text =
             "```sh\ncurl https://a.example/in-fence\n```\nrun `curl https://a.example/span` \
                     then https://a.example/after\n~~~\n[x](y)\n~~~\n";
-        assert_eq!(links(text), [(4, "https://a.example/after".into())]);
+        assert_eq!(links(text), [(4, 40, "https://a.example/after".into())]);
     }
 }
