@@ -381,7 +381,7 @@ on_every_backend!(
 );
 
 on_every_backend!(
-    async fn links_in_files_are_checked_and_found_on_file_and_line(backend: Backend) {
+    async fn links_in_files_are_checked_and_found_at_file_line_and_column(backend: Backend) {
         let site = spawn_static_site(
             "127.0.0.1",
             HashMap::from([("/ok.html".to_owned(), Answer::html("ok"))]),
@@ -412,12 +412,27 @@ on_every_backend!(
         assert!(wait(&mut worker, Duration::from_secs(60)).success());
 
         let sites = report(&db);
-        let at = |file: &std::path::Path, line: u32| format!("{}:{line}", file.display());
+        let at = |file: &std::path::Path, line: u32, col: usize| {
+            format!("{}:{line}:{col}", file.display())
+        };
+        // Where each URL starts on line 3 of the Markdown file, in characters (all ASCII).
+        let (ok_at, gone_at) = (
+            "See [ok](".len() + 1,
+            format!("See [ok]({ok}) and <").len() + 1,
+        );
         assert_eq!(sites.len(), 2, "{sites:?}");
-        assert_eq!(sites[&ok], ("alive".into(), Some(200), vec![at(&md, 3)], 1));
+        assert_eq!(
+            sites[&ok],
+            ("alive".into(), Some(200), vec![at(&md, 3, ok_at)], 1)
+        );
         assert_eq!(
             sites[&gone],
-            ("dead".into(), Some(404), vec![at(&md, 3), at(&html, 2)], 2)
+            (
+                "dead".into(),
+                Some(404),
+                vec![at(&md, 3, gone_at), at(&html, 2, "<a href=\"".len() + 1)],
+                2
+            )
         );
     }
 );

@@ -283,7 +283,7 @@ on_every_backend!(
              [e](#%C3%BCn%C3%AFcode-h%C3%A9ading) [f](#custom-id) [g](#legacy) [h](#not-a-heading)\n\
              [i](#Getting-Started) [j](#top) [k]({guide}#usage) [l]({guide}#nowhere)\n"
         );
-        std::fs::write(&readme, text).unwrap();
+        std::fs::write(&readme, &text).unwrap();
         let db = backend.fresh().await;
         let seeded = run(command("crawler-seed", db.url.expose())
             .arg("--links-in")
@@ -295,28 +295,60 @@ on_every_backend!(
         let sites = report(&db, &["--all"]);
         let file = url::Url::from_file_path(std::fs::canonicalize(&readme).unwrap()).unwrap();
         let own = |fragment: &str| format!("{file}#{fragment}");
-        let at = |line: u32| BTreeSet::from([format!("{}:{line}", readme.display())]);
+        // Where `](LINK)` starts its LINK on a line of the file (ASCII there: bytes are columns).
+        let lines: Vec<&str> = text.lines().collect();
+        let col = |line: u32, link: &str| {
+            let written = lines[line as usize - 1]
+                .find(&format!("]({link})"))
+                .unwrap();
+            format!("{}:{line}:{}", readme.display(), written + 3)
+        };
+        let at = |line: u32, link: &str| BTreeSet::from([col(line, link)]);
         let expected: BTreeMap<String, Reported> = [
-            (own("getting-started"), "found", 11),
-            (own("install-v2--quick"), "found", 11),
-            (own("faq-1"), "found", 11),
-            (own("faq-2"), "missing", 11),
-            (own("%C3%BCn%C3%AFcode-h%C3%A9ading"), "found", 12),
-            (own("custom-id"), "found", 12),
-            (own("legacy"), "found", 12),
-            (own("not-a-heading"), "missing", 12),
-            (own("Getting-Started"), "missing", 13),
-            (format!("{guide}#usage"), "found", 13),
-            (format!("{guide}#nowhere"), "missing", 13),
+            ("getting-started", "found", 11),
+            ("install-v2--quick", "found", 11),
+            ("faq-1", "found", 11),
+            ("faq-2", "missing", 11),
+            ("%C3%BCn%C3%AFcode-h%C3%A9ading", "found", 12),
+            ("custom-id", "found", 12),
+            ("legacy", "found", 12),
+            ("not-a-heading", "missing", 12),
+            ("Getting-Started", "missing", 13),
         ]
         .into_iter()
-        .map(|(url, fragment, line)| {
+        .map(|(fragment, found, line)| (own(fragment), found, line, format!("#{fragment}")))
+        .chain([
+            (
+                format!("{guide}#usage"),
+                "found",
+                13,
+                format!("{guide}#usage"),
+            ),
+            (
+                format!("{guide}#nowhere"),
+                "missing",
+                13,
+                format!("{guide}#nowhere"),
+            ),
+        ])
+        .map(|(url, fragment, line, link)| {
+            let found_on = at(line, &link);
             (
                 url,
-                ("alive".to_owned(), Some(fragment.to_owned()), at(line)),
+                ("alive".to_owned(), Some(fragment.to_owned()), found_on),
             )
         })
-        .chain([(guide.clone(), ("alive".to_owned(), None, at(13)))])
+        .chain([(
+            guide.clone(),
+            (
+                "alive".to_owned(),
+                None,
+                BTreeSet::from([
+                    col(13, &format!("{guide}#usage")),
+                    col(13, &format!("{guide}#nowhere")),
+                ]),
+            ),
+        )])
         .collect();
         assert_eq!(sites, expected);
         assert_eq!(site.requests().get("GET /guide.html"), Some(&1));

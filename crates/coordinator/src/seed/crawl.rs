@@ -47,7 +47,7 @@ pub struct CrawlArgs {
     pub sitemap: Vec<String>,
 
     /// Seed the links of these HTML or Markdown files (`.md`, `.markdown`: Markdown), each
-    /// found on `FILE:LINE`. Takes files up to the next option.
+    /// found at `FILE:LINE:COL`. Takes files up to the next option.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub links_in: Vec<String>,
 

@@ -1,12 +1,14 @@
 //! `--links-in FILE…`: the links of local HTML and Markdown files (a repository's docs), each
-//! found on `FILE:LINE`. Absolute http(s) links are taken as they are; relative ones are
-//! resolved against `--base` (and an HTML file's `<base href>`), or skipped and counted
-//! without it (a link to a file beside it is not a URL the crawler can ask). A link to a
-//! section of the same file (`#install`) is decided here, from the file's own anchors (GitHub's
-//! heading slugs for Markdown), and stored as a site already checked: the file's `file://` URL
-//! with that fragment, alive, its fragment found or missing.
+//! found at `FILE:LINE:COL`, where its URL starts (`crawler_queue::referrers::InFile`).
+//! Absolute http(s) links are taken as they are; relative ones are resolved against `--base`
+//! (and an HTML file's `<base href>`), or skipped and counted without it (a link to a file
+//! beside it is not a URL the crawler can ask). A link to a section of the same file
+//! (`#install`) is decided here, from the file's own anchors (GitHub's heading slugs for
+//! Markdown), and stored as a site already checked: the file's `file://` URL with that
+//! fragment, alive, its fragment found or missing.
 
 use crawler_links::{fragment, html, markdown, slug, Anchors, Found};
+use crawler_queue::referrers::InFile;
 use crawler_queue::Fragment;
 use url::Url;
 
@@ -34,46 +36,43 @@ pub async fn seed_files(
             }
         };
         let text = String::from_utf8_lossy(&bytes);
-        let (links, file_base) = links_of(path, &text);
-        let base = match (base, file_base) {
-            (Some(base), Some(own)) => base.join(&own).ok(),
-            (base, _) => base.cloned(),
-        };
-        let mut own = OwnSections::new(path, &text);
-        let mut at = 0;
-        while at < links.len() {
-            let line = links[at].line;
-            let end = at + links[at..].iter().take_while(|f| f.line == line).count();
-            let mut urls = Vec::new();
-            let mut sections = Vec::new();
-            for found in &links[at..end] {
-                if let Some(fragment) = found.url.strip_prefix('#').filter(|_| seeding.fragments) {
-                    sections.extend(own.decide(fragment));
-                    continue;
-                }
-                match resolve(base.as_ref(), &found.url) {
-                    Some(url) => urls.push(url),
-                    None => summary.relative += 1,
-                }
-            }
-            if !urls.is_empty() {
-                seeding
-                    .add(urls, Some(format!("{path}:{line}")), summary)
-                    .await?;
-            }
-            if !sections.is_empty() {
-                let referrer = format!("{path}:{line}");
-                let new = seeding
-                    .queue
-                    .follow()
-                    .add_file_fragments(&referrer, &sections)
-                    .await?;
-                summary.seeded.added += new;
-                summary.seeded.known += sections.len() as u64 - new;
-            }
-            at = end;
-        }
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        seed_file(seeding, path, text, base, summary).await?;
         summary.complete += 1;
+    }
+    Ok(())
+}
+
+/// Seeds the links of `file`, whose text is `text`: each link a referrer of its own.
+async fn seed_file(
+    seeding: &Seeding<'_>,
+    path: &str,
+    text: &str,
+    base: Option<&Url>,
+    summary: &mut SeedSummary,
+) -> Result<(), Error> {
+    let (links, file_base) = links_of(path, text);
+    let base = match (base, file_base) {
+        (Some(base), Some(own)) => base.join(&own).ok(),
+        (base, _) => base.cloned(),
+    };
+    let mut own = OwnSections::new(path, text);
+    for found in &links {
+        let referrer = InFile::referrer(path, found.line, found.col);
+        if let Some(fragment) = found.url.strip_prefix('#').filter(|_| seeding.fragments) {
+            let Some(section) = own.decide(fragment) else {
+                continue;
+            };
+            let follow = seeding.queue.follow();
+            let new = follow.add_file_fragments(&referrer, &[section]).await?;
+            summary.seeded.added += new;
+            summary.seeded.known += 1 - new;
+            continue;
+        }
+        match resolve(base.as_ref(), &found.url) {
+            Some(url) => seeding.add([url], Some(referrer), summary).await?,
+            None => summary.relative += 1,
+        }
     }
     Ok(())
 }

@@ -10,7 +10,7 @@
 //! - `read`: one source, line by line, into chunks.
 //! - [`crawl`]: `--follow` (a recursive check: its rules stored for the fleet, its start
 //!   pages), and what `--sitemap` and `--links-in` find, sorted by those rules.
-//! - `sitemap`: `--sitemap`, streamed; `files`: `--links-in`, with `FILE:LINE` referrers.
+//! - `sitemap`: `--sitemap`, streamed; `files`: `--links-in`, with `FILE:LINE:COL` referrers.
 
 pub mod crawl;
 mod files;
