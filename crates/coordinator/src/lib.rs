@@ -38,6 +38,25 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A folder or glob of `--links-in` that could not be walked, in part (the rest is read).
+    #[error("cannot walk {path}")]
+    Walk {
+        path: String,
+        #[source]
+        source: ignore::Error,
+    },
+    #[error("bad glob pattern {pattern}")]
+    Glob {
+        pattern: String,
+        #[source]
+        source: globset::Error,
+    },
+    /// A folder or glob of `--links-in` with nothing to read.
+    #[error(
+        "no file to read in {path}: html and markdown files are read (more kinds with \
+         --links-in-ext), not hidden or ignored ones (--links-in-hidden, --links-in-no-ignore)"
+    )]
+    NoFiles { path: String },
     #[error("cannot write the report")]
     Write(#[from] std::io::Error),
     /// The file given with `-o` cannot be created or put in place.

@@ -46,10 +46,33 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "URL", num_args = 1..)]
     pub sitemap: Vec<String>,
 
-    /// Seed the links of these HTML or Markdown files (`.md`, `.markdown`: Markdown), each
-    /// found at `FILE:LINE:COL`. Takes files up to the next option.
-    #[arg(long, value_name = "FILE", num_args = 1..)]
+    /// Seed the links of these HTML and Markdown files, each found at `FILE:LINE:COL`: files
+    /// (read whatever their name: `.md`, `.markdown`, `.mdown`, `.mkd`, `.mkdn` as Markdown, the
+    /// rest as HTML), folders (walked) and glob patterns (quoted: 'docs/**/*.md'). Folders and
+    /// globs read `.html`, `.htm`, `.xhtml` and those Markdown files, and skip hidden files and
+    /// what `.gitignore`, `.ignore` and `.git/info/exclude` ignore. Takes paths up to the next
+    /// option.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
     pub links_in: Vec<String>,
+
+    /// With --links-in: folders and globs read hidden files and folders too (`.github/`), not
+    /// `.git`.
+    #[arg(long, requires = "links_in")]
+    pub links_in_hidden: bool,
+
+    /// With --links-in: folders and globs read what ignore files ignore too.
+    #[arg(long, requires = "links_in")]
+    pub links_in_no_ignore: bool,
+
+    /// With --links-in: folders and globs read files ending in `.EXT` too, as Markdown (its
+    /// links and bare URLs: `txt`, `rst`) or as KIND (`njk=html`). Comma-separated or repeated.
+    #[arg(
+        long,
+        value_name = "EXT[=KIND]",
+        value_delimiter = ',',
+        requires = "links_in"
+    )]
+    pub links_in_ext: Vec<super::walk::Extension>,
 
     /// Resolve the relative links of --links-in against this URL (the site the files are
     /// published at); without it they are skipped and counted.
@@ -97,6 +120,15 @@ impl CrawlArgs {
     /// `--no-fragments`).
     pub fn fragments_in_pages(&self) -> bool {
         !self.no_fragments
+    }
+
+    /// How `--links-in` walks folders and globs.
+    pub fn walking(&self) -> super::walk::Walking {
+        super::walk::Walking {
+            hidden: self.links_in_hidden,
+            no_ignore: self.links_in_no_ignore,
+            extensions: self.links_in_ext.clone(),
+        }
     }
 
     /// Whether anything is to be seeded besides lists of URLs.

@@ -1,11 +1,11 @@
-//! `--links-in FILE…`: the links of local HTML and Markdown files (a repository's docs), each
-//! found at `FILE:LINE:COL`, where its URL starts (`crawler_queue::referrers::InFile`).
-//! Absolute http(s) links are taken as they are; relative ones are resolved against `--base`
-//! (and an HTML file's `<base href>`), or skipped and counted without it (a link to a file
-//! beside it is not a URL the crawler can ask). A link to a section of the same file
-//! (`#install`) is decided here, from the file's own anchors (GitHub's heading slugs for
-//! Markdown), and stored as a site already checked: the file's `file://` URL with that
-//! fragment, alive, its fragment found or missing.
+//! `--links-in FILE…`: the links of local HTML and Markdown files (a repository's docs; which
+//! files, of folders and globs: `walk`), each found at `FILE:LINE:COL`, where its URL starts
+//! (`crawler_queue::referrers::InFile`). Absolute http(s) links are taken as they are;
+//! relative ones are resolved against `--base` (and an HTML file's `<base href>`), or skipped
+//! and counted without it (a link to a file beside it is not a URL the crawler can ask). A link
+//! to a section of the same file (`#install`) is decided here, from the file's own anchors
+//! (GitHub's heading slugs for Markdown), and stored as a site already checked: the file's
+//! `file://` URL with that fragment, alive, its fragment found or missing.
 
 use crawler_links::{fragment, html, markdown, slug, Anchors, Found};
 use crawler_queue::referrers::InFile;
@@ -13,31 +13,44 @@ use crawler_queue::Fragment;
 use url::Url;
 
 use super::crawl::{unread, Seeding};
+use super::walk::{File, Kind, Walking};
 use super::SeedSummary;
 use crate::Error;
 
-/// Seeds the links of every file of `paths`.
+/// Seeds the links of every file that `sources` name (files, folders, globs), walked as
+/// `walking` says; a source or file that cannot be read is named, and the rest are read.
 pub async fn seed_files(
     seeding: &Seeding<'_>,
-    paths: &[String],
+    sources: &[String],
+    walking: &Walking,
     base: Option<&Url>,
     summary: &mut SeedSummary,
 ) -> Result<(), Error> {
-    for path in paths {
-        let bytes = match tokio::fs::read(path).await {
+    if sources.is_empty() {
+        return Ok(());
+    }
+    let found = {
+        let (walking, sources) = (walking.clone(), sources.to_vec());
+        tokio::task::spawn_blocking(move || walking.files(&sources))
+            .await
+            .expect("the walk panicked")
+    };
+    for (name, error) in &found.problems {
+        unread(summary, name, error);
+    }
+    for file in &found.files {
+        let bytes = match tokio::fs::read(&file.name).await {
             Ok(bytes) => bytes,
             Err(source) => {
-                let error = Error::Open {
-                    path: path.clone(),
-                    source,
-                };
-                unread(summary, path, &error);
+                let path = file.name.clone();
+                unread(summary, &file.name, &Error::Open { path, source });
                 continue;
             }
         };
         let text = String::from_utf8_lossy(&bytes);
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        seed_file(seeding, path, text, base, summary).await?;
+        seed_file(seeding, file, text, base, summary).await?;
+        summary.files += 1;
         summary.complete += 1;
     }
     Ok(())
@@ -46,19 +59,19 @@ pub async fn seed_files(
 /// Seeds the links of `file`, whose text is `text`: each link a referrer of its own.
 async fn seed_file(
     seeding: &Seeding<'_>,
-    path: &str,
+    file: &File,
     text: &str,
     base: Option<&Url>,
     summary: &mut SeedSummary,
 ) -> Result<(), Error> {
-    let (links, file_base) = links_of(path, text);
+    let (links, file_base) = links_of(file.kind, text);
     let base = match (base, file_base) {
         (Some(base), Some(own)) => base.join(&own).ok(),
         (base, _) => base.cloned(),
     };
-    let mut own = OwnSections::new(path, text);
+    let mut own = OwnSections::new(file, text);
     for found in &links {
-        let referrer = InFile::referrer(path, found.line, found.col);
+        let referrer = InFile::referrer(&file.name, found.line, found.col);
         if let Some(fragment) = found.url.strip_prefix('#').filter(|_| seeding.fragments) {
             let Some(section) = own.decide(fragment) else {
                 continue;
@@ -81,15 +94,15 @@ async fn seed_file(
 /// heading slugs, `{#id}`s and inline HTML anchors; an HTML file's ids and `<a name>`s), read
 /// when its first such link is found, and its `file://` URL.
 struct OwnSections<'a> {
-    path: &'a str,
+    file: &'a File,
     text: &'a str,
     read: Option<(Anchors, Option<Url>)>,
 }
 
 impl<'a> OwnSections<'a> {
-    fn new(path: &'a str, text: &'a str) -> Self {
+    fn new(file: &'a File, text: &'a str) -> Self {
         OwnSections {
-            path,
+            file,
             text,
             read: None,
         }
@@ -99,13 +112,13 @@ impl<'a> OwnSections<'a> {
     /// that always exists (`#top`, a text fragment), or a file with no `file://` URL.
     fn decide(&mut self, fragment: &str) -> Option<(String, Fragment)> {
         let anchor = fragment::anchor_of(fragment)?;
-        let (path, text) = (self.path, self.text);
+        let (file, text) = (self.file, self.text);
         let (anchors, url) = self.read.get_or_insert_with(|| {
-            let anchors = match is_markdown(path) {
-                true => slug::markdown_anchors(text),
-                false => html::extract(text).anchors,
+            let anchors = match file.kind {
+                Kind::Markdown => slug::markdown_anchors(text),
+                Kind::Html => html::extract(text).anchors,
             };
-            let url = std::fs::canonicalize(path)
+            let url = std::fs::canonicalize(&file.name)
                 .ok()
                 .and_then(|p| Url::from_file_path(p).ok());
             (anchors.into_iter().collect(), url)
@@ -120,18 +133,14 @@ impl<'a> OwnSections<'a> {
     }
 }
 
-fn is_markdown(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    lower.ends_with(".md") || lower.ends_with(".markdown")
-}
-
-/// The links of a file, by its extension, and an HTML file's `<base href>`.
-fn links_of(path: &str, text: &str) -> (Vec<Found>, Option<String>) {
-    if is_markdown(path) {
-        (markdown::extract(text), None)
-    } else {
-        let page = html::extract(text);
-        (page.links, page.base)
+/// The links of a file, by its kind, and an HTML file's `<base href>`.
+fn links_of(kind: Kind, text: &str) -> (Vec<Found>, Option<String>) {
+    match kind {
+        Kind::Markdown => (markdown::extract(text), None),
+        Kind::Html => {
+            let page = html::extract(text);
+            (page.links, page.base)
+        }
     }
 }
 

@@ -10,12 +10,14 @@
 //! - `read`: one source, line by line, into chunks.
 //! - [`crawl`]: `--follow` (a recursive check: its rules stored for the fleet, its start
 //!   pages), and what `--sitemap` and `--links-in` find, sorted by those rules.
-//! - `sitemap`: `--sitemap`, streamed; `files`: `--links-in`, with `FILE:LINE:COL` referrers.
+//! - `sitemap`: `--sitemap`, streamed; `files`: `--links-in`, with `FILE:LINE:COL`
+//!   referrers, of the files [`walk`] finds in folders and globs.
 
 pub mod crawl;
 mod files;
 mod read;
 mod sitemap;
+pub mod walk;
 
 use std::path::Path;
 
@@ -43,6 +45,8 @@ pub struct SeedSummary {
     pub pages: u64,
     /// Relative links of `--links-in` files skipped for want of `--base`.
     pub relative: u64,
+    /// Files of `--links-in` read.
+    pub files: u64,
     /// Sources read to their end.
     pub complete: u64,
     /// Sources not read to their end, in order (each reported on stderr when it failed).
@@ -119,7 +123,8 @@ pub async fn seed_crawl(
 ) -> Result<(), Error> {
     let seeding = crawl::start(queue, args, filter, summary).await?;
     sitemap::seed_sitemaps(&seeding, &args.sitemap, summary).await?;
-    files::seed_files(&seeding, &args.links_in, args.base.as_ref(), summary).await
+    let (walking, base) = (args.walking(), args.base.as_ref());
+    files::seed_files(&seeding, &args.links_in, &walking, base, summary).await
 }
 
 /// Whether a source is a database URL given where a file was meant (and no file has that name):
@@ -166,6 +171,9 @@ impl std::fmt::Display for SeedSummary {
         if self.pages > 0 {
             write!(f, ", pages to follow {}", self.pages)?;
         }
+        if self.files > 0 {
+            write!(f, ", files read {}", self.files)?;
+        }
         if self.relative > 0 {
             write!(f, ", relative links skipped {} (no --base)", self.relative)?;
         }
@@ -206,6 +214,12 @@ mod tests {
             "added 7, already known 0, rejected 2, excluded 3"
         );
         summary.excluded = 0;
+        summary.files = 4;
+        assert_eq!(
+            summary.to_string(),
+            "added 7, already known 0, rejected 2, files read 4"
+        );
+        summary.files = 0;
         summary.unread = vec![
             Unread {
                 name: "big.txt".into(),
