@@ -67,8 +67,9 @@ struct Args {
     #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "excluded", "all", "missing_fragments", "summary"])]
     hosts: bool,
 
-    /// With --dead: the dead links grouped by the page (or FILE:LINE) that carries them, for
-    /// links found by --follow, --sitemap or --links-in; in csv a row per page and link.
+    /// With --dead: the dead links grouped by the page (or file, each link with its line and
+    /// column) that carries them, for links found by --follow, --sitemap or --links-in; in csv a
+    /// row per page and link.
     #[arg(long, requires = "dead", conflicts_with_all = ["alive", "blocked", "unreachable", "errors", "excluded", "all", "summary", "hosts", "host"])]
     by_page: bool,
 

@@ -59,7 +59,7 @@ struct Record<'a> {
     consecutive_failures: i32,
     /// Why the verdict, when the status does not say: what a soft 404 matched.
     detail: Option<&'a str>,
-    /// The pages (or `FILE:LINE`s, sitemaps) the link was found on, the first
+    /// The pages (or `FILE:LINE:COL`s, sitemaps) the link was found on, the first
     /// `crawler_queue::referrers::KEPT` in the order found; CSV and text print the first.
     found_on: Vec<Cow<'a, str>>,
     /// How many pages it was found on, kept or not.
