@@ -151,6 +151,12 @@ impl Args {
                         (--dead, --all, …), not --hosts, --by-page or the summary",
             );
         }
+        if self.format == Format::Github && !lists_sites {
+            return Err(
+                "--format github annotates failing links: ask for them by verdict (--dead, \
+                        --all, …), not --hosts, --by-page or the summary",
+            );
+        }
         if self.hosts && self.host.as_ref().is_some_and(|h| h.port().is_some()) {
             return Err("--host with --hosts names a whole host: give it without a port");
         }
@@ -203,7 +209,7 @@ async fn report(args: &Args, reports: Reports<'_>, out: &mut impl Write) -> Resu
     }
     let passes = args.passes();
     if !passes.is_empty() {
-        write_sites(reports, &passes, host, args.format, out).await?;
+        write_sites(reports, &passes, host, args.format, &args.fail_on, out).await?;
     }
     if args.summary || passes.is_empty() {
         write_summary(reports, args.format, out).await?;

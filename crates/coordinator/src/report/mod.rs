@@ -7,10 +7,13 @@
 //! - `hosts`: per host, its sites, the worker holding it, its throttling ([`write_hosts`]).
 //! - `summary`: counts, workers, the hosts with the most dead sites ([`write_summary`]).
 //! - `rows`: what the reports share: each format's framing, CSV quoting.
+//! - `github`: GitHub Actions workflow commands (annotations) of failing links, and the model
+//!   of a failing link that it shares with `sarif`.
 //! - `host`: `--host HOST[:PORT]` as typed, to the queue's filter ([`parse_host`]).
 //! - `output`: stdout, or a file written whole or not at all ([`Output`]).
 
 mod by_page;
+mod github;
 mod host;
 mod hosts;
 mod output;
@@ -44,6 +47,10 @@ pub enum Format {
     /// JUnit XML for CI test reporters: a test case per site (classname its host), failing
     /// when it is not alive. Sites only.
     Junit,
+    /// GitHub Actions workflow commands: an annotation per failing link and place in a file
+    /// (`::error file=…,line=…,col=…`), an error if --fail-on counts it (by default dead links
+    /// and missing fragments), else a warning. Sites only.
+    Github,
 }
 
 /// What makes a report exit 4 (`--fail-on`): a site in the report's scope (every site, or

@@ -6,7 +6,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::Format;
+use super::github::{self, Finding};
+use super::{FailOn, Format};
 use crate::Error;
 
 /// One row of a streamed report. JSON and NDJSON print it as an object (its serialization: a
@@ -38,6 +39,10 @@ pub(super) trait Row: Serialize {
     }
     /// The row as a JUnit test case, for the reports that are lists of sites.
     fn junit(&self) -> Option<Case<'_>> {
+        None
+    }
+    /// The row as a link for the annotation formats (GitHub), for the lists of sites.
+    fn finding(&self) -> Option<Finding<'_>> {
         None
     }
 }
@@ -74,6 +79,8 @@ pub(super) struct Rows<'o, O: Write> {
     out: &'o mut O,
     format: Format,
     written: u64,
+    /// What `--fail-on` counts: errors in the annotation formats, other failures warnings.
+    fail_on: Vec<FailOn>,
 }
 
 impl<'o, O: Write> Rows<'o, O> {
@@ -118,7 +125,14 @@ impl<'o, O: Write> Rows<'o, O> {
             out,
             format,
             written: 0,
+            fail_on: Vec::new(),
         })
+    }
+
+    /// The annotations of what `fail_on` counts are errors, the others warnings.
+    pub fn failing_on(mut self, fail_on: &[FailOn]) -> Self {
+        self.fail_on = fail_on.to_vec();
+        self
     }
 
     pub fn write(&mut self, row: &impl Row) -> Result<(), Error> {
@@ -151,6 +165,11 @@ impl<'o, O: Write> Rows<'o, O> {
             Format::Junit => {
                 if let Some(case) = row.junit() {
                     write_case(out, &case)?;
+                }
+            }
+            Format::Github => {
+                if let Some(finding) = row.finding() {
+                    github::write(out, &finding, &self.fail_on)?;
                 }
             }
         }

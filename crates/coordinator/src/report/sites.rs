@@ -6,8 +6,9 @@ use std::io::Write;
 use crawler_queue::{Checked, Fragment, HostFilter, Only, Reports, Verdict};
 use serde::Serialize;
 
+use super::github::Finding;
 use super::rows::{Case, Failure, Row, Rows, Tally};
-use super::{rfc3339, Format};
+use super::{rfc3339, FailOn, Format};
 use crate::redact::strip_userinfo;
 use crate::Error;
 
@@ -273,6 +274,18 @@ impl Row for Record<'_> {
         })
     }
 
+    fn finding(&self) -> Option<Finding<'_>> {
+        Some(Finding {
+            url: &self.url,
+            verdict: self.verdict,
+            reason: self.reason(),
+            missing_fragment: self.missing_fragment(),
+            confirmed: self.confirmed_at.is_some(),
+            found_on: &self.found_on,
+            found_count: self.found_count,
+        })
+    }
+
     /// `URL STATUS-OR-ERROR_KIND VERDICT`, then `(DETAIL)` when there is one, `fragment
     /// missing` (or `found`) for a link to a section, then `found on PAGE` (`and N more`) when
     /// it was found somewhere.
@@ -306,19 +319,21 @@ impl Row for Record<'_> {
 }
 
 /// Writes every checked site of `passes` (each a verdict and which of its sites; of `host`)
-/// to `out`, pass after pass; returns the count.
+/// to `out`, pass after pass; returns the count. In the annotation formats, what `fail_on`
+/// counts is an error.
 pub async fn write_sites(
     reports: Reports<'_>,
     passes: &[(Verdict, Only)],
     host: Option<&HostFilter>,
     format: Format,
+    fail_on: &[FailOn],
     out: &mut impl Write,
 ) -> Result<u64, Error> {
     let tally = match format {
         Format::Junit => Some(tally(reports, passes, host).await?),
         _ => None,
     };
-    let mut rows = Rows::start_tallied::<Record>(out, format, tally)?;
+    let mut rows = Rows::start_tallied::<Record>(out, format, tally)?.failing_on(fail_on);
     for &(verdict, only) in passes {
         let mut after = 0;
         loop {
