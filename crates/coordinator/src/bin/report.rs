@@ -151,10 +151,10 @@ impl Args {
                         (--dead, --all, …), not --hosts, --by-page or the summary",
             );
         }
-        if self.format == Format::Github && !lists_sites {
+        if matches!(self.format, Format::Github | Format::Sarif) && !lists_sites {
             return Err(
-                "--format github annotates failing links: ask for them by verdict (--dead, \
-                        --all, …), not --hosts, --by-page or the summary",
+                "--format github and sarif annotate failing links: ask for them by verdict \
+                        (--dead, --all, …), not --hosts, --by-page or the summary",
             );
         }
         if self.hosts && self.host.as_ref().is_some_and(|h| h.port().is_some()) {

@@ -21,6 +21,7 @@ use super::FailOn;
 pub(super) struct Finding<'a> {
     pub url: &'a str,
     pub verdict: Verdict,
+    pub status: Option<u16>,
     /// Why, in a few words (`HTTP 404`, `dns`, what a soft 404 matched); may be empty.
     pub reason: String,
     /// A link to a section its page, alive, does not have.
@@ -51,6 +52,26 @@ pub(super) enum Level {
 }
 
 impl Problem {
+    /// Every kind, in the order of SARIF's rules.
+    pub const ALL: [Problem; 5] = [
+        Problem::Dead,
+        Problem::MissingFragment,
+        Problem::Blocked,
+        Problem::Unreachable,
+        Problem::Error,
+    ];
+
+    /// Its name in SARIF (`ruleId`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Problem::Dead => "dead",
+            Problem::MissingFragment => "missing-fragment",
+            Problem::Blocked => "blocked",
+            Problem::Unreachable => "unreachable",
+            Problem::Error => "error",
+        }
+    }
+
     /// A title, for an annotation or a rule.
     pub fn title(self) -> &'static str {
         match self {
@@ -187,13 +208,15 @@ pub(super) fn escape_property(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn dead<'a>(found_on: &'a [Cow<'a, str>]) -> Finding<'a> {
+    /// A dead link found at `found_on`.
+    pub(in crate::report) fn dead<'a>(found_on: &'a [Cow<'a, str>]) -> Finding<'a> {
         Finding {
             url: "https://a.example/x?a=1%20b",
             verdict: Verdict::Dead,
+            status: Some(404),
             reason: "HTTP 404".into(),
             missing_fragment: false,
             confirmed: false,

@@ -8,7 +8,7 @@
 //! - `summary`: counts, workers, the hosts with the most dead sites ([`write_summary`]).
 //! - `rows`: what the reports share: each format's framing, CSV quoting.
 //! - `github`: GitHub Actions workflow commands (annotations) of failing links, and the model
-//!   of a failing link that it shares with `sarif`.
+//!   of a failing link that it shares with `sarif`; `sarif`: SARIF 2.1.0 for code scanning.
 //! - `host`: `--host HOST[:PORT]` as typed, to the queue's filter ([`parse_host`]).
 //! - `output`: stdout, or a file written whole or not at all ([`Output`]).
 
@@ -18,6 +18,7 @@ mod host;
 mod hosts;
 mod output;
 mod rows;
+mod sarif;
 mod sites;
 pub(crate) mod summary;
 
@@ -51,6 +52,9 @@ pub enum Format {
     /// (`::error file=…,line=…,col=…`), an error if --fail-on counts it (by default dead links
     /// and missing fragments), else a warning. Sites only.
     Github,
+    /// SARIF 2.1.0 for code scanning (GitHub's upload-sarif): a rule per kind of failure, a
+    /// result per failing link and place, with its line and column in a file. Sites only.
+    Sarif,
 }
 
 /// What makes a report exit 4 (`--fail-on`): a site in the report's scope (every site, or

@@ -7,6 +7,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::github::{self, Finding};
+use super::sarif;
 use super::{FailOn, Format};
 use crate::Error;
 
@@ -41,7 +42,7 @@ pub(super) trait Row: Serialize {
     fn junit(&self) -> Option<Case<'_>> {
         None
     }
-    /// The row as a link for the annotation formats (GitHub), for the lists of sites.
+    /// The row as a link for the annotation formats (GitHub, SARIF), for the lists of sites.
     fn finding(&self) -> Option<Finding<'_>> {
         None
     }
@@ -81,6 +82,8 @@ pub(super) struct Rows<'o, O: Write> {
     written: u64,
     /// What `--fail-on` counts: errors in the annotation formats, other failures warnings.
     fail_on: Vec<FailOn>,
+    /// SARIF results written (a row may be several, or none).
+    results: u64,
 }
 
 impl<'o, O: Write> Rows<'o, O> {
@@ -107,6 +110,7 @@ impl<'o, O: Write> Rows<'o, O> {
                 table_row(out, &vec!["---"; header.len()])?;
                 writeln!(out)?;
             }
+            (Format::Sarif, _) => sarif::start(out)?,
             (Format::Junit, _) => {
                 let counts = tally.map_or(String::new(), |t| {
                     let skipped = match t.skipped {
@@ -126,6 +130,7 @@ impl<'o, O: Write> Rows<'o, O> {
             format,
             written: 0,
             fail_on: Vec::new(),
+            results: 0,
         })
     }
 
@@ -172,6 +177,11 @@ impl<'o, O: Write> Rows<'o, O> {
                     github::write(out, &finding, &self.fail_on)?;
                 }
             }
+            Format::Sarif => {
+                if let Some(finding) = row.finding() {
+                    self.results += sarif::write(out, &finding, &self.fail_on, self.results)?;
+                }
+            }
         }
         self.written += 1;
         Ok(())
@@ -182,6 +192,7 @@ impl<'o, O: Write> Rows<'o, O> {
         match self.format {
             Format::Json => writeln!(self.out, "]")?,
             Format::Junit => writeln!(self.out, "</testsuite>\n</testsuites>")?,
+            Format::Sarif => sarif::finish(self.out)?,
             _ => {}
         }
         self.out.flush()?;

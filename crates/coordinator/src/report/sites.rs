@@ -278,6 +278,7 @@ impl Row for Record<'_> {
         Some(Finding {
             url: &self.url,
             verdict: self.verdict,
+            status: self.status,
             reason: self.reason(),
             missing_fragment: self.missing_fragment(),
             confirmed: self.confirmed_at.is_some(),
