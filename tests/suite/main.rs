@@ -21,6 +21,9 @@
 //! - `balance`: work-aware balance (an idle worker is handed a busy partition) and the hosts'
 //!   shared error rate.
 //! - `report_hosts`: `crawler-report --hosts` in every format, against a queue set up by hand.
+//! - `repo_files`: a repository's docs (`--links-in` a tree, a glob): ignore files and hidden
+//!   files, every link at its line and column, GitHub workflow commands that parse back, SARIF
+//!   valid against the SARIF 2.1.0 schema.
 //! - `reports`: JUnit and Markdown reports, archived copies of dead links (`--archive-lookup`
 //!   against a stand-in API), dead confirmed over time (`--confirm N:SPAN`).
 //! - `pipelines`: what scripts and CI jobs rely on: `--fail-on` exit codes, `-o FILE`, the
@@ -74,6 +77,7 @@ mod pause;
 mod pipelines;
 mod progress;
 mod queue;
+mod repo_files;
 mod report_hosts;
 mod reports;
 mod requests;
