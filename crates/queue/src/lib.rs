@@ -115,8 +115,8 @@ pub use parts::{part_of, HeldPart, Partitions, PARTS};
 pub use queue::{Batch, Queue, Site};
 pub use reap::{Reaped, Reaping};
 pub use report::{
-    Backoff, Checked, ChecksIn, HostFilter, HostRow, Only, Reports, StateCounts, VerdictsIn,
-    WorkerRow,
+    After, Backoff, ChangeCount, Checked, ChecksIn, HostFilter, HostRow, Only, Reports, Scope,
+    StateCounts, VerdictsIn, WorkerRow,
 };
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
