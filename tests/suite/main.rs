@@ -26,6 +26,8 @@
 //! - `pipelines`: what scripts and CI jobs rely on: `--fail-on` exit codes, `-o FILE`, the
 //!   summary and site columns in every format, `--host HOST:PORT`, each binary's help, environment
 //!   variables, man page and completions.
+//! - `rot`: link rot over time: passes over a site whose links die, recover and move, and what
+//!   `crawler-report --changed-since` lists, counts and fails on.
 //! - `pause`: pausing and resuming the fleet: a paused worker claims nothing, keeps its leases,
 //!   and finishes the crawl once resumed.
 //! - `dashboard`: `crawler-dashboard`'s endpoints, and its page in headless Chromium (`browser`:
@@ -77,4 +79,5 @@ mod queue;
 mod report_hosts;
 mod reports;
 mod requests;
+mod rot;
 mod soft404;
