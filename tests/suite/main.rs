@@ -26,6 +26,8 @@
 //! - `pipelines`: what scripts and CI jobs rely on: `--fail-on` exit codes, `-o FILE`, the
 //!   summary and site columns in every format, `--host HOST:PORT`, each binary's help, environment
 //!   variables, man page and completions.
+//! - `notify`: `crawler-reap --notify` against a local receiver: every change delivered, none
+//!   in two digests, a failed POST sent again as itself, across a SIGKILL and two notifiers.
 //! - `rot`: link rot over time: passes over a site whose links die, recover and move, and what
 //!   `crawler-report --changed-since` lists, counts and fails on.
 //! - `pause`: pausing and resuming the fleet: a paused worker claims nothing, keeps its leases,
@@ -70,6 +72,7 @@ mod hostile;
 mod hosts;
 mod mariadb_server;
 mod metrics;
+mod notify;
 mod options;
 mod partitions;
 mod pause;
