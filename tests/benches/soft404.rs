@@ -182,15 +182,15 @@ async fn crawl(list: &std::path::Path, soft: bool) -> (Duration, Vec<Checked>) {
     let queue = db.queue().await;
     let mut sites = Vec::new();
     for verdict in Verdict::ALL {
-        let mut after = 0;
+        let mut after = crawler_queue::After::START;
         loop {
             let page = queue
                 .reports()
-                .checked_page(verdict, None, after, 10_000)
+                .checked_page(verdict, Default::default(), after, 10_000)
                 .await
                 .unwrap();
             let Some(last) = page.last() else { break };
-            after = last.id;
+            after = crawler_queue::After::site(last);
             sites.extend(page);
         }
     }

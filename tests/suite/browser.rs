@@ -85,8 +85,8 @@ pub fn require_browser() {
     ] {
         assert!(
             Path::new(path).exists(),
-            "{path} is not installed: the dashboard's browser test needs Debian's {package} \
-             (apt-get install -y chromium chromium-driver; .ci/run installs it)"
+            "the dashboard's browser test needs Debian's {package}: {}",
+            crawler_tests::not_installed(path, package)
         );
     }
 }

@@ -354,10 +354,15 @@ fn compose_command() -> Option<Vec<&'static str>> {
 
 #[test]
 fn docker_compose_accepts_the_file_and_refuses_it_without_the_passwords_and_the_token() {
-    let compose = compose_command().expect(
-        "neither `docker compose` nor `docker-compose` is installed: install Debian's \
-         docker-compose (it needs no daemon to check a file; .ci/run installs it)",
-    );
+    let compose = compose_command().unwrap_or_else(|| {
+        panic!(
+            "{} (it needs no daemon to check a file)",
+            crawler_tests::not_installed(
+                "neither `docker compose` nor `docker-compose`",
+                "docker-compose"
+            )
+        )
+    });
     // A copy in a directory of its own, so that no .env of the developer's is read.
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(

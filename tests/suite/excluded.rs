@@ -181,7 +181,12 @@ on_every_backend!(
 async fn row_id(queue: &Queue, url: &str) -> i64 {
     let page = queue
         .reports()
-        .checked_page(Verdict::Excluded, None, 0, 10)
+        .checked_page(
+            Verdict::Excluded,
+            Default::default(),
+            crawler_queue::After::START,
+            10,
+        )
         .await
         .unwrap();
     page.iter().find(|s| s.url == url).expect("listed").id

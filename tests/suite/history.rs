@@ -141,6 +141,47 @@ on_every_backend!(
 );
 
 on_every_backend!(
+    async fn a_change_whose_history_cannot_be_written_waits_until_it_can(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = one_site(&db).await;
+        let raw = Db::connect(&db.url, 1).await.unwrap();
+        let id = scalar(&raw, "SELECT id FROM sites").await;
+        check(&queue, &alive()).await;
+        queue.reaping().recheck(Duration::ZERO).await.unwrap();
+        let batch = queue.claim("history", 10, LEASE).await.unwrap();
+        let outcomes = outcomes_of(batch.sites, &dead());
+        // The history cannot be written: the write-back fails whole, and the verdict stays.
+        execute(
+            &raw,
+            "ALTER TABLE verdict_changes RENAME TO verdict_changes_away",
+        )
+        .await;
+        assert!(queue.complete(&outcomes).await.is_err());
+        let dead_now = "SELECT COUNT(*) FROM sites WHERE verdict = 'dead'";
+        assert_eq!(
+            scalar(&raw, dead_now).await,
+            0,
+            "no change without its history"
+        );
+        execute(
+            &raw,
+            "ALTER TABLE verdict_changes_away RENAME TO verdict_changes",
+        )
+        .await;
+        // Tried again, as the writer does: written once, and recorded once.
+        assert_eq!(queue.complete(&outcomes).await.unwrap().done, 1);
+        assert_eq!(queue.complete(&outcomes).await.unwrap().stale, 1);
+        let changes = queue.reports().verdict_changes(id).await.unwrap();
+        assert_eq!(verdicts(&changes), ["alive", "dead"]);
+        assert_eq!(changes[1].previous_verdict.as_deref(), Some("alive"));
+        assert_eq!(
+            scalar(&raw, "SELECT COUNT(*) FROM verdict_changes").await,
+            1
+        );
+    }
+);
+
+on_every_backend!(
     async fn a_host_decision_records_the_verdicts_it_replaces(backend: Backend) {
         let db = backend.fresh().await;
         let queue = one_site(&db).await;

@@ -29,6 +29,10 @@
 //! - `pipelines`: what scripts and CI jobs rely on: `--fail-on` exit codes, `-o FILE`, the
 //!   summary and site columns in every format, `--host HOST:PORT`, each binary's help, environment
 //!   variables, man page and completions.
+//! - `notify`: `crawler-reap --notify` against a local receiver: every change delivered, none
+//!   in two digests, a failed POST sent again as itself, across a SIGKILL and two notifiers.
+//! - `rot`: link rot over time: passes over a site whose links die, recover and move, and what
+//!   `crawler-report --changed-since` lists, counts and fails on.
 //! - `pause`: pausing and resuming the fleet: a paused worker claims nothing, keeps its leases,
 //!   and finishes the crawl once resumed.
 //! - `dashboard`: `crawler-dashboard`'s endpoints, and its page in headless Chromium (`browser`:
@@ -71,6 +75,7 @@ mod hostile;
 mod hosts;
 mod mariadb_server;
 mod metrics;
+mod notify;
 mod options;
 mod partitions;
 mod pause;
@@ -81,4 +86,5 @@ mod repo_files;
 mod report_hosts;
 mod reports;
 mod requests;
+mod rot;
 mod soft404;

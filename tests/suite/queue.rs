@@ -525,7 +525,12 @@ on_every_backend!(
         }
         let page = queue
             .reports()
-            .checked_page(Verdict::Error, None, 0, 10)
+            .checked_page(
+                Verdict::Error,
+                Default::default(),
+                crawler_queue::After::START,
+                10,
+            )
             .await
             .unwrap();
         assert_eq!(
@@ -628,7 +633,12 @@ on_every_backend!(
         assert!(again.sites.iter().all(|s| s.tries == 0));
         let page = queue
             .reports()
-            .checked_page(Verdict::Alive, None, 0, 10)
+            .checked_page(
+                Verdict::Alive,
+                Default::default(),
+                crawler_queue::After::START,
+                10,
+            )
             .await
             .unwrap();
         assert!(
@@ -971,7 +981,12 @@ async fn checked_by_index(queue: &Queue) -> HashMap<usize, crawler_queue::Checke
     for verdict in Verdict::ALL {
         for site in queue
             .reports()
-            .checked_page(verdict, None, 0, 100)
+            .checked_page(
+                verdict,
+                Default::default(),
+                crawler_queue::After::START,
+                100,
+            )
             .await
             .unwrap()
         {

@@ -201,8 +201,8 @@ fn provider() -> PathBuf {
         .find(|path| path.is_file())
         .unwrap_or_else(|| {
             panic!(
-                "libgalera_smm.so not found in {PROVIDERS:?}: install galera-4 \
-                 (apt-get install galera-4); the Galera tests start their own cluster with it"
+                "{} (looked in {PROVIDERS:?}); the Galera tests start their own cluster with it",
+                crate::not_installed("libgalera_smm.so", "galera-4")
             )
         })
 }

@@ -23,7 +23,8 @@ impl Nginx {
     pub fn serve(root: &Path) -> Nginx {
         assert!(
             Path::new(NGINX).exists(),
-            "{NGINX} is not installed: apt-get install nginx-light"
+            "{}",
+            crate::not_installed(NGINX, "nginx-light")
         );
         let dir = tempfile::Builder::new().prefix("nginx").tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")

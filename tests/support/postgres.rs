@@ -302,9 +302,11 @@ fn bin_dir() -> PathBuf {
     dirs.sort();
     dirs.pop().map(|(_, bin)| bin).unwrap_or_else(|| {
         panic!(
-            "no PostgreSQL server in /usr/lib/postgresql/*/bin (initdb, postgres): install \
-             postgresql (apt-get install postgresql); the tests start their own private server \
-             with it"
+            "{}; the tests start their own private server with it",
+            crate::not_installed(
+                "a PostgreSQL server (/usr/lib/postgresql/*/bin/initdb, postgres)",
+                "postgresql"
+            )
         )
     })
 }
@@ -321,7 +323,11 @@ fn server_user() -> Option<(u32, u32)> {
     if user.is_null() {
         panic!(
             "the tests run as root and PostgreSQL refuses root, and there is no `postgres` user \
-             to run it as: install postgresql (apt-get install postgresql), which creates it"
+             to run it as: {}",
+            crate::not_installed(
+                "PostgreSQL's package (which creates the user)",
+                "postgresql"
+            )
         );
     }
     // SAFETY: checked non-null above.

@@ -56,16 +56,28 @@ impl Answer {
 /// Requests answered, by `METHOD /path?query`.
 type Requests = Arc<Mutex<HashMap<String, usize>>>;
 
+/// The pages a site serves, which a test may change between passes.
+type Pages = Arc<Mutex<HashMap<String, Answer>>>;
+
 /// A running static site; it stops with the test's runtime.
 pub struct StaticSite {
     pub addr: SocketAddr,
     requests: Requests,
+    pages: Pages,
 }
 
 impl StaticSite {
     /// `http://ADDR` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
+    }
+
+    /// From now on, `path` answers `answer` (a page that dies, recovers or moves).
+    pub fn set(&self, path: &str, answer: Answer) {
+        self.pages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path.to_owned(), answer);
     }
 
     /// Requests answered so far, by `METHOD /path?query` (`GET /docs/a.html`).
@@ -87,14 +99,15 @@ pub async fn spawn_static_site(ip: &str, pages: HashMap<String, Answer>) -> Stat
 pub fn serve_static(listener: TcpListener, pages: HashMap<String, Answer>) -> StaticSite {
     let addr = listener.local_addr().unwrap();
     let requests = Requests::default();
-    let pages = Arc::new(pages);
+    let pages: Pages = Arc::new(Mutex::new(pages));
+    let served = pages.clone();
     let counted = requests.clone();
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
-            let (pages, counted) = (pages.clone(), counted.clone());
+            let (pages, counted) = (served.clone(), counted.clone());
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |request: Request<Incoming>| {
                     let target = request
@@ -106,7 +119,11 @@ pub fn serve_static(listener: TcpListener, pages: HashMap<String, Answer>) -> St
                         .unwrap_or_else(PoisonError::into_inner)
                         .entry(format!("{} {target}", request.method()))
                         .or_default() += 1;
-                    let answer = pages.get(&target).cloned();
+                    let answer = pages
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get(&target)
+                        .cloned();
                     async move { Ok::<_, Infallible>(respond(answer)) }
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -115,7 +132,11 @@ pub fn serve_static(listener: TcpListener, pages: HashMap<String, Answer>) -> St
             });
         }
     });
-    StaticSite { addr, requests }
+    StaticSite {
+        addr,
+        requests,
+        pages,
+    }
 }
 
 fn respond(answer: Option<Answer>) -> Response<Full<Bytes>> {

@@ -7,6 +7,8 @@
 //! - [`seed`]: streaming them into the queue.
 //! - [`reap`]: one pass, or every interval under the fleet's reaper lease (the queue's
 //!   `Reaping::reap_as_leader`, which the workers call too).
+//! - [`notify`]: each change of verdict POSTed to a webhook, in digests (`crawler-reap
+//!   --notify`), under the notifier's lease.
 //! - [`control`]: pausing and resuming the fleet (`crawler-reap --pause`, the dashboard).
 //! - [`report`]: checked sites, hosts and the summary in four formats, to stdout or a file.
 //! - [`dashboard`]: a live web page of the crawl (`crawler-dashboard`).
@@ -15,6 +17,7 @@
 pub mod control;
 pub mod dashboard;
 pub mod input;
+pub mod notify;
 pub mod reap;
 pub mod redact;
 pub mod report;
@@ -77,6 +80,14 @@ pub enum Error {
     },
     #[error("cannot fetch {url}: {why}")]
     Sitemap { url: String, why: String },
+    /// The notify URL did not acknowledge a digest (`crawler-reap --notify` without `--every`);
+    /// it stays stored for the next run. The URL is a secret: never named.
+    #[error("the notify URL did not acknowledge digest {digest} after {tries} tries ({refused}); it is kept and sent by the next run")]
+    Notify {
+        digest: String,
+        tries: u32,
+        refused: String,
+    },
 }
 
 impl Error {

@@ -47,6 +47,8 @@ async fn recheck(queue: &Queue, config: &ReapConfig, mut reaped: Reaped) -> Resu
     }
     if let Some(age) = config.prune_history_after {
         reaped.pruned = Some(queue.prune_verdict_changes(age).await?);
+        // The notifier's acknowledged digests age with the history they told.
+        queue.notifier().prune(age).await?;
     }
     Ok(reaped)
 }

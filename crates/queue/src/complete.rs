@@ -342,13 +342,15 @@ impl Queue {
         // The verdicts these results replace go to the history first, read from the rows the
         // claim still holds: only where the verdict changed since the claim (a first verdict
         // replaces none; a recheck that finds what it found before costs the history nothing).
+        // A failure fails the write-back, which is tried again, so no change goes unrecorded;
+        // recording a verdict the site still has is true whatever follows (history.rs).
         let replaced: Vec<(i64, i64)> = rows
             .iter()
             .filter(|r| r.outcome.replaces_verdict())
             .map(|r| claimed(&r.outcome.site))
             .collect();
         if !replaced.is_empty() {
-            self.record_replaced(&padded(&replaced)).await;
+            self.record_replaced(&padded(&replaced)).await?;
         }
         let verdict = shared.verdict;
         let dead = i32::from(verdict == Verdict::Dead);
@@ -370,6 +372,7 @@ impl Queue {
                     }
                 }
                 q = q
+                    .bind(i32::from(shared.begins))
                     .bind(i32::from(shared.begins))
                     .bind(verdict.as_str())
                     .bind(shared.status.map(i32::from))
@@ -488,7 +491,8 @@ impl Queue {
             format!(
                 "UPDATE {} SET checked_by = owner, state = {{done}}, owner = NULL, expires_at = NULL, \
                  checked_at = {{now}}, next_check_at = {{now}}, \
-                 verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {{now}} END, verdict = ?, \
+                 verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {{now}} END, \
+                 previous_verdict = CASE WHEN verdict = ? THEN previous_verdict ELSE verdict END, verdict = ?, \
                  http_status = NULL, error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, \
                  tries = 0, detail = NULL, \
                  attempts = ?, consecutive_failures = consecutive_failures + 1, \
@@ -498,9 +502,17 @@ impl Queue {
             )
         });
         let site = &outcome.site;
+        if site
+            .last_verdict
+            .as_deref()
+            .is_some_and(|v| v != Verdict::Error.as_str())
+        {
+            self.record_replaced(&[claimed(site)]).await?;
+        }
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {
                 let q = sqlx::query(&sql)
+                    .bind(Verdict::Error.as_str())
                     .bind(Verdict::Error.as_str())
                     .bind(Verdict::Error.as_str())
                     .bind(ErrorKind::Unstorable.as_str())
@@ -554,7 +566,8 @@ impl<'a> Shared<'a> {
 /// values, fenced ([`fenced`], `held`); for a `deferred` write, due again after a delay per
 /// row rather than at once. Every column reads only bound values and the row's old values,
 /// never a column this statement changed before it (MySQL evaluates SET left to right with
-/// the new values, SQLite and PostgreSQL with the old ones): `checked_by` reads `owner`
+/// the new values, SQLite and PostgreSQL with the old ones): `previous_verdict` reads
+/// `verdict` before `verdict` is written, `checked_by` reads `owner`
 /// (the claiming worker) before `owner` is cleared, `attempts` reads `tries` before
 /// `tries` is reset, and `confirm_check_at` reads `confirmed_at` only for a dead result, which
 /// leaves `confirmed_at` as it was. The old row is the one the claim read (a claimed row
@@ -568,7 +581,8 @@ fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
     format!(
         "UPDATE {} SET checked_by = owner, state = {{done}}, owner = NULL, expires_at = NULL, \
          checked_at = {{now}}, next_check_at = {next_check_at}, \
-         verdict_since = CASE WHEN ? = 1 THEN {{now}} ELSE verdict_since END, verdict = ?, \
+         verdict_since = CASE WHEN ? = 1 THEN {{now}} ELSE verdict_since END, \
+         previous_verdict = CASE WHEN ? = 1 THEN verdict ELSE previous_verdict END, verdict = ?, \
          http_status = ?, error_kind = ?, final_url = {case}, redirects = ?, latency_ms = {case}, \
          attempts = tries + 1, tries = 0, consecutive_failures = consecutive_failures * ? + ?, \
          detail = ?, fragment = ?, \

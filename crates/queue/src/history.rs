@@ -9,10 +9,16 @@
 //! a final write-back records the verdicts of the sites whose new verdict differs from the one
 //! they had when claimed (`Site::last_verdict`), read from the rows its claim still holds; a
 //! host decided at once records those of the host's pending sites it is about to decide.
-//! Each row records the verdict with the time it began, unless the site's latest recorded
-//! change is that verdict already, which makes it idempotent: a retry, or a second write-back of
-//! the same rows, records nothing more. It is best effort: a failure (after the retries) is
-//! logged and the write goes on; the history then misses that verdict. Rows written before
+//! Each row records the verdict with the time it began and the verdict it had replaced, unless
+//! the site's latest recorded change is that verdict already, which makes it idempotent: a
+//! retry, or a second write-back of the same rows, records nothing more. So recording before
+//! the write is never false, whatever follows: the site had that verdict, and if the write
+//! fails, the site still has it and the next write records nothing twice. And a failure to
+//! record (after the retries) fails the write, which is tried again: no change goes
+//! unrecorded. What `crawler-report --changed-since` and the notifier read needs none of this:
+//! the current verdict's start and the one it replaced are columns of the site's own row
+//! (`verdict_since`, `previous_verdict`), written by the statement that writes the verdict
+//! (`changes.rs`). Rows written before
 //! `verdict_since` existed recorded every verdict, the current one included: the reader shows
 //! a current verdict only when the latest recorded change is not that verdict. Pruning drops
 //! changes older than a given age; the current verdict is in `sites`, never pruned. A site's
@@ -39,11 +45,16 @@ pub struct VerdictChange {
     pub verdict: String,
     pub http_status: Option<i32>,
     pub error_kind: Option<String>,
+    /// The verdict this one replaced; none for a site's first (and for changes recorded
+    /// before this was).
+    pub previous_verdict: Option<String>,
 }
 
 /// The columns a replaced verdict is recorded with, read from its `sites` row.
-const REPLACED: &str = "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
-                        SELECT id, COALESCE(verdict_since, checked_at), verdict, http_status, error_kind";
+const REPLACED: &str = "INSERT INTO verdict_changes \
+                        (site_id, changed_at, verdict, http_status, error_kind, previous_verdict) \
+                        SELECT id, COALESCE(verdict_since, checked_at), verdict, http_status, \
+                        error_kind, previous_verdict";
 
 /// Which `sites` rows have a verdict to record: one, not their latest recorded change.
 const UNRECORDED: &str = "verdict IS NOT NULL AND checked_at IS NOT NULL AND COALESCE(\
@@ -53,8 +64,8 @@ const UNRECORDED: &str = "verdict IS NOT NULL AND checked_at IS NOT NULL AND COA
 impl Queue {
     /// Records the verdicts of `rows` (each a site's id and the token of the claim that holds
     /// it), sites about to get another verdict (their result differs from the verdict they had
-    /// when claimed). Best effort: a failure is logged, never returned.
-    pub(crate) async fn record_replaced(&self, rows: &[(i64, i64)]) {
+    /// when claimed).
+    pub(crate) async fn record_replaced(&self, rows: &[(i64, i64)]) -> Result<(), sqlx::Error> {
         // Through the primary key, each row fenced by its own claim's token.
         let sql = cached!(self.db.dialect(), rows.len(), |dialect, n| {
             format!(
@@ -63,7 +74,7 @@ impl Queue {
                 owned_rows(dialect, "{claimed}", n)
             )
         });
-        let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
+        with_pool!(&self.db, pool => {
             retry("record verdict changes", || {
                 let mut q = sqlx::query(&sql);
                 for value in owned_rows_binds(rows.iter().copied()) {
@@ -73,10 +84,7 @@ impl Queue {
             })
             .await
             .map(drop)
-        });
-        if let Err(error) = recorded {
-            tracing::warn!(%error, "cannot record verdict changes; the history misses them");
-        }
+        })
     }
 
     /// Records the verdicts of the pending sites of `host` under `prefix` (in the partitions
@@ -87,7 +95,7 @@ impl Queue {
         host: &str,
         prefix: &str,
         verdict: Verdict,
-    ) {
+    ) -> Result<(), Error> {
         let sql = cached!(self.db.dialect(), |dialect| {
             format!(
                 "{REPLACED} FROM {} WHERE host = ? AND SUBSTR(url, 1, ?) = ? AND state = {{pending}} \
@@ -95,7 +103,7 @@ impl Queue {
                 sites_using(dialect, SitesIndex::Host)
             )
         });
-        let recorded: Result<(), sqlx::Error> = with_pool!(&self.db, pool => {
+        with_pool!(&self.db, pool => {
             retry("record verdict changes", || {
                 sqlx::query(sql)
                     .bind(host)
@@ -105,12 +113,9 @@ impl Queue {
                     .bind(verdict.as_str())
                     .execute(pool)
             })
-            .await
-            .map(drop)
+            .await?;
         });
-        if let Err(error) = recorded {
-            tracing::warn!(%error, "cannot record verdict changes; the history misses them");
-        }
+        Ok(())
     }
 
     /// Deletes the verdict changes recorded longer ago than `older_than`; returns how many. A
@@ -147,13 +152,14 @@ impl Reports<'_> {
     pub async fn verdict_changes(&self, id: i64) -> Result<Vec<VerdictChange>, Error> {
         let recorded = &cached!(
             self.db.dialect(),
-            "SELECT changed_at, verdict, http_status, error_kind FROM verdict_changes \
-             WHERE site_id = ? ORDER BY id"
+            "SELECT changed_at, verdict, http_status, error_kind, previous_verdict \
+             FROM verdict_changes WHERE site_id = ? ORDER BY id"
         );
         let current = &cached!(
             self.db.dialect(),
             "SELECT COALESCE(verdict_since, checked_at) AS changed_at, verdict, http_status, \
-             error_kind FROM sites WHERE id = ? AND verdict IS NOT NULL AND checked_at IS NOT NULL"
+             error_kind, previous_verdict FROM sites \
+             WHERE id = ? AND verdict IS NOT NULL AND checked_at IS NOT NULL"
         );
         let (mut changes, current) = with_pool!(&self.db, pool => {
             let changes = retry("read verdict changes", || {

@@ -149,13 +149,14 @@ impl Hosts<'_> {
         self.record_unreachable(host, Some(why)).await?;
         self.queue
             .record_replaced_of_host(parts_token, host, &prefix, Verdict::Unreachable)
-            .await;
+            .await?;
         let sql = cached!(self.queue.db.dialect(), decide_pending);
         let mut written = 0;
         loop {
             let n = with_pool!(&self.queue.db, pool => {
                 retry("decide a host", || {
                     sqlx::query(sql)
+                        .bind(Verdict::Unreachable.as_str())
                         .bind(Verdict::Unreachable.as_str())
                         .bind(Verdict::Unreachable.as_str())
                         .bind(why.kind.as_str())
@@ -329,9 +330,9 @@ fn record_checks(dialect: Dialect, n: usize) -> String {
 }
 
 /// For [`cached`]: gives up to n pending sites of a host under an origin (in the held
-/// partitions) the host's verdict. Binds: verdict, verdict again, error kind, detail, host,
-/// origin prefix length, origin prefix, parts token, n. `verdict_since` is read before
-/// `verdict` is written: MySQL assigns left to right.
+/// partitions) the host's verdict. Binds: verdict three times, error kind, detail, host,
+/// origin prefix length, origin prefix, parts token, n. `verdict_since` and
+/// `previous_verdict` read `verdict` before it is written: MySQL assigns left to right.
 fn decide_pending(dialect: Dialect) -> String {
     limited_update(
         dialect,
@@ -339,6 +340,7 @@ fn decide_pending(dialect: Dialect) -> String {
         "state = {done}, owner = NULL, checked_by = NULL, expires_at = NULL, \
          checked_at = {now}, next_check_at = {now}, \
          verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {now} END, \
+         previous_verdict = CASE WHEN verdict = ? THEN previous_verdict ELSE verdict END, \
          verdict = ?, http_status = NULL, \
          error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
          attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?, \

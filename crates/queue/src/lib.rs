@@ -81,6 +81,7 @@ pub mod follow;
 pub mod history;
 pub mod hosts;
 pub mod metrics;
+pub mod notify;
 pub mod parts;
 pub mod queue;
 pub mod reap;
@@ -111,12 +112,13 @@ pub use error::{error_chain, Error};
 pub use follow::{Added, Crawl, Follow, Frontier, Links, NewCrawl, Page};
 pub use history::VerdictChange;
 pub use hosts::{HostChecks, HostPace, HostState, Hosts, Throttled, Unreachable};
+pub use notify::{Advanced, Change, Cursor, Digest, Notifier};
 pub use parts::{part_of, HeldPart, Partitions, PARTS};
 pub use queue::{Batch, Queue, Site};
 pub use reap::{Reaped, Reaping};
 pub use report::{
-    Backoff, Checked, ChecksIn, HostFilter, HostRow, Only, Reports, StateCounts, VerdictsIn,
-    WorkerRow,
+    After, Backoff, ChangeCount, Checked, ChecksIn, HostFilter, HostRow, Only, Reports, Scope,
+    StateCounts, VerdictsIn, WorkerRow,
 };
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};

@@ -19,8 +19,9 @@ pub(super) fn install_db() -> PathBuf {
 
 fn missing(program: &str) -> ! {
     panic!(
-        "{program} not found in PATH, /usr/sbin or /usr/local/sbin: install mariadb-server \
-         (apt-get install mariadb-server); the tests start their own private server with it"
+        "{} (looked in PATH, /usr/sbin, /usr/local/sbin); the tests start their own private \
+         server with it",
+        crate::not_installed(program, "mariadb-server-core")
     )
 }
 

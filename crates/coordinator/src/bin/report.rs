@@ -7,10 +7,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use crawler_cli::{self as cli, parse_args, DatabaseArgs, LogArgs};
 use crawler_coordinator::report::{
-    parse_host, write_by_page, write_hosts, write_sites, write_summary, FailOn, Format, Output,
+    parse_host, parse_since, write_by_page, write_change_summary, write_hosts, write_sites,
+    write_summary, FailOn, Format, Output, Since,
 };
 use crawler_coordinator::Error;
-use crawler_queue::{HostFilter, Missing, Only, Reports, Verdict};
+use crawler_queue::{HostFilter, Missing, Only, Reports, Scope, Verdict};
 
 /// Lists checked sites by verdict, or hosts, or summarizes the crawl (what it prints with no
 /// filter). With --fail-on, exits 4 when it finds such a site.
@@ -61,6 +62,15 @@ struct Args {
     #[arg(long, value_name = "HOST[:PORT]", value_parser = parse_host)]
     host: Option<HostFilter>,
 
+    /// Only the sites whose verdict changed at WHEN or after, with the verdict each had before
+    /// (none for a new link's first verdict) and when it changed: an RFC 3339 time
+    /// (2026-12-04T10:00:00Z), a date (its midnight, UTC) or a duration before now on the
+    /// database's clock (24h, 7d). With the verdict filters: --dead the newly dead, --alive the
+    /// recovered, --all every change; --fail-on then counts only these. With --summary, or
+    /// alone: the changes counted by previous and new verdict.
+    #[arg(long, value_name = "WHEN", value_parser = parse_since, conflicts_with_all = ["hosts", "by_page"])]
+    changed_since: Option<Since>,
+
     /// Per host, in host order: its sites, how many per verdict, how many pending or claimed,
     /// the worker holding it, its backoff and its last 429 or 503. Not with the verdict
     /// filters or --summary.
@@ -84,11 +94,11 @@ struct Args {
     #[arg(long)]
     summary: bool,
 
-    /// Exit 4 when any site (of --host, if given) is dead, or not alive (dead, blocked,
-    /// unreachable or error), or confirmed dead (crawler-worker --confirm), or is a link to a
-    /// section its page lacks (missing-fragment), whatever the report lists; after writing the
-    /// report. Several, comma-separated or repeated: any of them fails. Sites not checked yet,
-    /// and excluded ones, count for none.
+    /// Exit 4 when any site (of --host, if given; changed since --changed-since, if given) is
+    /// dead, or not alive (dead, blocked, unreachable or error), or confirmed dead
+    /// (crawler-worker --confirm), or is a link to a section its page lacks (missing-fragment),
+    /// whatever the report lists; after writing the report. Several, comma-separated or
+    /// repeated: any of them fails. Sites not checked yet, and excluded ones, count for none.
     #[arg(long, value_enum, value_name = "WHAT", value_delimiter = ',')]
     fail_on: Vec<FailOn>,
 
@@ -183,23 +193,40 @@ fn main() -> ExitCode {
         Missing::Refuse,
         async |queue| {
             let reports = queue.reports();
-            let written = match report(&args, reports, &mut out).await {
+            let since = match args.changed_since {
+                Some(since) => match reports.now().await {
+                    Ok(now) => Some(since.millis(now)),
+                    Err(error) => return cli::runtime_error(&error),
+                },
+                None => None,
+            };
+            let scope = Scope {
+                only: Only::All,
+                host: args.host.as_ref(),
+                changed_since: since,
+            };
+            let written = match report(&args, reports, scope, &mut out).await {
                 Ok(()) => out.finish(),
                 Err(error) => Err(error),
             };
             match written {
-                Ok(()) => exit_code(&args, reports).await,
+                Ok(()) => exit_code(&args, reports, scope).await,
                 // The reader went away (`| head`): what it read stands, and so does --fail-on.
-                Err(error) if error.is_broken_pipe() => exit_code(&args, reports).await,
+                Err(error) if error.is_broken_pipe() => exit_code(&args, reports, scope).await,
                 Err(error) => cli::runtime_error(&error),
             }
         },
     )
 }
 
-/// Writes what `args` ask for: the hosts, or the sites and the summary.
-async fn report(args: &Args, reports: Reports<'_>, out: &mut impl Write) -> Result<(), Error> {
-    let host = args.host.as_ref();
+/// Writes what `args` ask for: the hosts, or the sites (of `scope`) and the summary.
+async fn report(
+    args: &Args,
+    reports: Reports<'_>,
+    scope: Scope<'_>,
+    out: &mut impl Write,
+) -> Result<(), Error> {
+    let host = scope.host;
     if args.hosts {
         let host = host.map(HostFilter::host);
         return write_hosts(reports, host, args.format, out).await.map(drop);
@@ -209,22 +236,27 @@ async fn report(args: &Args, reports: Reports<'_>, out: &mut impl Write) -> Resu
     }
     let passes = args.passes();
     if !passes.is_empty() {
-        write_sites(reports, &passes, host, args.format, &args.fail_on, out).await?;
+        write_sites(reports, &passes, scope, args.format, &args.fail_on, out).await?;
     }
     if args.summary || passes.is_empty() {
-        write_summary(reports, args.format, out).await?;
+        match scope.changed_since {
+            Some(since) => write_change_summary(reports, since, host, args.format, out)
+                .await
+                .map(drop)?,
+            None => write_summary(reports, args.format, out).await?,
+        }
     }
     Ok(())
 }
 
 /// 4 when a site in the report's scope is what one of `--fail-on` names, 0 otherwise.
-async fn exit_code(args: &Args, reports: Reports<'_>) -> ExitCode {
+async fn exit_code(args: &Args, reports: Reports<'_>, scope: Scope<'_>) -> ExitCode {
     for fail_on in &args.fail_on {
-        let host = args.host.as_ref();
-        match reports
-            .any_checked(fail_on.verdicts(), fail_on.only(), host)
-            .await
-        {
+        let scope = Scope {
+            only: fail_on.only(),
+            ..scope
+        };
+        match reports.any_checked(fail_on.verdicts(), scope).await {
             Ok(true) => return ExitCode::from(cli::EXIT_FOUND),
             Ok(false) => {}
             Err(error) => return cli::runtime_error(&error),

@@ -123,6 +123,8 @@ impl Finding<'_> {
                     Only::All => true,
                     Only::Confirmed => self.confirmed,
                     Only::MissingFragments => self.missing_fragment,
+                    // No `--fail-on` names moved links yet.
+                    Only::Moved => false,
                 }
         };
         match fail_on.iter().any(counted) {

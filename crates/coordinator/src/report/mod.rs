@@ -4,6 +4,9 @@
 //! # Layout
 //! - `sites`: checked sites by verdict ([`write_sites`]), with the pages they were found on.
 //! - `by_page`: dead links grouped by the page that carries them ([`write_by_page`]).
+//! - `changes`: how many sites went from each verdict to each other since a time
+//!   ([`write_change_summary`]); `since`: that time, as `--changed-since` takes it
+//!   ([`parse_since`]).
 //! - `hosts`: per host, its sites, the worker holding it, its throttling ([`write_hosts`]).
 //! - `summary`: counts, workers, the hosts with the most dead sites ([`write_summary`]).
 //! - `rows`: what the reports share: each format's framing, CSV quoting.
@@ -13,19 +16,23 @@
 //! - `output`: stdout, or a file written whole or not at all ([`Output`]).
 
 mod by_page;
+mod changes;
 mod github;
 mod host;
 mod hosts;
 mod output;
 mod rows;
 mod sarif;
+mod since;
 mod sites;
 pub(crate) mod summary;
 
 pub use by_page::write_by_page;
+pub use changes::write_change_summary;
 pub use host::parse_host;
 pub use hosts::write_hosts;
 pub use output::Output;
+pub use since::{parse_since, Since};
 pub use sites::write_sites;
 pub use summary::write_summary;
 

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{Checked, Fragment, HostFilter, Only, Reports, Verdict};
+use crawler_queue::{After, Checked, Fragment, Only, Reports, Scope, Verdict};
 use serde::Serialize;
 
 use super::github::Finding;
@@ -17,7 +17,7 @@ const PAGE: u32 = 5000;
 
 /// The columns in order: the CSV header's, the JSON keys. New columns go at the end, so that
 /// scripts reading CSV by position keep working.
-const COLUMNS: [&str; 19] = [
+const COLUMNS: [&str; 21] = [
     "url",
     "verdict",
     "status",
@@ -37,6 +37,8 @@ const COLUMNS: [&str; 19] = [
     "archived_url",
     "archived_at",
     "fragment",
+    "changed_at",
+    "previous_verdict",
 ];
 
 /// One site as the machine-readable formats print it (a contract: scripts depend on the keys,
@@ -75,13 +77,20 @@ struct Record<'a> {
     archived_at: Option<String>,
     /// For a link to a section (`page#section`): `found` or `missing` in its alive page.
     fragment: Option<&'static str>,
+    /// RFC 3339: when its current verdict began (its first, or a change).
+    changed_at: String,
+    /// The verdict the current one replaced; none for a site's first verdict.
+    previous_verdict: Option<Verdict>,
+    /// The report lists changes (`--changed-since`): text says what each replaced.
+    #[serde(skip)]
+    changes: bool,
     /// The JUnit test case's class.
     #[serde(skip)]
     host: &'a str,
 }
 
 impl<'a> Record<'a> {
-    fn new(site: &'a Checked, found_on: &'a [String]) -> Record<'a> {
+    fn new(site: &'a Checked, found_on: &'a [String], changes: bool) -> Record<'a> {
         Record {
             url: strip_userinfo(&site.url),
             verdict: site.verdict,
@@ -102,6 +111,9 @@ impl<'a> Record<'a> {
             archived_url: site.archived_url.as_deref(),
             archived_at: site.archived_at.map(rfc3339),
             fragment: site.fragment.map(|f| f.as_str()),
+            changed_at: rfc3339(site.changed_at),
+            previous_verdict: site.previous_verdict,
+            changes,
             host: &site.host,
         }
     }
@@ -121,6 +133,15 @@ impl<'a> Record<'a> {
     /// Whether it links to a section its page lacks.
     fn missing_fragment(&self) -> bool {
         self.fragment == Some(Fragment::Missing.as_str())
+    }
+
+    /// When its verdict began, for a person: the day, and what it replaced.
+    fn since_cell(&self) -> String {
+        let day = &self.changed_at[..10.min(self.changed_at.len())];
+        match self.previous_verdict {
+            Some(previous) => format!("{day} (was {previous})"),
+            None => format!("{day} (new)"),
+        }
     }
 
     /// Where it was found, for a person: the first page, and how many more.
@@ -164,6 +185,8 @@ impl Row for Record<'_> {
             self.archived_url.unwrap_or("").into(),
             self.archived_at.as_deref().unwrap_or("").into(),
             self.fragment.unwrap_or("").into(),
+            Cow::Borrowed(self.changed_at.as_str()),
+            self.previous_verdict.map_or("", Verdict::as_str).into(),
         ]
     }
 
@@ -176,6 +199,7 @@ impl Row for Record<'_> {
             "Found on",
             "Archived copy",
             "Fragment",
+            "Since",
         ]
         .map(str::to_owned)
         .to_vec()
@@ -209,6 +233,7 @@ impl Row for Record<'_> {
             super::rows::markdown_cell(&self.found_on_line().unwrap_or_default()).into_owned(),
             archived.map(|a| a.replace('|', "%7C")).unwrap_or_default(),
             self.fragment.unwrap_or_default().to_owned(),
+            self.since_cell(),
         ] {
             write!(out, " {cell} |")?;
         }
@@ -244,6 +269,10 @@ impl Row for Record<'_> {
             }
             if let Some(at) = &self.confirmed_at {
                 body += &format!("\nconfirmed dead: {at}");
+            }
+            body += &format!("\n{} since: {}", self.verdict, self.changed_at);
+            if let Some(previous) = self.previous_verdict {
+                body += &format!("\nprevious verdict: {previous}");
             }
             if let Some(url) = self.archived_url {
                 body += &format!("\narchived copy: {url}");
@@ -315,34 +344,39 @@ impl Row for Record<'_> {
         if let Some(url) = self.archived_url {
             write!(out, " archived {url}")?;
         }
+        if self.changes {
+            match self.previous_verdict {
+                Some(previous) => write!(out, " was {previous}")?,
+                None => write!(out, " new")?,
+            }
+            write!(out, " since {}", self.changed_at)?;
+        }
         Ok(())
     }
 }
 
-/// Writes every checked site of `passes` (each a verdict and which of its sites; of `host`)
-/// to `out`, pass after pass; returns the count. In the annotation formats, what `fail_on`
-/// counts is an error.
+/// Writes every checked site of `passes` (each a verdict and which of its sites), in `scope`
+/// (its host and time; its `only` is each pass's), to `out`, pass after pass; returns the
+/// count. In the annotation formats, what `fail_on` counts is an error.
 pub async fn write_sites(
     reports: Reports<'_>,
     passes: &[(Verdict, Only)],
-    host: Option<&HostFilter>,
+    scope: Scope<'_>,
     format: Format,
     fail_on: &[FailOn],
     out: &mut impl Write,
 ) -> Result<u64, Error> {
     let tally = match format {
-        Format::Junit => Some(tally(reports, passes, host).await?),
+        Format::Junit => Some(tally(reports, passes, scope).await?),
         _ => None,
     };
+    let changes = scope.changed_since.is_some();
     let mut rows = Rows::start_tallied::<Record>(out, format, tally)?.failing_on(fail_on);
     for &(verdict, only) in passes {
-        let mut after = 0;
+        let scope = Scope { only, ..scope };
+        let mut after = After::START;
         loop {
-            let page = match only {
-                Only::Confirmed => reports.confirmed_dead_page(host, after, PAGE).await?,
-                Only::MissingFragments => reports.missing_fragments_page(host, after, PAGE).await?,
-                Only::All => reports.checked_page(verdict, host, after, PAGE).await?,
-            };
+            let page = reports.checked_page(verdict, scope, after, PAGE).await?;
             let found: Vec<i64> = page
                 .iter()
                 .filter(|s| s.found_count > 0)
@@ -351,10 +385,10 @@ pub async fn write_sites(
             let referrers = reports.referrers_of(&found).await?;
             for site in &page {
                 let found_on = referrers.get(&site.id).map_or(&[][..], Vec::as_slice);
-                rows.write(&Record::new(site, found_on))?;
+                rows.write(&Record::new(site, found_on, changes))?;
             }
             match page.last() {
-                Some(last) if page.len() == PAGE as usize => after = last.id,
+                Some(last) if page.len() == PAGE as usize => after = After::site(last),
                 _ => break,
             }
         }
@@ -367,18 +401,23 @@ pub async fn write_sites(
 async fn tally(
     reports: Reports<'_>,
     passes: &[(Verdict, Only)],
-    host: Option<&HostFilter>,
+    scope: Scope<'_>,
 ) -> Result<Tally, Error> {
     let mut tally = Tally::default();
     for &(verdict, only) in passes {
-        let n = reports.checked_count(&[verdict], only, host).await?;
+        let n = reports
+            .checked_count(&[verdict], Scope { only, ..scope })
+            .await?;
         tally.tests += n;
         match verdict {
             Verdict::Excluded => tally.skipped += n,
             Verdict::Alive if only == Only::MissingFragments => tally.failures += n,
             Verdict::Alive => {
-                let missing = Only::MissingFragments;
-                tally.failures += reports.checked_count(&[verdict], missing, host).await?;
+                let missing = Scope {
+                    only: Only::MissingFragments,
+                    ..scope
+                };
+                tally.failures += reports.checked_count(&[verdict], missing).await?;
             }
             _ => tally.failures += n,
         }
@@ -415,6 +454,9 @@ mod tests {
             archived_url: None,
             archived_at: None,
             fragment: None,
+            changed_at: 1_795_000_000_000,
+            previous_verdict: Some(Verdict::Alive),
+            moved_to: None,
         }
     }
 
@@ -430,8 +472,8 @@ mod tests {
             ..moved()
         };
         let found_on = ["https://a.example/".to_owned()];
-        let record = Record::new(&site, &found_on);
-        assert_eq!(record.csv_fields().last().unwrap(), "missing");
+        let record = Record::new(&site, &found_on, false);
+        assert_eq!(record.csv_fields()[18], "missing");
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
         assert_eq!(
@@ -447,13 +489,17 @@ mod tests {
             fragment: Some(crawler_queue::Fragment::Found),
             ..site
         };
-        assert!(Record::new(&found, &[]).junit().unwrap().failure.is_none());
+        assert!(Record::new(&found, &[], false)
+            .junit()
+            .unwrap()
+            .failure
+            .is_none());
     }
 
     #[test]
     fn json_keys_are_the_csv_columns_in_order() {
         let site = moved();
-        assert_json_keys(&Record::new(&site, &[]), &COLUMNS);
+        assert_json_keys(&Record::new(&site, &[], false), &COLUMNS);
         assert_eq!(Record::csv_header(), COLUMNS.join(","));
     }
 
@@ -461,9 +507,10 @@ mod tests {
     fn every_column_prints_in_csv_and_missing_ones_are_empty() {
         let site = moved();
         assert_eq!(
-            Record::new(&site, &[]).csv_fields().join("|"),
+            Record::new(&site, &[], false).csv_fields().join("|"),
             "https://a.example/old|dead|404||https://a.example/new,page|2026-11-18T11:06:40.123Z|\
-             1|35|2|2026-11-18T11:06:40Z|3|||0|2026-11-18T11:06:40Z||||"
+             1|35|2|2026-11-18T11:06:40Z|3|||0|2026-11-18T11:06:40Z|||||\
+             2026-11-18T11:06:40Z|alive"
         );
         let never = Checked {
             verdict: Verdict::Unreachable,
@@ -476,10 +523,10 @@ mod tests {
             dead_since: None,
             ..moved()
         };
-        let record = Record::new(&never, &[]);
+        let record = Record::new(&never, &[], false);
         assert_eq!(
             record.csv_fields().join("|"),
-            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|||0|||||"
+            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|||0||||||2026-11-18T11:06:40Z|alive"
         );
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
@@ -494,7 +541,7 @@ mod tests {
             detail: Some("same final URL as probe /x.html: https://a.example/login".into()),
             ..moved()
         };
-        let record = Record::new(&soft, &[]);
+        let record = Record::new(&soft, &[], false);
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
         assert_eq!(
@@ -523,7 +570,7 @@ mod tests {
             "https://a.example/a".to_owned(),
             "https://a.example/b".to_owned(),
         ];
-        let record = Record::new(&site, &pages);
+        let record = Record::new(&site, &pages, false);
         let json = serde_json::to_value(&record).unwrap();
         assert_eq!(json["found_on"], serde_json::json!(pages));
         assert_eq!(json["found_count"], 3);
@@ -557,7 +604,7 @@ mod tests {
     fn confirmation_and_archived_copy_print_in_every_format() {
         let site = confirmed_and_archived();
         let pages = ["https://a.example/a|b".to_owned()];
-        let record = Record::new(&site, &pages);
+        let record = Record::new(&site, &pages, false);
         let fields = record.csv_fields();
         assert_eq!(
             fields[14..18].join("|"),
@@ -578,14 +625,15 @@ mod tests {
             String::from_utf8(markdown).unwrap(),
             "| https://a.example/old | dead (confirmed) | 404 | HTTP 404 | \
              https://a.example/a\\|b (and 1 more) | \
-             [2013-09-19](http://web.archive.org/web/20130919044612/http://a.example/old) |  |"
+             [2013-09-19](http://web.archive.org/web/20130919044612/http://a.example/old) |  | \
+             2026-11-18 (was alive) |"
         );
     }
 
     #[test]
     fn a_site_that_is_not_alive_is_a_failing_test_case_and_an_alive_one_passes() {
         let site = confirmed_and_archived();
-        let record = Record::new(&site, &[]);
+        let record = Record::new(&site, &[], false);
         let case = record.junit().unwrap();
         assert_eq!(
             (case.classname, case.name),
@@ -616,13 +664,17 @@ mod tests {
             status: Some(200),
             ..moved()
         };
-        assert!(Record::new(&alive, &[]).junit().unwrap().failure.is_none());
+        assert!(Record::new(&alive, &[], false)
+            .junit()
+            .unwrap()
+            .failure
+            .is_none());
         let excluded = Checked {
             verdict: Verdict::Excluded,
             status: None,
             ..moved()
         };
-        let record = Record::new(&excluded, &[]);
+        let record = Record::new(&excluded, &[], false);
         let case = record.junit().unwrap();
         assert!(case.failure.is_none());
         assert_eq!(case.skipped, Some("excluded: not checked"));

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{Only, Reports, Verdict, WorkerRow};
+use crawler_queue::{Only, Reports, Scope, Verdict, WorkerRow};
 use serde::Serialize;
 
 use super::rows::{Row, Rows};
@@ -110,7 +110,13 @@ impl Summary {
         };
         let top_dead_hosts = reports.top_dead_hosts(TOP_DEAD_HOSTS).await?;
         let missing_fragments = reports
-            .checked_count(&[Verdict::Alive], Only::MissingFragments, None)
+            .checked_count(
+                &[Verdict::Alive],
+                Scope {
+                    only: Only::MissingFragments,
+                    ..Scope::default()
+                },
+            )
             .await?;
         Ok(Summary {
             pending: states.pending,

@@ -2,9 +2,12 @@
 //! summaries, progress bars and `--drain`. All of it is [`Reports`], the read-side view of the
 //! queue ([`Queue::reports`]); the queue itself only moves work.
 //!
-//! Pages are keyset-paginated per verdict (`WHERE verdict = ? AND id > ? ORDER BY id LIMIT ?`,
-//! served by the `sites_verdict` index), so a report of millions of rows holds one page in
-//! memory and no statement runs for long. The hosts report pages the same way by host name
+//! Pages are keyset-paginated per verdict, in the order the sites got it
+//! (`WHERE verdict = ? AND (verdict_since, id) > (?, ?) ORDER BY verdict_since, id LIMIT ?`,
+//! served by the `sites_verdict` index, `(verdict, verdict_since, id)`), so a report of
+//! millions of rows holds one page in memory and no statement runs for long, and the sites
+//! whose verdict changed since a time ([`Scope::changed_since`]) are a range of the same
+//! index. The hosts report pages the same way by host name
 //! (`hosts.rs`); `--host HOST[:PORT]` is `host_filter.rs`. For the dashboard: the hosts in
 //! backoff (`backoffs.rs`), the dead sites checked last (`latest_dead.rs`), and the verdicts
 //! and each worker's checks per bucket of time (`over_time.rs`). The view's other
@@ -12,12 +15,14 @@
 //! site's verdict changes (`crate::history`).
 
 mod backoffs;
+mod changes;
 mod host_filter;
 mod hosts;
 mod latest_dead;
 mod over_time;
 
 pub use backoffs::Backoff;
+pub use changes::ChangeCount;
 pub use host_filter::HostFilter;
 use host_filter::Shape;
 pub use hosts::HostRow;
@@ -66,13 +71,20 @@ pub struct Checked {
     pub archived_at: Option<i64>,
     /// For a fragment's site (`page#section`): whether its page has the section.
     pub fragment: Option<Fragment>,
+    /// Unix milliseconds: when its current verdict began (the check that found it), its first
+    /// or a change.
+    pub changed_at: i64,
+    /// The verdict the current one replaced; none for a site's first verdict.
+    pub previous_verdict: Option<Verdict>,
+    /// Where a permanent redirect sends it: the URL to write instead.
+    pub moved_to: Option<String>,
 }
 
 /// The columns a [`CheckedRow`] reads.
 pub(crate) const CHECKED_COLUMNS: &str =
     "id, url, host, verdict, http_status, error_kind, final_url, \
      checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures, detail, found_count, \
-     dead_since, confirmed_at, archived_url, archived_at, fragment";
+     dead_since, confirmed_at, archived_url, archived_at, fragment, verdict_since, previous_verdict, moved_to";
 
 #[derive(sqlx::FromRow)]
 pub(crate) struct CheckedRow {
@@ -96,6 +108,9 @@ pub(crate) struct CheckedRow {
     archived_url: Option<String>,
     archived_at: Option<i64>,
     fragment: Option<String>,
+    verdict_since: Option<i64>,
+    previous_verdict: Option<String>,
+    moved_to: Option<String>,
 }
 
 impl TryFrom<CheckedRow> for Checked {
@@ -122,6 +137,13 @@ impl TryFrom<CheckedRow> for Checked {
             archived_url: row.archived_url,
             archived_at: row.archived_at,
             fragment: row.fragment.as_deref().map(str::parse).transpose()?,
+            changed_at: row.verdict_since.or(row.checked_at).unwrap_or(0),
+            previous_verdict: row
+                .previous_verdict
+                .as_deref()
+                .map(str::parse)
+                .transpose()?,
+            moved_to: row.moved_to,
         })
     }
 }
@@ -137,26 +159,98 @@ pub enum Only {
     /// The fragments (`page#section`) whose page, alive, lacks the section: `fragment` is
     /// `missing` (their verdict is the page's, alive).
     MissingFragments,
+    /// The links a permanent redirect sends elsewhere: `moved_to` is the URL to write instead.
+    Moved,
 }
 
-/// The filter of [`Reports::any_checked`] and [`Reports::checked_count`]: one of `n` verdicts
-/// (bound in order), narrowed by `only`, of the host the shape names.
-fn with_verdicts(n: usize, only: Only, host: Shape) -> String {
-    format!(
-        "verdict IN ({}) {}{}",
-        placeholders(n),
-        narrowed(only),
-        host_filter::condition(host)
-    )
+/// Which sites of a verdict a report reads: some of them ([`Only`]), of one host, whose
+/// verdict began at or after a time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Scope<'a> {
+    pub only: Only,
+    pub host: Option<&'a HostFilter>,
+    /// Unix milliseconds: only the sites whose current verdict began then or later (a first
+    /// verdict or a change: `crawler-report --changed-since`).
+    pub changed_since: Option<i64>,
 }
 
-/// The condition of `only`, after a verdict's (bound values are the names of the states and
-/// verdicts, `sql::statement`'s, so nothing here is user input).
-fn narrowed(only: Only) -> &'static str {
-    match only {
+/// What shapes a [`Scope`]'s condition (its values are bound).
+type ScopeShape = (Only, Shape, bool);
+
+impl Scope<'_> {
+    fn shape(&self) -> ScopeShape {
+        (
+            self.only,
+            host_filter::shape(self.host),
+            self.changed_since.is_some(),
+        )
+    }
+}
+
+/// Binds what [`scope_condition`] asks for.
+fn bind_scope<'q, DB: sqlx::Database, O>(
+    q: sqlx::query::QueryAs<'q, DB, O, <DB as sqlx::Database>::Arguments<'q>>,
+    scope: Scope<'q>,
+) -> sqlx::query::QueryAs<'q, DB, O, <DB as sqlx::Database>::Arguments<'q>>
+where
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i32: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    let q = match scope.changed_since {
+        Some(since) => q.bind(since),
+        None => q,
+    };
+    host_filter::bind(q, scope.host)
+}
+
+/// The condition of a scope of `shape`, after a verdict's (bound values are the names of the
+/// states and verdicts, `sql::statement`'s, so nothing here is user input): the time, then
+/// the host, bound by [`Scope::bind`].
+fn scope_condition((only, host, since): ScopeShape) -> String {
+    let only = match only {
         Only::All => "",
         Only::Confirmed => "AND confirmed_at IS NOT NULL ",
         Only::MissingFragments => "AND fragment = 'missing' ",
+        Only::Moved => "AND moved_to IS NOT NULL ",
+    };
+    let since = match since {
+        true => "AND verdict_since >= ? ",
+        false => "",
+    };
+    format!("{only}{since}{}", host_filter::condition(host))
+}
+
+/// The filter of [`Reports::any_checked`] and [`Reports::checked_count`]: one of `n` verdicts
+/// (bound in order), then the scope's condition.
+fn with_verdicts(n: usize, scope: ScopeShape) -> String {
+    format!(
+        "verdict IN ({}) {}",
+        placeholders(n),
+        scope_condition(scope)
+    )
+}
+
+/// Where the next page of a verdict starts: after this site, in the order the sites got the
+/// verdict (`verdict_since`, then id). [`After::START`] starts at the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct After {
+    since: i64,
+    id: i64,
+}
+
+impl After {
+    pub const START: After = After {
+        since: i64::MIN,
+        id: i64::MIN,
+    };
+
+    /// After `site`, the last of a page.
+    pub fn site(site: &Checked) -> After {
+        After {
+            since: site.changed_at,
+            id: site.id,
+        }
     }
 }
 
@@ -203,116 +297,74 @@ impl Reports<'_> {
 }
 
 impl Reports<'_> {
-    /// Up to `limit` sites with `verdict` (and of `host`, if given) whose id is above `after`,
-    /// in id order. The next page starts after the last id of this one.
+    /// Up to `limit` sites with `verdict`, of `scope`, after `after`, in the order they got
+    /// the verdict. The next page starts after the last site of this one ([`After::site`]).
     pub async fn checked_page(
         &self,
         verdict: Verdict,
-        host: Option<&HostFilter>,
-        after: i64,
+        scope: Scope<'_>,
+        after: After,
         limit: u32,
     ) -> Result<Vec<Checked>, Error> {
-        self.page_of(verdict, Only::All, host, after, limit).await
-    }
-
-    /// [`Reports::checked_page`] of the fragments whose page lacks them ([`Only::MissingFragments`]).
-    pub async fn missing_fragments_page(
-        &self,
-        host: Option<&HostFilter>,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<Checked>, Error> {
-        self.page_of(Verdict::Alive, Only::MissingFragments, host, after, limit)
-            .await
-    }
-
-    /// [`Reports::checked_page`] of the dead sites that `--confirm`'s policy confirmed.
-    pub async fn confirmed_dead_page(
-        &self,
-        host: Option<&HostFilter>,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<Checked>, Error> {
-        self.page_of(Verdict::Dead, Only::Confirmed, host, after, limit)
-            .await
-    }
-
-    async fn page_of(
-        &self,
-        verdict: Verdict,
-        only: Only,
-        host: Option<&HostFilter>,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<Checked>, Error> {
-        let key = (only, host_filter::shape(host));
-        let sql = cached!(self.db.dialect(), key => (Only, Shape), |_, (only, host)| {
+        let sql = cached!(self.db.dialect(), scope.shape() => ScopeShape, |_, shape| {
             format!(
-                "SELECT {CHECKED_COLUMNS} FROM sites WHERE verdict = ? AND id > ? {}{} \
-                 ORDER BY verdict, id LIMIT ?",
-                narrowed(only),
-                host_filter::condition(host)
+                "SELECT {CHECKED_COLUMNS} FROM sites WHERE verdict = ? \
+                 AND (verdict_since > ? OR (verdict_since = ? AND id > ?)) {} \
+                 ORDER BY verdict_since, id LIMIT ?",
+                scope_condition(shape)
             )
         });
         let rows: Vec<CheckedRow> = with_pool!(&self.db, pool => {
-            let q = sqlx::query_as(&sql).bind(verdict.as_str()).bind(after);
-            host_filter::bind(q, host).bind(i64::from(limit)).fetch_all(pool).await?
+            let q = sqlx::query_as(&sql)
+                .bind(verdict.as_str())
+                .bind(after.since)
+                .bind(after.since)
+                .bind(after.id);
+            bind_scope(q, scope).bind(i64::from(limit)).fetch_all(pool).await?
         });
         rows.into_iter().map(Checked::try_from).collect()
     }
 
-    /// Whether any site (of `host`, if given) has one of `verdicts` (narrowed by `only`): one
-    /// row read at most, through the `sites_verdict` index.
-    pub async fn any_checked(
-        &self,
-        verdicts: &[Verdict],
-        only: Only,
-        host: Option<&HostFilter>,
-    ) -> Result<bool, Error> {
+    /// Whether any site of `scope` has one of `verdicts`: one row read at most, through the
+    /// `sites_verdict` index.
+    pub async fn any_checked(&self, verdicts: &[Verdict], scope: Scope<'_>) -> Result<bool, Error> {
         if verdicts.is_empty() {
             return Ok(false);
         }
-        let key = (verdicts.len(), only, host_filter::shape(host));
-        let sql = cached!(self.db.dialect(), key => (usize, Only, Shape), |_, (n, only, host)| {
-            format!(
-                "SELECT id FROM sites WHERE {} LIMIT 1",
-                with_verdicts(n, only, host)
-            )
+        let key = (verdicts.len(), scope.shape());
+        let sql = cached!(self.db.dialect(), key => (usize, ScopeShape), |_, (n, shape)| {
+            format!("SELECT id FROM sites WHERE {} LIMIT 1", with_verdicts(n, shape))
         });
         let found: Option<(i64,)> = with_pool!(&self.db, pool => {
             let mut q = sqlx::query_as(&sql);
             for verdict in verdicts {
                 q = q.bind(verdict.as_str());
             }
-            host_filter::bind(q, host).fetch_optional(pool).await?
+            bind_scope(q, scope).fetch_optional(pool).await?
         });
         Ok(found.is_some())
     }
 
-    /// How many sites (of `host`, if given) have one of `verdicts` (narrowed by `only`): what
-    /// a report of them will hold, for formats that say it first.
+    /// How many sites of `scope` have one of `verdicts`: what a report of them will hold, for
+    /// formats that say it first.
     pub async fn checked_count(
         &self,
         verdicts: &[Verdict],
-        only: Only,
-        host: Option<&HostFilter>,
+        scope: Scope<'_>,
     ) -> Result<u64, Error> {
         if verdicts.is_empty() {
             return Ok(0);
         }
-        let key = (verdicts.len(), only, host_filter::shape(host));
-        let sql = cached!(self.db.dialect(), key => (usize, Only, Shape), |_, (n, only, host)| {
-            format!(
-                "SELECT COUNT(*) FROM sites WHERE {}",
-                with_verdicts(n, only, host)
-            )
+        let key = (verdicts.len(), scope.shape());
+        let sql = cached!(self.db.dialect(), key => (usize, ScopeShape), |_, (n, shape)| {
+            format!("SELECT COUNT(*) FROM sites WHERE {}", with_verdicts(n, shape))
         });
         let (count,): (i64,) = with_pool!(&self.db, pool => {
             let mut q = sqlx::query_as(&sql);
             for verdict in verdicts {
                 q = q.bind(verdict.as_str());
             }
-            host_filter::bind(q, host).fetch_one(pool).await?
+            bind_scope(q, scope).fetch_one(pool).await?
         });
         Ok(count.max(0) as u64)
     }
