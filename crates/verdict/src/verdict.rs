@@ -39,7 +39,8 @@ impl Verdict {
     ];
 
     /// The name stored in the database and printed in reports. SQL text writes a verdict by
-    /// this name in braces, `{dead}`, and `sql::statement` puts in the quoted name, `'dead'`.
+    /// this name in braces, `{dead}`, and the queue's `sql::statement` puts in the quoted
+    /// name, `'dead'`.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Alive => "alive",
@@ -53,8 +54,8 @@ impl Verdict {
 }
 
 /// Whether the page of a fragment (`page#section`) has that section: a fragment's site takes
-/// its page's verdict, and this besides (`crate::anchors`). A missing fragment is a broken link
-/// to an alive page.
+/// its page's verdict, and this besides (the queue's `anchors`). A missing fragment is a
+/// broken link to an alive page.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
@@ -242,6 +243,12 @@ pub struct Finding {
     /// For a fragment's site (`page#section`) whose page was read: whether it has the section.
     pub fragment: Option<Fragment>,
 }
+
+/// How far a site may be put off before the queue stops waiting for it (`--defer-horizon` by
+/// default, the queue's and the checker's one option): a host the server deferred further is
+/// not waited for by the checker, and a site due later than this gets its current result as
+/// its verdict now, its next check then, so that a drain ends.
+pub const DEFER_HORIZON: Duration = Duration::from_secs(60);
 
 /// What follows a [`Finding`]: whether its verdict stands, and when the site is due again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
