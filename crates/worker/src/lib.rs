@@ -1,9 +1,8 @@
-//! crawler-worker: claims batches of sites from the queue, checks them over HTTP, and writes
-//! the verdicts back.
+//! crawler-worker: claims batches of sites from the queue, checks them over HTTP with the
+//! checker (`crawler-check`), and writes the verdicts back: the glue between the queue and the
+//! checker, which know nothing of each other.
 //!
 //! # Layout
-//! - [`check`]: the checker, a URL in and a [`crawler_queue::Finding`] out (usable on its own:
-//!   it needs nothing of the rest of this crate).
 //! - [`config`]: the command line and the validated [`config::WorkerConfig`]; `host_limits`:
 //!   the `--host-limits` file; `options`: the values of the request options (`--header`,
 //!   `--basic-auth`, `--accept`, `--ca-cert`, `--cookie-jar`…).
@@ -25,7 +24,6 @@
 //!   counts and more for Prometheus (`--metrics`).
 
 mod archive;
-pub mod check;
 pub mod config;
 mod host_limits;
 mod metrics;
@@ -47,7 +45,7 @@ pub enum Error {
     #[error(transparent)]
     Queue(#[from] crawler_queue::Error),
     #[error(transparent)]
-    Check(#[from] check::CheckError),
+    Check(#[from] crawler_check::CheckError),
     #[error("cannot make the client of --archive-api")]
     Archive(#[source] reqwest::Error),
     #[error("cannot serve --metrics on {addr}")]

@@ -6,14 +6,15 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crawler_check::Checker;
 use crawler_queue::{DatabaseUrl, Db, Queue};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::archive::{self, Archiver};
-use crate::check::Checker;
 use crate::config::WorkerConfig;
 use crate::nudge::Nudge;
+use crate::probe_store::FleetProbes;
 use crate::stages::claimer::{claim_loop, Ended};
 use crate::stages::held::HeldSites;
 use crate::stages::parts::Parts;
@@ -49,14 +50,14 @@ pub async fn run(
     };
     let queue = Queue::new(Db::connect(url, POOL_SIZE).await?, config.queue.clone());
     let checker = Checker::new(config.check.clone())?;
-    checker.share_probes(Arc::new(queue.clone()));
+    checker.share_probes(Arc::new(FleetProbes(queue.clone())));
     queue
         .register(&config.id, &crawler_cli::hostname(), std::process::id())
         .await?;
     tracing::info!(id = %config.id, database = %url, "worker started");
     let nudge = Arc::new(Nudge::default());
     let sites = crate::sites::SiteCheck::new(queue.clone(), checker.clone(), nudge.clone());
-    let hosts = Arc::new(HostSharing::new(checker.clone()));
+    let sharing = Arc::new(HostSharing::new(checker.clone()));
     let ctx = Arc::new(Ctx {
         queue,
         config,
@@ -64,7 +65,7 @@ pub async fn run(
         sites,
         held: Arc::new(HeldSites::default()),
         parts: Arc::new(Parts::default()),
-        hosts,
+        sharing,
         stats: Arc::new(Stats::default()),
         paused: Arc::new(Paused::default()),
         nudge,

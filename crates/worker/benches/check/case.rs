@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crawler_worker::check::{CheckConfig, Checker, Verdict};
+use crawler_check::{CheckConfig, Checker, Verdict};
 use futures::{stream, StreamExt};
 use reqwest::redirect::Policy;
 

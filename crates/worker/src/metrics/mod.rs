@@ -9,7 +9,8 @@
 //! results) are recorded by [`record_completed`], which `Stats::record` calls with the same
 //! [`Completed`] it counts for the progress line and the heartbeat. The gauges of what the
 //! worker holds are sampled from its own structures by [`sample`], never counted twice.
-//! The requests are counted by the checker itself (`check/requests.rs`); only described here.
+//! The requests are counted by the checker itself (`crawler-check`'s `requests.rs`); only
+//! described here.
 
 mod serve;
 
@@ -20,7 +21,7 @@ use crawler_queue::{Completed, Verdict};
 use metrics::{counter, describe_counter, describe_gauge, gauge, Unit};
 use tokio_util::sync::CancellationToken;
 
-use crate::check::requests::{REQUESTS, REQUESTS_IN_FLIGHT};
+use crawler_check::requests::{REQUESTS, REQUESTS_IN_FLIGHT};
 pub use serve::{serve, Exporter};
 
 /// Counter, label `verdict`: sites given their verdict by this worker, as stored.
@@ -139,8 +140,8 @@ pub async fn sample(held: Arc<dyn Holdings>, exporter: Arc<Exporter>, stop: Canc
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::requests::{record_request, InFlight};
     use crate::stats::Stats;
+    use crawler_check::requests::{record_request, InFlight};
     use metrics_exporter_prometheus::PrometheusBuilder;
 
     /// What `body` records, in the Prometheus text format, rendered while what it returns

@@ -20,7 +20,7 @@ use crawler_queue::{Finding, Fragment, Next, PageAnchors, Queue, Verdict};
 use tokio::sync::{watch, OnceCell};
 use url::Url;
 
-use crate::check::Checker;
+use crawler_check::Checker;
 
 /// A fragment whose page is a page of a crawl not read yet is checked again after this, by
 /// when the page's read has stored its anchors.

@@ -14,7 +14,7 @@ use crawler_queue::Queue;
 use super::held::HeldSites;
 use super::parts::Parts;
 use super::paused::Paused;
-use crate::check::Checker;
+use crawler_check::Checker;
 
 /// What the claimer needs, and nothing else.
 pub struct Claimer {
@@ -159,7 +159,8 @@ pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: Cancellat
 fn claimable(ctx: &Claimer) -> Vec<i16> {
     let backlogged: std::collections::HashSet<i16> = ctx
         .checker
-        .backlogged_hosts(BACKLOG)
+        .book()
+        .backlogged(BACKLOG)
         .iter()
         .map(|host| crawler_queue::parts::part_of(host))
         .collect();

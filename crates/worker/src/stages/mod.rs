@@ -39,10 +39,10 @@ pub mod writer;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crawler_check::Checker;
 use crawler_queue::backoff::Backoff;
 use crawler_queue::Queue;
 
-use crate::check::Checker;
 use crate::config::WorkerConfig;
 use crate::stats::Stats;
 
@@ -75,7 +75,7 @@ pub struct Ctx {
     /// The host partitions held: sites are claimed, and hosts asked, only in these.
     pub parts: Arc<Parts>,
     /// What this worker learns of its hosts, shared with the fleet after each write-back.
-    pub hosts: Arc<HostSharing>,
+    pub sharing: Arc<HostSharing>,
     pub stats: Arc<Stats>,
     /// Whether the fleet is paused (read with the heartbeat): the claimer waits while it is.
     pub paused: Arc<Paused>,
@@ -119,10 +119,9 @@ impl Ctx {
     pub fn writer(&self) -> writer::Writer {
         writer::Writer {
             queue: self.queue.clone(),
-            checker: self.checker.clone(),
             held: self.held.clone(),
             stats: self.stats.clone(),
-            hosts: self.hosts.clone(),
+            sharing: self.sharing.clone(),
             nudge: self.nudge.clone(),
             parts_token: self.parts.token,
         }

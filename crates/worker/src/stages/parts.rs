@@ -19,8 +19,8 @@
 //! A partition lost (its lease expired while this worker was stalled, and another took it), or
 //! starting to be handed over, cuts off the checks on its hosts that have sent nothing yet
 //! (they wait for their host), and their sites are given back, due at once, for whoever holds
-//! it next. A check that has sent a request runs to its end (`check/cut.rs`): cut, its site
-//! would be requested again by the next holder. A partition handed over goes to its heir once
+//! it next. A check that has sent a request runs to its end (`crawler-check`'s `cut.rs`):
+//! cut, its site would be requested again by the next holder. A partition handed over goes to its heir once
 //! those checks are written, so the host never sees two holders at once. For a partition
 //! lost (this worker stalled past its lease), their write-back is refused, being fenced by the
 //! partition, and the next holder checks those sites again: a stalled worker's cost.
@@ -30,7 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crawler_queue::{DuePart, HeldPart, PARTS};
+use crawler_check::FleetSaid;
+use crawler_queue::{DuePart, HeldPart, HostState, PARTS};
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
 
@@ -363,16 +364,26 @@ fn busiest_other(due: &[DuePart], mine: i64) -> Option<(i64, i16)> {
 }
 
 /// Loads what the fleet learned about the hosts of the partitions held into the host book,
-/// which takes each change once (`check/hosts.rs`): a host-wide deferral is waited out, a
-/// throttling host starts at its last rate, and a host decided unreachable is probed once
-/// before its checks go on.
+/// which takes each change once (`crawler-check`'s `hosts/`): a host-wide deferral is waited
+/// out, a throttling host starts at its last rate, and a host decided unreachable is probed
+/// once before its checks go on.
 async fn load_host_states(ctx: &Ctx) -> Result<(), crawler_queue::Error> {
     let hosts = ctx.queue.hosts().states(ctx.parts.token).await?;
     crate::metrics::hosts_in_backoff(hosts.iter().filter(|h| !h.backoff.is_zero()).count());
+    let book = ctx.checker.book();
     for host in &hosts {
-        ctx.checker.hear_of_host(host);
+        book.hear(&host.host, &fleet_said(host));
     }
     Ok(())
+}
+
+/// What the book acts on of a host's `hosts` row.
+fn fleet_said(row: &HostState) -> FleetSaid {
+    FleetSaid {
+        backoff: row.backoff,
+        rate: row.rate,
+        unreachable: row.unreachable,
+    }
 }
 
 #[cfg(test)]

@@ -161,7 +161,7 @@ pub async fn progress(ctx: Arc<Ctx>, stop: CancellationToken) {
         progress.update(
             &ctx.stats,
             ctx.paused.is_paused(),
-            ctx.checker.host_counts(),
+            ctx.checker.book().counts(),
         );
     }
 }
