@@ -3,6 +3,7 @@
 //! checker, which know nothing of each other.
 //!
 //! # Layout
+//! - `error`: [`Error`], why a worker could not start.
 //! - [`config`]: the command line and the validated [`config::WorkerConfig`]; `host_limits`:
 //!   the `--host-limits` file; `options`: the values of the request options (`--header`,
 //!   `--basic-auth`, `--accept`, `--ca-cert`, `--cookie-jar`…).
@@ -25,6 +26,7 @@
 
 mod archive;
 pub mod config;
+mod error;
 mod host_limits;
 mod metrics;
 mod nudge;
@@ -36,24 +38,6 @@ mod sites;
 mod stages;
 mod stats;
 
+pub use error::Error;
 pub use run::run;
 pub use stages::claimer::Ended;
-
-/// Why a worker could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error(transparent)]
-    Queue(#[from] crawler_queue::Error),
-    #[error(transparent)]
-    Check(#[from] crawler_check::CheckError),
-    #[error("cannot make the client of --archive-api")]
-    Archive(#[source] reqwest::Error),
-    #[error("cannot serve --metrics on {addr}")]
-    Metrics {
-        addr: std::net::SocketAddr,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-pub(crate) use crawler_queue::error_chain as chain;

@@ -145,7 +145,7 @@ impl SiteCheck {
             Ok(0) => {}
             Ok(_) => self.nudge.nudge(),
             Err(error) => {
-                tracing::debug!(url = %site.url, error = %crate::chain(&error), "cannot store a page's anchors: its fragments read it again");
+                tracing::debug!(url = %site.url, error = %crawler_queue::error_chain(&error), "cannot store a page's anchors: its fragments read it again");
             }
         }
     }
@@ -159,7 +159,7 @@ impl SiteCheck {
             Ok(Some(url)) => Box::pin(robots::pace(&self.queue, checker, &url)).await,
             Ok(None) => {}
             Err(error) => {
-                tracing::debug!(error = %crate::chain(&error), "cannot read the crawls: checking the link without its robots.txt");
+                tracing::debug!(error = %crawler_queue::error_chain(&error), "cannot read the crawls: checking the link without its robots.txt");
             }
         }
     }
@@ -170,7 +170,7 @@ impl SiteCheck {
         match self.crawls.get(&self.queue, crawl).await {
             Ok(rules) => rules,
             Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), "cannot read the crawls: checking the page without reading it");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot read the crawls: checking the page without reading it");
                 None
             }
         }
@@ -208,7 +208,7 @@ impl SiteCheck {
             tries += 1;
             match stored {
                 Err(error) if tries < LINKS_TRIES => {
-                    tracing::debug!(url = %site.url, error = %crate::chain(&error), "cannot store a page's links yet");
+                    tracing::debug!(url = %site.url, error = %crawler_queue::error_chain(&error), "cannot store a page's links yet");
                     tokio::time::sleep(Duration::from_secs(1 << (tries - 1))).await;
                 }
                 stored => break stored,
@@ -225,7 +225,7 @@ impl SiteCheck {
             // The claim was lost (another worker has the page now) or the links were added.
             Ok(None) => finding,
             Err(error) => {
-                tracing::warn!(url = %site.url, error = %crate::chain(&error), "cannot store a page's links: it will be read again");
+                tracing::warn!(url = %site.url, error = %crawler_queue::error_chain(&error), "cannot store a page's links: it will be read again");
                 Finding::deferred(LINKS_RETRY)
             }
         }

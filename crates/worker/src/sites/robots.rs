@@ -58,7 +58,7 @@ async fn load(queue: &Queue, checker: &Checker, origin: &str) -> Robots {
         Ok(Some(body)) => return parse(body.as_deref()),
         Ok(None) => {}
         Err(error) => {
-            tracing::debug!(%origin, error = %crate::chain(&error), "cannot read the stored robots.txt");
+            tracing::debug!(%origin, error = %crawler_queue::error_chain(&error), "cannot read the stored robots.txt");
         }
     }
     let (finding, body) = checker.fetch_text(&format!("{origin}/robots.txt")).await;
@@ -71,7 +71,7 @@ async fn load(queue: &Queue, checker: &Checker, origin: &str) -> Robots {
     };
     if let Some(body) = stored {
         if let Err(error) = queue.follow().store_robots(origin, body).await {
-            tracing::debug!(%origin, error = %crate::chain(&error), "cannot store robots.txt");
+            tracing::debug!(%origin, error = %crawler_queue::error_chain(&error), "cannot store robots.txt");
         }
     }
     parse(

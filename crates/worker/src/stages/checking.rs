@@ -122,7 +122,7 @@ async fn give_back(ctx: &Checking, site: Site) {
     let ids = [site.id];
     let release = ctx.queue.release(site.token, &ids, Duration::ZERO);
     if let Err(error) = Box::pin(release).await {
-        tracing::debug!(error = %crate::chain(&error), "cannot give back a site; its lease will expire");
+        tracing::debug!(error = %crawler_queue::error_chain(&error), "cannot give back a site; its lease will expire");
     }
 }
 

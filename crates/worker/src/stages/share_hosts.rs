@@ -55,14 +55,14 @@ impl HostSharing {
                     "host decided unreachable; its pending sites have their verdict"
                 ),
                 Err(error) => {
-                    tracing::warn!(error = %crate::chain(&error), %host, "cannot write a host's decision; its checks end without requests meanwhile");
+                    tracing::warn!(error = %crawler_queue::error_chain(&error), %host, "cannot write a host's decision; its checks end without requests meanwhile");
                     book.retake_decision(decision);
                 }
             }
         }
         for host in book.take_recoveries() {
             if let Err(error) = queue.hosts().record_unreachable(&host, None).await {
-                tracing::warn!(error = %crate::chain(&error), %host, "cannot record that a host answers again");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), %host, "cannot record that a host answers again");
             }
         }
         let changed = {
@@ -78,7 +78,7 @@ impl HostSharing {
         };
         if !changed.is_empty() {
             if let Err(error) = queue.hosts().record_paces(&changed).await {
-                tracing::warn!(error = %crate::chain(&error), "cannot record the hosts' paces");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot record the hosts' paces");
             }
         }
     }
@@ -90,12 +90,12 @@ impl HostSharing {
         let (throttled, checks) = tally(written, troubled);
         if !throttled.is_empty() {
             if let Err(error) = queue.hosts().record_throttled(&throttled).await {
-                tracing::warn!(error = %crate::chain(&error), "cannot record throttled hosts");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot record throttled hosts");
             }
         }
         if !checks.is_empty() {
             if let Err(error) = queue.hosts().record_checks(&checks).await {
-                tracing::warn!(error = %crate::chain(&error), "cannot record hosts' errors");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot record hosts' errors");
             }
         }
     }

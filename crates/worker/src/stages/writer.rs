@@ -78,7 +78,7 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
             failures = 0;
         } else {
             failures += 1;
-            tokio::time::sleep(super::RECONNECT.delay(failures)).await;
+            tokio::time::sleep(super::reconnect::RECONNECT.delay(failures)).await;
         }
     }
     while !pending.is_empty() && !flush(&ctx, &mut pending).await {
@@ -122,7 +122,7 @@ async fn flush(ctx: &Writer, pending: &mut Vec<Outcome>) -> bool {
             true
         }
         Err(error) => {
-            tracing::warn!(error = %crate::chain(&error), results = pending.len(), "cannot write results; keeping them to try again");
+            tracing::warn!(error = %crawler_queue::error_chain(&error), results = pending.len(), "cannot write results; keeping them to try again");
             false
         }
     }
