@@ -14,8 +14,10 @@ ENV CARGO_PROFILE_RELEASE_DEBUG=0 \
 # 1. The dependencies alone, from the manifests and the lock with empty sources: this layer is
 #    rebuilt only when one of them changes, not on every edit of the code.
 COPY Cargo.toml Cargo.lock ./
+COPY crates/verdict/Cargo.toml crates/verdict/
 COPY crates/queue/Cargo.toml crates/queue/
 COPY crates/links/Cargo.toml crates/links/
+COPY crates/check/Cargo.toml crates/check/
 COPY crates/cli/Cargo.toml crates/cli/
 COPY crates/coordinator/Cargo.toml crates/coordinator/
 COPY crates/worker/Cargo.toml crates/worker/
@@ -23,7 +25,8 @@ COPY tests/Cargo.toml tests/
 COPY docker/stub-sources.sh /usr/local/bin/
 RUN stub-sources.sh \
  && cargo build --release --locked -p crawler-worker -p crawler-coordinator --bins \
- && cargo clean --release -p crawler-queue -p crawler-links -p crawler-cli -p crawler-worker -p crawler-coordinator
+ && cargo clean --release -p crawler-verdict -p crawler-queue -p crawler-links -p crawler-check \
+      -p crawler-cli -p crawler-worker -p crawler-coordinator
 
 # 2. The crawler itself. Every binary of the two crates, so that a new one is in the image
 #    without an edit here; all of them land in /out.

@@ -49,8 +49,8 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 2;
 /// [`QueueConfig::retry_delay`] by default (`--retry-delay`).
 pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_secs(5);
 /// [`QueueConfig::defer_horizon`] by default (`--defer-horizon`), which the checker's
-/// `CheckConfig` shares.
-pub const DEFAULT_DEFER_HORIZON: Duration = Duration::from_secs(60);
+/// `CheckConfig` shares (so it is the verdict vocabulary's).
+pub use crawler_verdict::DEFER_HORIZON as DEFAULT_DEFER_HORIZON;
 
 impl Default for QueueConfig {
     fn default() -> Self {

@@ -43,9 +43,10 @@
 //!   of what they read, referrers, dead links by page and a site's verdict changes.
 //! - [`control`]: pausing and resuming the whole fleet (a flag workers read with their
 //!   heartbeat).
-//! - [`verdict`]: what a check found.
-//! - [`backoff`]: the one exponential backoff (a base doubling to a cap, jitter if asked) of
-//!   every wait that grows with failures, never past [`MAX_DELAY`].
+//! - [`verdict`]: what a check found; [`backoff`]: the one exponential backoff (a base
+//!   doubling to a cap, jitter if asked) of every wait that grows with failures, never past
+//!   [`MAX_DELAY`]; [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the
+//!   worker asks. All three are `crawler-verdict`'s, re-exported: the checker speaks them too.
 //! - [`soft404`]: the fleet's soft-404 probes, one per host and path pattern (`--soft-404`),
 //!   and a site's last check: [`Probes`].
 //! - [`anchors`]: fragments (`page#section`): a page's anchors and result, read once for the
@@ -53,7 +54,6 @@
 //! - [`follow`]: recursive checking: crawls, a page's links added once (fenced by its claim),
 //!   robots.txt shared by the fleet: the view [`Follow`]; [`referrers`]: where each link was
 //!   found.
-//! - [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the worker asks.
 //! - `retry`: transient database errors (deadlocks, lost connections) are retried.
 //! - [`metrics`]: claim and write-back latency, database errors (no-ops without a recorder).
 //! - `error`: the [`Error`] type, and [`error_chain`], an error and its causes on one line.
@@ -66,7 +66,6 @@
 
 pub mod anchors;
 pub mod archive;
-pub mod backoff;
 pub mod balance;
 pub mod complete;
 pub mod config;
@@ -76,7 +75,6 @@ pub mod database_url;
 pub mod db;
 pub mod dialect;
 mod error;
-pub mod filter;
 pub mod follow;
 pub mod history;
 pub mod hosts;
@@ -94,8 +92,11 @@ pub mod soft404;
 mod sql;
 pub mod sqlite_work;
 pub mod state;
-pub mod verdict;
 mod workers;
+
+// The verdict vocabulary, the backoff and the URL filter are the checker's words too: they
+// live in `crawler-verdict`, which both depend on, under the same paths as before.
+pub use crawler_verdict::{backoff, filter, verdict};
 
 pub use anchors::{Anchors, PageAnchors};
 pub use archive::{Archived, ToArchive};

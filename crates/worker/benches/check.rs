@@ -15,11 +15,10 @@ mod server;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use crawler_tests::bench::{host, raise_fd_limit, HOSTS};
+use crawler_tests::bench::HOSTS;
 
-/// Hosts the URLs are spread over.
-/// Global in-flight limit, the same for the checker and the bare loop (lychee's default).
-const CONCURRENCY: usize = 128;
+use self::case::CONCURRENCY;
+
 const ROLE: &str = "CHECK_BENCH_ROLE";
 
 fn main() {

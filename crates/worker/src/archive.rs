@@ -93,14 +93,14 @@ impl Archiver {
             Ok(true) => {}
             Ok(false) => return None,
             Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), "cannot take the archive lease");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot take the archive lease");
                 return None;
             }
         }
         let page = match self.queue.to_archive(self.after, PAGE).await {
             Ok(page) => page,
             Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), "cannot read the dead sites to look up");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot read the dead sites to look up");
                 return None;
             }
         };
@@ -124,7 +124,7 @@ impl Archiver {
                 }
             };
             if let Err(error) = self.queue.store_archived(site.id, found.as_ref()).await {
-                tracing::warn!(error = %crate::chain(&error), "cannot store an archived copy");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot store an archived copy");
                 return Some(looked_up);
             }
             looked_up += 1;
@@ -180,7 +180,7 @@ impl Archiver {
                         response.status()
                     )))
                 }
-                Err(error) => (crate::chain(&error), None),
+                Err(error) => (crawler_queue::error_chain(&error), None),
             };
             if attempt == ATTEMPTS {
                 return Err(Failed(why));

@@ -10,11 +10,11 @@ use crawler_queue::config::{DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_DELAY};
 use crawler_queue::{ClaimMethod, Confirm, QueueConfig};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::check::{defaults, user_agent, BasicAuth, CheckConfig, StatusSet};
 use crate::options::{
     by_host, parse_accept_host, parse_basic_auth, parse_ca_cert, parse_contact, parse_header,
     parse_host_header, parse_user_agent, quiet, read_cookie_jar, CaBundle,
 };
+use crawler_check::{defaults, user_agent, BasicAuth, CheckConfig, StatusSet};
 
 /// `--lease`: extended every third, and a claim must outlive a slow database round trip.
 const LEASE: DurationRange = DurationRange::at_least(Duration::from_secs(1));
@@ -443,7 +443,10 @@ mod tests {
 
     #[test]
     fn request_options_reach_the_check_config() {
-        let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check/fixtures/ca.pem");
+        let ca = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../check/tests/check/fixtures/ca.pem"
+        );
         let mut jar = tempfile::NamedTempFile::new().unwrap();
         std::io::Write::write_all(&mut jar, b"a.example\tFALSE\t/\tFALSE\t0\tsid\tabc\n").unwrap();
         let check = config(&[

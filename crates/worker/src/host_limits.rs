@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::check::HostLimit;
+use crawler_check::HostLimit;
 
 /// Reads and parses `path`.
 pub fn read(path: &str) -> Result<HashMap<String, HostLimit>, String> {

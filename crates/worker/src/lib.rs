@@ -1,9 +1,9 @@
-//! crawler-worker: claims batches of sites from the queue, checks them over HTTP, and writes
-//! the verdicts back.
+//! crawler-worker: claims batches of sites from the queue, checks them over HTTP with the
+//! checker (`crawler-check`), and writes the verdicts back: the glue between the queue and the
+//! checker, which know nothing of each other.
 //!
 //! # Layout
-//! - [`check`]: the checker, a URL in and a [`crawler_queue::Finding`] out (usable on its own:
-//!   it needs nothing of the rest of this crate).
+//! - `error`: [`Error`], why a worker could not start.
 //! - [`config`]: the command line and the validated [`config::WorkerConfig`]; `host_limits`:
 //!   the `--host-limits` file; `options`: the values of the request options (`--header`,
 //!   `--basic-auth`, `--accept`, `--ca-cert`, `--cookie-jar`…).
@@ -25,8 +25,8 @@
 //!   counts and more for Prometheus (`--metrics`).
 
 mod archive;
-pub mod check;
 pub mod config;
+mod error;
 mod host_limits;
 mod metrics;
 mod nudge;
@@ -38,24 +38,6 @@ mod sites;
 mod stages;
 mod stats;
 
+pub use error::Error;
 pub use run::run;
 pub use stages::claimer::Ended;
-
-/// Why a worker could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error(transparent)]
-    Queue(#[from] crawler_queue::Error),
-    #[error(transparent)]
-    Check(#[from] check::CheckError),
-    #[error("cannot make the client of --archive-api")]
-    Archive(#[source] reqwest::Error),
-    #[error("cannot serve --metrics on {addr}")]
-    Metrics {
-        addr: std::net::SocketAddr,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-pub(crate) use crawler_queue::error_chain as chain;

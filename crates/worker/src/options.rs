@@ -15,7 +15,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::Certificate;
 use rustls::pki_types::{pem::PemObject, CertificateDer};
 
-use crate::check::{BasicAuth, CookieJar, StatusSet};
+use crawler_check::{BasicAuth, CookieJar, StatusSet};
 
 /// A value parser for secrets: like `value_parser = parse`, but its errors name the option and
 /// not the value.
@@ -234,7 +234,10 @@ mod tests {
 
     #[test]
     fn a_ca_file_gives_each_of_its_certificates() {
-        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/check/fixtures/cert.pem");
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../check/tests/check/fixtures/cert.pem"
+        );
         assert_eq!(parse_ca_cert(fixture).unwrap().0.len(), 1);
     }
 

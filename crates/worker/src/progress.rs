@@ -13,8 +13,8 @@ use crawler_queue::Verdict;
 use indicatif::ProgressStyle;
 use tracing_indicatif::span_ext::IndicatifSpanExt;
 
-use crate::check::HostCounts;
 use crate::stats::Stats;
+use crawler_check::HostCounts;
 
 /// The rate is measured over this much of the recent past, so it follows the crawl as it
 /// speeds up or slows down (a lifetime average hides a host gone slow).

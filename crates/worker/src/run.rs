@@ -6,14 +6,16 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crawler_check::Checker;
 use crawler_queue::{DatabaseUrl, Db, Queue};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::archive::{self, Archiver};
-use crate::check::Checker;
 use crate::config::WorkerConfig;
+use crate::error::Error;
 use crate::nudge::Nudge;
+use crate::probe_store::FleetProbes;
 use crate::stages::claimer::{claim_loop, Ended};
 use crate::stages::held::HeldSites;
 use crate::stages::parts::Parts;
@@ -22,7 +24,6 @@ use crate::stages::share_hosts::HostSharing;
 use crate::stages::upkeep::{self, every};
 use crate::stages::Ctx;
 use crate::stats::Stats;
-use crate::Error;
 
 /// After the grace period, how long the last write-back, the give-back and the goodbye may
 /// take before the worker exits without them, whatever the database does (refuses, or hangs).
@@ -49,14 +50,14 @@ pub async fn run(
     };
     let queue = Queue::new(Db::connect(url, POOL_SIZE).await?, config.queue.clone());
     let checker = Checker::new(config.check.clone())?;
-    checker.share_probes(Arc::new(queue.clone()));
+    checker.share_probes(Arc::new(FleetProbes(queue.clone())));
     queue
         .register(&config.id, &crawler_cli::hostname(), std::process::id())
         .await?;
     tracing::info!(id = %config.id, database = %url, "worker started");
     let nudge = Arc::new(Nudge::default());
     let sites = crate::sites::SiteCheck::new(queue.clone(), checker.clone(), nudge.clone());
-    let hosts = Arc::new(HostSharing::new(checker.clone()));
+    let sharing = Arc::new(HostSharing::new(checker.clone()));
     let ctx = Arc::new(Ctx {
         queue,
         config,
@@ -64,7 +65,7 @@ pub async fn run(
         sites,
         held: Arc::new(HeldSites::default()),
         parts: Arc::new(Parts::default()),
-        hosts,
+        sharing,
         stats: Arc::new(Stats::default()),
         paused: Arc::new(Paused::default()),
         nudge,
@@ -72,7 +73,7 @@ pub async fn run(
     // A worker started while the fleet is paused claims nothing until it is resumed.
     upkeep::read_paused(&ctx).await;
     // Take a share of the host partitions before claiming anything.
-    let first_round = crate::stages::parts::keep(&ctx).await;
+    let first_round = crate::stages::keeper::keep(&ctx).await;
 
     let stop = CancellationToken::new(); // stop claiming and checking
     let done = CancellationToken::new(); // stop the upkeep, once everything is written or given back
@@ -165,7 +166,7 @@ pub async fn run(
 
 fn spawn_upkeep(
     ctx: &Arc<Ctx>,
-    first_round: crate::stages::parts::Round,
+    first_round: crate::stages::keeper::Round,
     stop: &CancellationToken,
     done: &CancellationToken,
 ) -> Vec<tokio::task::JoinHandle<()>> {
@@ -195,16 +196,16 @@ fn spawn_upkeep(
 }
 
 /// Keeps the host partitions until `stop`, each round after the wait the last one calls for
-/// (`stages::parts::Cadence`).
-async fn keep_parts(ctx: Arc<Ctx>, first: crate::stages::parts::Round, stop: CancellationToken) {
-    let mut cadence = crate::stages::parts::Cadence::new(ctx.config.lease);
+/// (`stages::keeper::Cadence`).
+async fn keep_parts(ctx: Arc<Ctx>, first: crate::stages::keeper::Round, stop: CancellationToken) {
+    let mut cadence = crate::stages::keeper::Cadence::new(ctx.config.lease);
     let mut round = first;
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tokio::time::sleep(cadence.next(round)) => {}
         }
-        round = crate::stages::parts::keep(&ctx).await;
+        round = crate::stages::keeper::keep(&ctx).await;
     }
 }
 
@@ -238,7 +239,7 @@ async fn give_back(ctx: &Ctx) {
         match ctx.queue.release(token, &ids, Duration::ZERO).await {
             Ok(n) => tracing::info!(sites = n, "gave back unfinished sites"),
             Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), sites = ids.len(), "cannot give back sites; their lease will expire")
+                tracing::warn!(error = %crawler_queue::error_chain(&error), sites = ids.len(), "cannot give back sites; their lease will expire")
             }
         }
     }
@@ -251,7 +252,7 @@ async fn give_back_parts(ctx: &Ctx) {
     match ctx.queue.parts().release(ctx.parts.token).await {
         Ok(n) => tracing::info!(partitions = n, "gave back host partitions"),
         Err(error) => {
-            tracing::warn!(error = %crate::chain(&error), "cannot give back host partitions; their lease will expire")
+            tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot give back host partitions; their lease will expire")
         }
     }
 }

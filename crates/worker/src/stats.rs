@@ -128,4 +128,31 @@ mod tests {
         assert_eq!((stats.checked(), stats.retrying()), (0, 0));
         assert!(stats.line().ends_with("0 retrying, 40 deferred, 0 stale"));
     }
+
+    #[test]
+    fn the_counters_are_what_the_stats_count_from_the_same_write_backs() {
+        let stats = Stats::default();
+        let text = crate::metrics::rendered(|| {
+            stats.record(&Completed {
+                done: 3,
+                verdicts: [Verdict::Dead, Verdict::Alive, Verdict::Alive]
+                    .into_iter()
+                    .collect(),
+                retrying: 2,
+                deferred: 4,
+                stale: 1,
+            });
+        });
+        for line in [
+            r#"crawler_verdicts_total{verdict="alive"} 2"#,
+            r#"crawler_verdicts_total{verdict="dead"} 1"#,
+            r#"crawler_verdicts_total{verdict="error"} 0"#,
+            "crawler_retries_total 2",
+            "crawler_deferred_total 4",
+            "crawler_dropped_writes_total 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+        assert_eq!(stats.checked(), 3);
+    }
 }

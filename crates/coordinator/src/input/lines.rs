@@ -2,8 +2,9 @@
 
 use std::io::{self, BufRead};
 
+use super::invisible;
 use super::normalize::normalize_with;
-use super::{invisible, Rejection, SeedUrl, MAX_LINE};
+use super::seed_url::{Rejection, SeedUrl, MAX_LINE};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use url::{Host, ParseError, Url};
 
 use super::invisible::is_invisible;
-use super::{Rejection, SeedUrl, MAX_LINE};
+use super::seed_url::{Rejection, SeedUrl, MAX_LINE};
 
 /// Normalizes one URL; `text` is a non-empty, non-comment line.
 pub fn normalize(text: &str) -> Result<SeedUrl, Rejection> {

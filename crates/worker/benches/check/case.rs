@@ -3,11 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use crawler_worker::check::{CheckConfig, Checker, Verdict};
+use crawler_check::{CheckConfig, Checker, Verdict};
+use crawler_tests::bench::{host, raise_fd_limit, HOSTS};
 use futures::{stream, StreamExt};
 use reqwest::redirect::Policy;
 
-use super::{host, raise_fd_limit, CONCURRENCY, HOSTS};
+/// Global in-flight limit, the same for the checker and the bare loop (lychee's default).
+pub const CONCURRENCY: usize = 128;
 
 pub fn run() {
     raise_fd_limit();

@@ -17,7 +17,7 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Buckets of the latency histograms, in seconds: a claim or write-back takes milliseconds on
 /// a healthy database and seconds on a struggling one (the queue retries for up to 10 s).
@@ -79,7 +79,7 @@ fn recorder() -> &'static PrometheusHandle {
             .expect("latency buckets are not empty")
             .install_recorder()
             .expect("no other metrics recorder is installed");
-        super::describe();
+        super::names::describe();
         handle
     })
 }
@@ -148,7 +148,7 @@ mod tests {
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = taken.local_addr().unwrap();
         let error = serve(addr).await.err().expect("the port is taken");
-        let text = crate::chain(&error);
+        let text = crawler_queue::error_chain(&error);
         assert!(
             text.starts_with(&format!("cannot serve --metrics on {addr}: ")),
             "{text}"

@@ -20,7 +20,7 @@ use crawler_queue::{Finding, Fragment, Next, PageAnchors, Queue, Verdict};
 use tokio::sync::{watch, OnceCell};
 use url::Url;
 
-use crate::check::Checker;
+use crawler_check::Checker;
 
 /// A fragment whose page is a page of a crawl not read yet is checked again after this, by
 /// when the page's read has stored its anchors.
@@ -107,7 +107,7 @@ impl Fragments {
             }
             Ok(_) => {}
             Err(error) => {
-                tracing::debug!(error = %crate::chain(&error), "cannot tell whether a fragment's page is to be read: reading it");
+                tracing::debug!(error = %crawler_queue::error_chain(&error), "cannot tell whether a fragment's page is to be read: reading it");
             }
         }
         let cell = {
@@ -161,7 +161,7 @@ async fn read(queue: &Queue, checker: &Checker, page: &str) -> Read {
         Ok(Some(stored)) => return Read::Settled(stored),
         Ok(None) => {}
         Err(error) => {
-            tracing::debug!(error = %crate::chain(&error), "cannot read a page's stored anchors: reading the page");
+            tracing::debug!(error = %crawler_queue::error_chain(&error), "cannot read a page's stored anchors: reading the page");
         }
     }
     let (finding, body) = checker.check_page(page).await;
@@ -170,7 +170,7 @@ async fn read(queue: &Queue, checker: &Checker, page: &str) -> Read {
     }
     let stored = page_anchors(&finding, body.as_deref());
     if let Err(error) = queue.anchors().save(page, &stored).await {
-        tracing::debug!(error = %crate::chain(&error), "cannot store a page's anchors: its other fragments read it again");
+        tracing::debug!(error = %crawler_queue::error_chain(&error), "cannot store a page's anchors: its other fragments read it again");
     }
     Read::Settled(stored)
 }

@@ -21,13 +21,13 @@ mod robots;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crawler_check::{Checker, Cut};
 use crawler_links::{html, Fate};
 use crawler_queue::{Finding, Frontier, Links, NewSite, Next, Page, Queue, Site, Verdict};
 use url::Url;
 
 use self::crawls::{CrawlRules, Crawls};
 use self::fragments::Fragments;
-use crate::check::Checker;
 use crate::nudge::Nudge;
 
 /// A page whose links could not be stored (the database is away) is checked again after this,
@@ -72,43 +72,46 @@ impl SiteCheck {
     }
 
     /// Checks `site`; if it is a page of a crawl that may be read, reads it and adds its links.
-    pub async fn check(&self, site: &Site) -> Finding {
+    /// Every request it makes (robots.txt, a page for its anchors, the site) marks `cut`, so
+    /// that the check is cut off only before its first (`stages/checking.rs`).
+    pub async fn check(&self, site: &Site, cut: &Cut) -> Finding {
+        let checker = self.checker.cut_by(cut);
         if site.crawl.is_none() {
-            return self.check_link(site).await;
+            return self.check_link(site, &checker).await;
         }
         // From the check's first poll, before anything awaits: the page's fragments in the
         // same batch wait for this read rather than come back later (`fragments.rs`).
         let _read = self.fragments.reading(&site.url);
         // Boxed: reading a page (robots.txt, the page, storing its links) is a future of
         // several KB, which every link's task would otherwise carry and move.
-        Box::pin(self.check_page(site)).await
+        Box::pin(self.check_page(site, &checker)).await
     }
 
     /// [`SiteCheck::check`] of a site that is only checked, paced by its host's robots.txt when
     /// a crawl obeying it reads the host. A site with a fragment (`page#section`) is decided
     /// from its page's anchors (`fragments.rs`).
-    async fn check_link(&self, site: &Site) -> Finding {
-        self.pace_by_robots(site).await;
+    async fn check_link(&self, site: &Site, checker: &Checker) -> Finding {
+        self.pace_by_robots(site, checker).await;
         if site.url.contains('#') {
             // Boxed, as a page's check is: only a fragment's check reads a page.
-            let fragment = Box::pin(self.fragments.check(&self.queue, &self.checker, &site.url));
+            let fragment = Box::pin(self.fragments.check(&self.queue, checker, &site.url));
             if let Some(finding) = fragment.await {
                 return finding;
             }
         }
-        self.checker.check(&site.url).await
+        checker.check(&site.url).await
     }
 
     /// [`SiteCheck::check`] of a site that is a page of a crawl.
-    async fn check_page(&self, site: &Site) -> Finding {
+    async fn check_page(&self, site: &Site, checker: &Checker) -> Finding {
         let Some(crawl) = self.rules_of(site).await else {
-            return self.check_link(site).await;
+            return self.check_link(site, checker).await;
         };
-        if crawl.robots && !robots::allows(&self.queue, &self.checker, &site.url).await {
+        if crawl.robots && !robots::allows(&self.queue, checker, &site.url).await {
             tracing::debug!(url = %site.url, "robots.txt disallows reading this page: checked only");
-            return self.checker.check(&site.url).await;
+            return checker.check(&site.url).await;
         }
-        let (finding, body) = self.checker.check_page(&site.url).await;
+        let (finding, body) = checker.check_page(&site.url).await;
         if crawl.fragments && finding.next == Next::Final {
             // Whatever the page's verdict: its fragments take it from here. A redirected
             // page's anchors are those of the page it ends at, as in a browser.
@@ -142,7 +145,7 @@ impl SiteCheck {
             Ok(0) => {}
             Ok(_) => self.nudge.nudge(),
             Err(error) => {
-                tracing::debug!(url = %site.url, error = %crate::chain(&error), "cannot store a page's anchors: its fragments read it again");
+                tracing::debug!(url = %site.url, error = %crawler_queue::error_chain(&error), "cannot store a page's anchors: its fragments read it again");
             }
         }
     }
@@ -150,13 +153,13 @@ impl SiteCheck {
     /// A site that is not a page, on a host a crawl reads obeying robots.txt: the origin's
     /// robots.txt is loaded first (from the fleet's copy, or fetched once), so that its
     /// `Crawl-delay` paces this check too, on a worker that has read no page of the host yet.
-    async fn pace_by_robots(&self, site: &Site) {
+    async fn pace_by_robots(&self, site: &Site, checker: &Checker) {
         match self.crawls.paced_by_robots(&self.queue, &site.url).await {
             // Boxed, as a page's check is: only a crawl that obeys robots.txt gets here.
-            Ok(Some(url)) => Box::pin(robots::pace(&self.queue, &self.checker, &url)).await,
+            Ok(Some(url)) => Box::pin(robots::pace(&self.queue, checker, &url)).await,
             Ok(None) => {}
             Err(error) => {
-                tracing::debug!(error = %crate::chain(&error), "cannot read the crawls: checking the link without its robots.txt");
+                tracing::debug!(error = %crawler_queue::error_chain(&error), "cannot read the crawls: checking the link without its robots.txt");
             }
         }
     }
@@ -167,7 +170,7 @@ impl SiteCheck {
         match self.crawls.get(&self.queue, crawl).await {
             Ok(rules) => rules,
             Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), "cannot read the crawls: checking the page without reading it");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot read the crawls: checking the page without reading it");
                 None
             }
         }
@@ -205,7 +208,7 @@ impl SiteCheck {
             tries += 1;
             match stored {
                 Err(error) if tries < LINKS_TRIES => {
-                    tracing::debug!(url = %site.url, error = %crate::chain(&error), "cannot store a page's links yet");
+                    tracing::debug!(url = %site.url, error = %crawler_queue::error_chain(&error), "cannot store a page's links yet");
                     tokio::time::sleep(Duration::from_secs(1 << (tries - 1))).await;
                 }
                 stored => break stored,
@@ -222,7 +225,7 @@ impl SiteCheck {
             // The claim was lost (another worker has the page now) or the links were added.
             Ok(None) => finding,
             Err(error) => {
-                tracing::warn!(url = %site.url, error = %crate::chain(&error), "cannot store a page's links: it will be read again");
+                tracing::warn!(url = %site.url, error = %crawler_queue::error_chain(&error), "cannot store a page's links: it will be read again");
                 Finding::deferred(LINKS_RETRY)
             }
         }

@@ -1,17 +1,16 @@
 //! robots.txt for the pages a crawl reads, per origin (`scheme://host:port`): taken from the
 //! database if any worker fetched it already, else fetched through the checker (the host's
 //! limits apply) and stored for the fleet. Kept in the host's entry of the checker's host book
-//! (`check/hosts.rs`), forgotten with it; the checks of one origin that need it at once wait for
-//! one fetch. Its `Crawl-delay` is handed to the checker when it is loaded, and paces every
-//! request to the host from then on (`check/ratelimit.rs`).
+//! (`crawler-check`'s `hosts/`), forgotten with it; the checks of one origin that need it at
+//! once wait for one fetch. Its `Crawl-delay` is handed to the book when it is loaded, and
+//! paces every request to the host from then on (`crawler-check`'s `ratelimit.rs`).
 
 use std::sync::Arc;
 
+use crawler_check::Checker;
 use crawler_links::Robots;
 use crawler_queue::{Queue, Verdict};
 use url::Url;
-
-use crate::check::Checker;
 
 /// The product token robots.txt groups are matched against.
 const AGENT: &str = "crawler";
@@ -35,8 +34,8 @@ pub async fn pace(queue: &Queue, checker: &Checker, url: &Url) {
     robots_of(queue, checker, url).await;
 }
 
-/// The robots.txt of `url`'s origin, loaded once; its `Crawl-delay` set on the checker then,
-/// for the host.
+/// The robots.txt of `url`'s origin, loaded once; its `Crawl-delay` set in the host book
+/// then, for the host.
 async fn robots_of(queue: &Queue, checker: &Checker, url: &Url) -> Arc<Robots> {
     let origin = url.origin().ascii_serialization();
     let host = url.host_str().unwrap_or_default();
@@ -44,11 +43,11 @@ async fn robots_of(queue: &Queue, checker: &Checker, url: &Url) -> Arc<Robots> {
         let robots = load(queue, checker, &origin).await;
         if let Some(delay) = robots.crawl_delay {
             tracing::debug!(%origin, ?delay, "robots.txt asks for a crawl delay");
-            checker.crawl_delay(host, delay);
+            checker.book().crawl_delay(host, delay);
         }
         Arc::new(robots)
     };
-    let cell = checker.robots_of(host, &origin);
+    let cell = checker.book().robots(host, &origin);
     cell.get_or_init(load).await.clone()
 }
 
@@ -59,7 +58,7 @@ async fn load(queue: &Queue, checker: &Checker, origin: &str) -> Robots {
         Ok(Some(body)) => return parse(body.as_deref()),
         Ok(None) => {}
         Err(error) => {
-            tracing::debug!(%origin, error = %crate::chain(&error), "cannot read the stored robots.txt");
+            tracing::debug!(%origin, error = %crawler_queue::error_chain(&error), "cannot read the stored robots.txt");
         }
     }
     let (finding, body) = checker.fetch_text(&format!("{origin}/robots.txt")).await;
@@ -72,7 +71,7 @@ async fn load(queue: &Queue, checker: &Checker, origin: &str) -> Robots {
     };
     if let Some(body) = stored {
         if let Err(error) = queue.follow().store_robots(origin, body).await {
-            tracing::debug!(%origin, error = %crate::chain(&error), "cannot store robots.txt");
+            tracing::debug!(%origin, error = %crawler_queue::error_chain(&error), "cannot store robots.txt");
         }
     }
     parse(

@@ -5,7 +5,7 @@
 //! tasks: a task waiting for its host holds no slot another host could use. Tasks are bounded
 //! by [`tasks_limit`], raised at most threefold when they are spread over many hosts
 //! ([`TasksByHost`]), so memory is; a site whose host would keep it waiting longer than the
-//! checker's patience is not waited for but deferred (see `check/ratelimit.rs`).
+//! checker's patience is not waited for but deferred (see `crawler-check`'s `ratelimit.rs`).
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -13,6 +13,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crawler_check::{unless_cut, Cut};
 use crawler_queue::{Finding, Outcome, Site};
 use futures::FutureExt;
 use tokio::sync::mpsc;
@@ -23,7 +24,6 @@ use crawler_queue::Queue;
 
 use super::held::HeldSites;
 use super::parts::Parts;
-use crate::check::unless_cut;
 
 /// What the checking stage needs, and nothing else.
 pub struct Checking {
@@ -74,9 +74,10 @@ pub async fn check_loop(
                         // retries and reads), and a task's future is moved whole on its way
                         // into the runtime and out of it, five copies a site that cost a tenth
                         // of the worker's CPU; boxed, the task moves a pointer.
-                        let check =
-                            AssertUnwindSafe(Box::pin(ctx.sites.check(&site))).catch_unwind();
-                        match unless_cut(&stop, check).await {
+                        let cut = Cut::default();
+                        let check = Box::pin(ctx.sites.check(&site, &cut));
+                        let check = AssertUnwindSafe(check).catch_unwind();
+                        match unless_cut(&stop, &cut, check).await {
                             Some(Ok(finding)) => Some(Outcome { site, finding }),
                             Some(Err(panic)) => Some(panicked(site, panic.as_ref())),
                             None => {
@@ -111,7 +112,7 @@ pub async fn check_loop(
 }
 
 /// Gives back, due at once, a site whose check was cut off (before it sent anything: a check
-/// that has sent a request is never cut, `check/cut.rs`) because its partition was lost or is
+/// that has sent a request is never cut: `crawler-check`'s `cut.rs`) because its partition was lost or is
 /// being handed over, so that the partition's next holder gets it without waiting for the
 /// lease; fenced by the claim, so it changes nothing if the site is no longer this worker's.
 /// It is forgotten first, so the lease keeper does not take it for lost. (The release is
@@ -121,7 +122,7 @@ async fn give_back(ctx: &Checking, site: Site) {
     let ids = [site.id];
     let release = ctx.queue.release(site.token, &ids, Duration::ZERO);
     if let Err(error) = Box::pin(release).await {
-        tracing::debug!(error = %crate::chain(&error), "cannot give back a site; its lease will expire");
+        tracing::debug!(error = %crawler_queue::error_chain(&error), "cannot give back a site; its lease will expire");
     }
 }
 

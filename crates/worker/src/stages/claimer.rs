@@ -14,7 +14,7 @@ use crawler_queue::Queue;
 use super::held::HeldSites;
 use super::parts::Parts;
 use super::paused::Paused;
-use crate::check::Checker;
+use crawler_check::Checker;
 
 /// What the claimer needs, and nothing else.
 pub struct Claimer {
@@ -145,8 +145,8 @@ pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: Cancellat
             }
             Err(error) => {
                 failures += 1;
-                tracing::warn!(error = %crate::chain(&error), "cannot claim; will try again");
-                if pause(super::RECONNECT.delay(failures), &stop).await {
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot claim; will try again");
+                if pause(super::reconnect::RECONNECT.delay(failures), &stop).await {
                     return Ended::Stopped;
                 }
             }
@@ -159,7 +159,8 @@ pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: Cancellat
 fn claimable(ctx: &Claimer) -> Vec<i16> {
     let backlogged: std::collections::HashSet<i16> = ctx
         .checker
-        .backlogged_hosts(BACKLOG)
+        .book()
+        .backlogged(BACKLOG)
         .iter()
         .map(|host| crawler_queue::parts::part_of(host))
         .collect();
@@ -172,7 +173,7 @@ async fn is_drained(ctx: &Claimer) -> bool {
     match ctx.queue.reports().has_unfinished().await {
         Ok(unfinished) => !unfinished,
         Err(error) => {
-            tracing::warn!(error = %crate::chain(&error), "cannot count unfinished sites");
+            tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot count unfinished sites");
             false
         }
     }

@@ -2,7 +2,8 @@
 //! `crawler_queue::hosts`): hosts decided unreachable and hosts that answer again, which hosts
 //! throttled (429/503, and the `Retry-After` they asked), the paces that changed, and each
 //! troubled host's checks and failures, for its recent error rate. What the worker knows of a
-//! host, and what it last told the fleet, is in the checker's host book (`check/hosts.rs`);
+//! host, and what it last told the fleet, is in the checker's host book (`crawler-check`'s
+//! `hosts/`);
 //! this stage writes it. Best effort: the worker's own limiter already knows; the table is for
 //! whoever holds the hosts next.
 
@@ -10,9 +11,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crawler_queue::{ErrorKind, Finding, HostChecks, Next, Outcome, Queue, Throttled};
-
-use crate::check::{is_throttling, Checker};
+use crawler_check::{is_throttling, Checker, HostDecision, PaceReport};
+use crawler_queue::{
+    ErrorKind, Finding, HostChecks, HostPace, Next, Outcome, Queue, Throttled, Unreachable,
+};
 
 /// How often the hosts' paces (throttled rates, deferrals) are shared with the fleet.
 const PACES_EVERY: Duration = Duration::from_secs(2);
@@ -37,33 +39,30 @@ impl HostSharing {
     /// and the paces of throttled and deferred hosts (every [`PACES_EVERY`]). A decision the
     /// database refused is tried again next time; the checks of the host end the same way
     /// meanwhile, so nothing waits on it.
-    pub async fn share(&self, queue: &Queue, checker: &Checker, parts_token: i64) {
-        for decision in checker.take_host_decisions() {
+    pub async fn share(&self, queue: &Queue, parts_token: i64) {
+        let book = self.checker.book();
+        for decision in book.take_decisions() {
+            let HostDecision { host, origin, .. } = &decision;
             match queue
                 .hosts()
-                .decide(
-                    parts_token,
-                    &decision.host,
-                    &decision.origin,
-                    &decision.unreachable,
-                )
+                .decide(parts_token, host, origin, &unreachable(&decision))
                 .await
             {
                 Ok(sites) => tracing::info!(
-                    origin = %decision.origin,
+                    %origin,
                     sites,
-                    why = %decision.unreachable.detail,
+                    why = %decision.detail,
                     "host decided unreachable; its pending sites have their verdict"
                 ),
                 Err(error) => {
-                    tracing::warn!(error = %crate::chain(&error), host = %decision.host, "cannot write a host's decision; its checks end without requests meanwhile");
-                    checker.retake_host_decision(decision);
+                    tracing::warn!(error = %crawler_queue::error_chain(&error), %host, "cannot write a host's decision; its checks end without requests meanwhile");
+                    book.retake_decision(decision);
                 }
             }
         }
-        for host in checker.take_host_recoveries() {
+        for host in book.take_recoveries() {
             if let Err(error) = queue.hosts().record_unreachable(&host, None).await {
-                tracing::warn!(error = %crate::chain(&error), %host, "cannot record that a host answers again");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), %host, "cannot record that a host answers again");
             }
         }
         let changed = {
@@ -72,34 +71,56 @@ impl HostSharing {
                 return;
             }
             *at = Some(Instant::now());
-            checker.pace_changes()
+            book.pace_changes()
+                .into_iter()
+                .map(pace)
+                .collect::<Vec<_>>()
         };
         if !changed.is_empty() {
             if let Err(error) = queue.hosts().record_paces(&changed).await {
-                tracing::warn!(error = %crate::chain(&error), "cannot record the hosts' paces");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot record the hosts' paces");
             }
         }
     }
 
     /// Records what `written` (one write-back's outcomes) says of their hosts.
     pub async fn record(&self, queue: &Queue, written: &[Outcome]) {
-        let troubled = |c: &HostChecks| self.checker.host_troubled(&c.host, c.checks, c.errors);
+        let book = self.checker.book();
+        let troubled = |c: &HostChecks| book.troubled(&c.host, c.checks, c.errors);
         let (throttled, checks) = tally(written, troubled);
         if !throttled.is_empty() {
             if let Err(error) = queue.hosts().record_throttled(&throttled).await {
-                tracing::warn!(error = %crate::chain(&error), "cannot record throttled hosts");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot record throttled hosts");
             }
         }
         if !checks.is_empty() {
             if let Err(error) = queue.hosts().record_checks(&checks).await {
-                tracing::warn!(error = %crate::chain(&error), "cannot record hosts' errors");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot record hosts' errors");
             }
         }
     }
 }
 
+/// What the fleet's `hosts` row keeps of a host decided unreachable: the error kind its pending
+/// sites get, and the detail that says it was decided for the host.
+fn unreachable(decision: &HostDecision) -> Unreachable {
+    Unreachable {
+        kind: decision.kind,
+        detail: decision.detail.clone(),
+    }
+}
+
+/// A host's pace as the fleet's `hosts` row keeps it: no deferral is a zero one.
+fn pace(report: PaceReport) -> HostPace {
+    HostPace {
+        host: report.host,
+        rate: report.rate,
+        deferred: report.deferred.unwrap_or_default(),
+    }
+}
+
 /// The throttled hosts of one write-back, and the checks of its troubled hosts: `troubled`
-/// takes a host's checks and says whether they are counted (`Host::troubled`).
+/// takes a host's checks and says whether they are counted (`HostBook::troubled`).
 fn tally(
     written: &[Outcome],
     troubled: impl Fn(&HostChecks) -> bool,
@@ -161,8 +182,8 @@ mod tests {
 
     #[test]
     fn healthy_hosts_are_not_recorded_until_they_fail_then_every_check_is() {
-        let checker = crate::check::Checker::new(Default::default()).unwrap();
-        let troubled = |c: &HostChecks| checker.host_troubled(&c.host, c.checks, c.errors);
+        let checker = Checker::new(Default::default()).unwrap();
+        let troubled = |c: &HostChecks| checker.book().troubled(&c.host, c.checks, c.errors);
         let first = [
             outcome("ok.example", Verdict::Alive, Some(200)),
             Outcome {

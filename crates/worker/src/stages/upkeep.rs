@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::progress::Progress;
 
 /// Runs `job` every `period` until `stop`. A job that overruns delays the next tick.
@@ -42,7 +42,7 @@ pub async fn extend_leases(ctx: &Ctx) {
                 }
             }
             Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), "cannot extend a lease; will try again")
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot extend a lease; will try again")
             }
         }
     }
@@ -61,7 +61,7 @@ pub async fn read_paused(ctx: &Ctx) {
     let paused = match ctx.queue.is_paused().await {
         Ok(paused) => paused,
         Err(error) => {
-            tracing::warn!(error = %crate::chain(&error), "cannot read whether the fleet is paused");
+            tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot read whether the fleet is paused");
             return;
         }
     };
@@ -90,10 +90,12 @@ async fn say_alive(ctx: &Ctx) {
                 .register(id, &crawler_cli::hostname(), std::process::id())
                 .await
             {
-                tracing::warn!(error = %crate::chain(&error), "cannot register again");
+                tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot register again");
             }
         }
-        Err(error) => tracing::warn!(error = %crate::chain(&error), "cannot send a heartbeat"),
+        Err(error) => {
+            tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot send a heartbeat")
+        }
     }
 }
 
@@ -120,7 +122,7 @@ pub async fn reap(ctx: &Ctx) {
             );
         }
         Ok(_) => {}
-        Err(error) => tracing::warn!(error = %crate::chain(&error), "cannot reap"),
+        Err(error) => tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot reap"),
     }
 }
 
@@ -161,7 +163,7 @@ pub async fn progress(ctx: Arc<Ctx>, stop: CancellationToken) {
         progress.update(
             &ctx.stats,
             ctx.paused.is_paused(),
-            ctx.checker.host_counts(),
+            ctx.checker.book().counts(),
         );
     }
 }

@@ -19,17 +19,16 @@ use crawler_queue::Queue;
 
 use super::held::HeldSites;
 use super::share_hosts::HostSharing;
-use crate::check::Checker;
 use crate::stats::Stats;
 
 /// What the writer needs, and nothing else.
 pub struct Writer {
     pub queue: Queue,
-    /// Asked for its host decisions, which the writer shares with the fleet.
-    pub checker: Checker,
     pub held: Arc<HeldSites>,
     pub stats: Arc<Stats>,
-    pub hosts: Arc<HostSharing>,
+    /// What the checker learned of its hosts (its host decisions), which the writer shares
+    /// with the fleet after each write-back.
+    pub sharing: Arc<HostSharing>,
     /// Told when the last site held is written back: the claimer looks at once.
     pub nudge: Arc<crate::nudge::Nudge>,
     /// Fences the host decisions by the partitions held.
@@ -71,7 +70,7 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
             },
             _ = tick.tick() => if !time_to_write(pending.len(), oldest.elapsed(), latest.elapsed()) {
                 // Host decisions go out without waiting for results to carry them.
-                ctx.hosts.share(&ctx.queue, &ctx.checker, ctx.parts_token).await;
+                ctx.sharing.share(&ctx.queue, ctx.parts_token).await;
                 continue;
             },
         }
@@ -79,7 +78,7 @@ pub async fn write_loop(ctx: Writer, mut outcomes: mpsc::Receiver<Outcome>) {
             failures = 0;
         } else {
             failures += 1;
-            tokio::time::sleep(super::RECONNECT.delay(failures)).await;
+            tokio::time::sleep(super::reconnect::RECONNECT.delay(failures)).await;
         }
     }
     while !pending.is_empty() && !flush(&ctx, &mut pending).await {
@@ -112,10 +111,8 @@ async fn flush(ctx: &Writer, pending: &mut Vec<Outcome>) -> bool {
                 );
             }
             ctx.stats.record(&completed);
-            ctx.hosts.record(&ctx.queue, pending).await;
-            ctx.hosts
-                .share(&ctx.queue, &ctx.checker, ctx.parts_token)
-                .await;
+            ctx.sharing.record(&ctx.queue, pending).await;
+            ctx.sharing.share(&ctx.queue, ctx.parts_token).await;
             for o in pending.drain(..) {
                 ctx.held.remove(o.site.token, o.site.id);
             }
@@ -125,7 +122,7 @@ async fn flush(ctx: &Writer, pending: &mut Vec<Outcome>) -> bool {
             true
         }
         Err(error) => {
-            tracing::warn!(error = %crate::chain(&error), results = pending.len(), "cannot write results; keeping them to try again");
+            tracing::warn!(error = %crawler_queue::error_chain(&error), results = pending.len(), "cannot write results; keeping them to try again");
             false
         }
     }
