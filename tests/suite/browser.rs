@@ -121,13 +121,20 @@ impl Driver {
 
     /// A headless Chromium whose every request off loopback goes to `proxy`.
     pub async fn browser(&self, proxy: &Proxy) -> Client {
+        self.browser_resolving(proxy, &[]).await
+    }
+
+    /// [`Driver::browser`], in which each of `names` resolves to 127.0.0.1 and is asked
+    /// directly: a site of another name served on loopback (an attacker's page, or the
+    /// dashboard reached by a name that was made to point at it).
+    pub async fn browser_resolving(&self, proxy: &Proxy, names: &[&str]) -> Client {
         let closed = closed_port();
         let mut caps = serde_json::Map::new();
         caps.insert(
             "goog:chromeOptions".into(),
             serde_json::json!({
                 "binary": CHROMIUM,
-                "args": chromium_args(&self.profile, proxy.addr, closed),
+                "args": chromium_args(&self.profile, proxy.addr, closed, names),
                 // Debian's default search engine is preconnected to at start (seen as
                 // CONNECT start.duckduckgo.com, whatever the prediction and search
                 // preferences): the default engine is one on the closed port.
@@ -159,7 +166,8 @@ fn closed_port() -> SocketAddr {
 }
 
 /// Headless, a throwaway profile, everything off loopback to `proxy`, every name but
-/// localhost unresolvable, and the browser's own background traffic turned off.
+/// localhost and `names` (127.0.0.1) unresolvable, and the browser's own background traffic
+/// turned off. A name is first tried over HTTPS otherwise (HttpsUpgrades).
 ///
 /// Found by running Chromium 156 against the recording proxy: with only the usual flags it
 /// still asked update.googleapis.com (an on-demand component, the optimization guide's model
@@ -168,7 +176,12 @@ fn closed_port() -> SocketAddr {
 /// the sign-in preferences). No switch turns the updater or the accounts lookup off, so their
 /// servers are moved to `closed`, a port of 127.0.0.1 where nothing listens: they fail there,
 /// inside loopback, and nothing reaches the proxy.
-fn chromium_args(profile: &str, proxy: SocketAddr, closed: SocketAddr) -> Vec<String> {
+fn chromium_args(
+    profile: &str,
+    proxy: SocketAddr,
+    closed: SocketAddr,
+    names: &[&str],
+) -> Vec<String> {
     let mut args: Vec<String> = [
         "--headless=new",
         "--no-sandbox",
@@ -193,12 +206,24 @@ fn chromium_args(profile: &str, proxy: SocketAddr, closed: SocketAddr) -> Vec<St
          OptimizationHintsFetching,OptimizationTargetPrediction,NetworkTimeServiceQuerying,\
          MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,\
          CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,\
-         PreconnectToSearch",
-        "--proxy-bypass-list=127.0.0.1;localhost",
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+         PreconnectToSearch,HttpsUpgrades",
     ]
     .map(String::from)
     .into();
+    // The first rule that maps a name wins: `names` before the rest.
+    let mapped: Vec<String> = names
+        .iter()
+        .map(|n| format!("MAP {n} 127.0.0.1, "))
+        .collect();
+    args.push(format!(
+        "--host-resolver-rules={}MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+        mapped.concat()
+    ));
+    let bypassed: Vec<String> = names.iter().map(|n| format!(";{n}")).collect();
+    args.push(format!(
+        "--proxy-bypass-list=127.0.0.1;localhost{}",
+        bypassed.concat()
+    ));
     args.push(format!("--proxy-server=http://{proxy}"));
     args.push(format!("--user-data-dir={profile}"));
     args.push(format!("--component-updater=url-source=http://{closed}/"));

@@ -533,3 +533,154 @@ async fn a_dashboard_opened_after_a_finished_crawl_shows_its_history_behind_the_
     browser.close().await.unwrap();
     drop(driver);
 }
+
+/// The attacker's site: a name that resolves to loopback in the test's browser.
+const ATTACKER: &str = "rebind.attacker.test";
+
+/// The port of a base URL.
+fn port_of(base: &str) -> u16 {
+    base.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// An attacker's site on 127.0.0.1, serving `pages` (path, HTML) to whoever asks; returns its
+/// port.
+async fn spawn_attacker(pages: Vec<(&'static str, String)>) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let pages = std::sync::Arc::new(pages);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let pages = pages.clone();
+            tokio::spawn(async move {
+                let mut head = vec![0; 8192];
+                let n = stream.read(&mut head).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&head[..n]);
+                let path = head.split_whitespace().nth(1).unwrap_or("/");
+                let page = pages.iter().find(|(p, _)| *p == path).map(|(_, html)| html);
+                let (status, body) = page.map_or(("404 Not Found", ""), |b| ("200 OK", b));
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\
+                     connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_page_of_another_site_can_neither_read_nor_pause_nor_log_out_the_dashboard() {
+    crate::browser::require_browser();
+    let proxy = Proxy::spawn().await;
+    let db = Backend::Sqlite.fresh().await;
+    let site = spawn_site().await;
+    let (file, _) = url_file(&site, 4, &[Page::Dead]);
+    seed(&db, file.path());
+    let queue = db.queue().await;
+    // The setup the review attacked: open on loopback, with the controls.
+    let (_open, open) = spawn_dashboard(&db, &["--allow-control"]);
+    let token = "browser-token-0123456789abcdef";
+    let token_file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(token_file.path(), token).unwrap();
+    let path = token_file.path().to_str().unwrap();
+    let (_closed, closed) = spawn_dashboard(&db, &["--token-file", path]);
+    let pause = format!(
+        "<!doctype html><title>attack</title><script>
+         fetch('{open}/api/pause', {{ method: 'POST', headers: {{ 'X-Crawler-Control': '1' }} }})
+           .then((r) => {{ document.title = 'answered ' + r.status; }},
+                 (e) => {{ document.title = 'failed'; }});
+         </script>"
+    );
+    let logout = format!(
+        "<!doctype html><title>attack</title>
+         <form id='f' method='post' action='{closed}/logout'></form>
+         <script>document.getElementById('f').submit();</script>"
+    );
+    let attacker = spawn_attacker(vec![("/pause", pause), ("/logout", logout)]).await;
+    let driver = Driver::spawn();
+    let browser = driver.browser_resolving(&proxy, &[ATTACKER]).await;
+
+    // After a DNS rebinding: the attacker's name points at the dashboard. Its page, and its
+    // scripts' requests, get 421: nothing of the crawl, no pause.
+    browser
+        .goto(&format!("http://{ATTACKER}:{}/", port_of(&open)))
+        .await
+        .unwrap();
+    let body = text_of_page(&browser).await;
+    assert!(body.contains("not to that name"), "{body}");
+    let script = "return (async () => {
+        const state = await fetch('/api/state');
+        const pause = await fetch('/api/pause',
+            { method: 'POST', headers: { 'X-Crawler-Control': '1' } });
+        return [state.status, pause.status, await state.text()];
+    })();";
+    let got = browser.execute(script, vec![]).await.unwrap();
+    assert_eq!(got[0], 421, "{got}");
+    assert_eq!(got[1], 421, "{got}");
+    assert!(!got[2].as_str().unwrap().contains("totals"), "{got}");
+    assert!(!queue.is_paused().await.unwrap());
+
+    // A page of the attacker's own site asks the dashboard to pause: refused.
+    browser
+        .goto(&format!("http://{ATTACKER}:{attacker}/pause"))
+        .await
+        .unwrap();
+    until(
+        "the attack's request ends",
+        Duration::from_secs(10),
+        || async { browser.title().await.unwrap() != "attack" },
+    )
+    .await;
+    assert_eq!(
+        browser.title().await.unwrap(),
+        "failed",
+        "its preflight refused"
+    );
+    assert!(!queue.is_paused().await.unwrap());
+
+    // Logged in to the dashboard with a token, then on the attacker's page, whose form posts
+    // to /logout: refused as cross-origin, and the session lives on.
+    browser.goto(&format!("{closed}/")).await.unwrap();
+    let field = browser.find(Locator::Id("token")).await.unwrap();
+    field.send_keys(token).await.unwrap();
+    click(&browser, "login").await;
+    until("logged in", Duration::from_secs(10), || async {
+        browser.title().await.unwrap() == "crawler dashboard"
+    })
+    .await;
+    browser
+        .goto(&format!("http://{ATTACKER}:{attacker}/logout"))
+        .await
+        .unwrap();
+    until("the form posted", Duration::from_secs(10), || async {
+        text_of_page(&browser)
+            .await
+            .contains("must come from the dashboard's own page")
+    })
+    .await;
+    browser.goto(&format!("{closed}/")).await.unwrap();
+    assert_eq!(browser.title().await.unwrap(), "crawler dashboard");
+
+    assert_eq!(
+        proxy.seen(),
+        Vec::<String>::new(),
+        "the browser reached beyond loopback"
+    );
+    browser.close().await.unwrap();
+    drop(driver);
+}
+
+/// The text the browser shows of the page it is on.
+async fn text_of_page(browser: &Client) -> String {
+    let value = browser
+        .execute(
+            "return document.body ? document.body.innerText : '';",
+            vec![],
+        )
+        .await
+        .unwrap();
+    value.as_str().unwrap_or_default().to_owned()
+}

@@ -3,6 +3,7 @@
 //! the token never shows in a log, an error or `--help`; and without a token the dashboard
 //! refuses an address beyond loopback unless told `--no-auth`.
 
+use std::net::IpAddr;
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -14,10 +15,10 @@ use reqwest::{Method, StatusCode};
 
 use crate::pause::{spawn_logged, wait_for_line, Killed};
 
-const TOKEN: &str = "t0ken-of-the-dashboard-3f9a1c";
+pub const TOKEN: &str = "t0ken-of-the-dashboard-3f9a1c";
 
 /// Every route, with the method it answers; the control routes need their header too.
-const ROUTES: [(&str, &str); 8] = [
+pub const ROUTES: [(&str, &str); 8] = [
     ("GET", "/"),
     ("GET", "/app.js"),
     ("GET", "/style.css"),
@@ -29,7 +30,7 @@ const ROUTES: [(&str, &str); 8] = [
 ];
 
 /// A fresh SQLite database with one site (the dashboard refuses a database that is not there).
-async fn database() -> TestDb {
+pub async fn database() -> TestDb {
     let db = Backend::Sqlite.fresh().await;
     let mut file = tempfile::NamedTempFile::new().unwrap();
     std::io::Write::write_all(&mut file, b"http://127.0.0.1:9/never-checked\n").unwrap();
@@ -39,7 +40,7 @@ async fn database() -> TestDb {
 
 /// A dashboard on a free port of `listen`'s address, with `env` and `args`; returns it, its
 /// base URL and its log.
-fn spawn(
+pub fn spawn(
     db: &TestDb,
     listen: &str,
     args: &[&str],
@@ -60,17 +61,34 @@ fn spawn(
     (child, format!("http://127.0.0.1:{port}"), lines)
 }
 
-fn client() -> reqwest::Client {
+pub fn client() -> reqwest::Client {
+    client_from(IpAddr::from([127, 0, 0, 1]))
+}
+
+/// A client whose connections come from `ip`, an address of loopback: another client, for the
+/// dashboard's limits per client.
+pub fn client_from(ip: IpAddr) -> reqwest::Client {
     reqwest::Client::builder()
+        .local_address(ip)
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap()
 }
 
 /// The status of `route` with `header` (name and value) if any, and the control header.
-async fn status(base: &str, (method, path): (&str, &str), header: Option<(&str, &str)>) -> u16 {
+pub async fn status(base: &str, route: (&str, &str), header: Option<(&str, &str)>) -> u16 {
+    status_from(&client(), base, route, header).await
+}
+
+/// [`status`], asked by `client`.
+pub async fn status_from(
+    client: &reqwest::Client,
+    base: &str,
+    (method, path): (&str, &str),
+    header: Option<(&str, &str)>,
+) -> u16 {
     let method = Method::from_bytes(method.as_bytes()).unwrap();
-    let mut request = client()
+    let mut request = client
         .request(method, format!("{base}{path}"))
         .header("x-crawler-control", "1");
     if let Some((name, value)) = header {
@@ -86,10 +104,17 @@ async fn with_a_token_every_route_answers_401_without_it_and_200_with_it_or_its_
     let (mut dashboard, base, lines) = spawn(&db, "127.0.0.1:0", &["--allow-control"], &env);
     let bearer = format!("Bearer {TOKEN}");
     let wrong = format!("Bearer {TOKEN}x");
-    for route in ROUTES {
+    for (n, route) in (2..).zip(ROUTES) {
         assert_eq!(status(&base, route, None).await, 401, "{route:?}");
+        // Each wrong token from a client of its own: a client gets five a minute
+        // (dashboard_sessions.rs tests that limit).
+        let guesser = client_from(IpAddr::from([127, 0, 0, n]));
         let wrong = Some((AUTHORIZATION.as_str(), wrong.as_str()));
-        assert_eq!(status(&base, route, wrong).await, 401, "{route:?}");
+        assert_eq!(
+            status_from(&guesser, &base, route, wrong).await,
+            401,
+            "{route:?}"
+        );
         let cookie = Some((COOKIE.as_str(), "crawler_session=0123"));
         assert_eq!(status(&base, route, cookie).await, 401, "{route:?}");
         let right = Some((AUTHORIZATION.as_str(), bearer.as_str()));

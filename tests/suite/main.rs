@@ -37,7 +37,11 @@
 //!   and finishes the crawl once resumed.
 //! - `dashboard`: `crawler-dashboard`'s endpoints, and its page in headless Chromium (`browser`:
 //!   chromedriver and a browser that can reach nothing but loopback); `dashboard_auth`: its
-//!   token, login cookie and refusal to listen beyond loopback without one.
+//!   token, login cookie and refusal to listen beyond loopback without one;
+//!   `dashboard_defences`: a foreign `Host`, a cross-origin change, the guard headers, slow
+//!   and idle connections, the caps on connections and searches; `dashboard_sessions`:
+//!   sessions ended at log out (every backend) and at expiry, wrong tokens limited per client,
+//!   who paused and how.
 //! - `mariadb_server`: the private test server itself.
 //! - `metrics`: a worker's `--metrics` scraped during a crawl, against the database.
 //! - `config`: `crawler.toml` (`--config`): options from a file, `${VAR}`, precedence, errors
@@ -62,6 +66,8 @@ mod compose;
 mod config;
 mod dashboard;
 mod dashboard_auth;
+mod dashboard_defences;
+mod dashboard_sessions;
 mod docs;
 mod e2e;
 mod excluded;

@@ -87,6 +87,7 @@ pub mod referrers;
 pub mod report;
 mod retry;
 pub mod seed;
+pub mod sessions;
 mod singleton;
 pub mod soft404;
 mod sql;
@@ -123,6 +124,7 @@ pub use report::{
 };
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
+pub use sessions::{SessionCheck, Sessions};
 pub use soft404::Probes;
 pub use sqlite_work::SqliteWork;
 pub use state::State;

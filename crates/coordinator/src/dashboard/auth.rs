@@ -1,30 +1,20 @@
 //! Who may see the dashboard: anyone (no token, on loopback or with `--no-auth`), or whoever
-//! shows its token, as `Authorization: Bearer TOKEN` (scripts, `curl`) or as the session
-//! cookie the login form sets (browsers).
+//! shows its token, as `Authorization: Bearer TOKEN` (scripts, `curl`) or as a session cookie
+//! the login form sets (browsers; `session`).
 //!
-//! The cookie is not the token: it is an HMAC-SHA256 of a fixed text keyed by the token, so a
-//! cookie read off a browser does not give the token away, every dashboard that has the same
-//! token accepts it (several behind one address, or one restarted), and a new token ends every
-//! session. Both are compared in constant time, on their SHA-256 digests, so neither the time
-//! nor the length of a guess tells how much of it was right. The token is never printed: its
-//! `Debug` says `Token(..)`.
+//! The token is compared in constant time, on its SHA-256 digest, so neither the time nor the
+//! length of a guess tells how much of it was right. It is never printed: its `Debug` says
+//! `Token(..)`.
 
 use std::net::SocketAddr;
 use std::path::Path;
 
-use hmac::{Hmac, Mac};
-use hyper::header::{HeaderMap, AUTHORIZATION, COOKIE};
+use hyper::header::{HeaderMap, AUTHORIZATION};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// The session cookie's name.
-pub const COOKIE_NAME: &str = "crawler_session";
-
 /// The shortest token taken: 16 characters, 96 bits or more as `openssl rand -hex 24` makes them.
 pub const MIN_TOKEN_LEN: usize = 16;
-
-/// The text the session cookie is the HMAC of; a new version would end every session.
-const SESSION_TEXT: &[u8] = b"crawler-dashboard session v1";
 
 /// A secret that lets its holder in.
 #[derive(Clone)]
@@ -88,16 +78,27 @@ impl Token {
 pub enum Access {
     /// Every request is answered.
     Open,
-    /// Only requests that show the token or its session cookie.
-    Token { token: Token, session: String },
+    /// Only requests that show the token or a session cookie signed with it.
+    Token(Token),
 }
 
-/// Neither the token nor the session: the cookie lets in as the token does.
+/// What a request's `Authorization` header shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bearer {
+    /// No bearer token.
+    Absent,
+    /// The token.
+    Right,
+    /// Another text: a guess.
+    Wrong,
+}
+
+/// Never the token.
 impl std::fmt::Debug for Access {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Access::Open => f.write_str("Open"),
-            Access::Token { .. } => f.write_str("Token(..)"),
+            Access::Token(_) => f.write_str("Token(..)"),
         }
     }
 }
@@ -129,53 +130,48 @@ impl Access {
     }
 
     pub fn with_token(token: Token) -> Access {
-        let mut mac = Hmac::<Sha256>::new_from_slice(token.0.as_bytes()).expect("any key length");
-        mac.update(SESSION_TEXT);
-        let session = hex(&mac.finalize().into_bytes());
-        Access::Token { token, session }
+        Access::Token(token)
     }
 
     pub fn is_open(&self) -> bool {
         matches!(self, Access::Open)
     }
 
-    /// Whether a request with these headers may be answered.
-    pub fn admits(&self, headers: &HeaderMap) -> bool {
-        let Access::Token { token, session } = self else {
-            return true;
+    /// The key session cookies are signed with (the token), if the dashboard has one.
+    pub fn key(&self) -> Option<&[u8]> {
+        match self {
+            Access::Open => None,
+            Access::Token(token) => Some(token.0.as_bytes()),
+        }
+    }
+
+    /// What the bearer tokens of a request with these headers show: the token if any of them
+    /// is it.
+    pub fn bearer(&self, headers: &HeaderMap) -> Bearer {
+        let Access::Token(token) = self else {
+            return Bearer::Absent;
         };
-        let bearer = headers
+        let mut shown = Bearer::Absent;
+        for given in headers
             .get_all(AUTHORIZATION)
             .iter()
             .filter_map(|v| bearer(v.to_str().ok()?))
-            .any(|given| same(given.trim(), &token.0));
-        bearer || cookies(headers).any(|(name, value)| name == COOKIE_NAME && same(value, session))
+        {
+            if same(given.trim(), &token.0) {
+                return Bearer::Right;
+            }
+            shown = Bearer::Wrong;
+        }
+        shown
     }
 
     /// Whether `given`, typed in the login form, is the token.
     pub fn is_token(&self, given: &str) -> bool {
         match self {
             Access::Open => true,
-            Access::Token { token, .. } => same(given.trim(), &token.0),
+            Access::Token(token) => same(given.trim(), &token.0),
         }
     }
-
-    /// The `Set-Cookie` value a right login gets: the session, for this site's pages only
-    /// (`SameSite=Strict`), out of the page's scripts' reach (`HttpOnly`), until the browser
-    /// closes. Not `Secure`: the dashboard speaks plain HTTP (a TLS proxy in front may add it).
-    pub fn session_cookie(&self) -> Option<String> {
-        match self {
-            Access::Open => None,
-            Access::Token { session, .. } => Some(format!(
-                "{COOKIE_NAME}={session}; Path=/; HttpOnly; SameSite=Strict"
-            )),
-        }
-    }
-}
-
-/// The cookie that ends the session (log out).
-pub fn expired_cookie() -> String {
-    format!("{COOKIE_NAME}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
 }
 
 /// The credentials of an `Authorization: Bearer …` value (the scheme in any case, as RFC 9110
@@ -185,24 +181,10 @@ fn bearer(value: &str) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then_some(credentials)
 }
 
-/// The `name=value` pairs of every `Cookie` header.
-fn cookies(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-}
-
 /// Whether `a` and `b` are equal, in a time that tells nothing of where they differ or of
 /// how long the secret is: their digests are compared, in constant time.
 fn same(a: &str, b: &str) -> bool {
     Sha256::digest(a).ct_eq(&Sha256::digest(b)).into()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -223,29 +205,20 @@ mod tests {
     }
 
     #[test]
-    fn the_token_or_its_session_cookie_lets_in_and_nothing_else() {
+    fn only_the_token_as_a_bearer_is_right() {
         let access = access();
-        let bearer = format!("Bearer {SECRET}");
-        assert!(access.admits(&headers(AUTHORIZATION, &bearer)));
-        let lower = format!("bearer {SECRET}");
-        assert!(access.admits(&headers(AUTHORIZATION, &lower)));
-        assert!(!access.admits(&headers(AUTHORIZATION, "Bearer 0123456789abcdef-secreT")));
-        assert!(!access.admits(&headers(AUTHORIZATION, &format!("Basic {SECRET}"))));
-        assert!(!access.admits(&HeaderMap::new()));
-        let cookie = access.session_cookie().unwrap();
-        let pair = cookie.split(';').next().unwrap();
-        assert!(access.admits(&headers(COOKIE, &format!("theme=dark; {pair}"))));
-        assert!(!access.admits(&headers(COOKIE, &format!("{COOKIE_NAME}={SECRET}"))));
-        assert!(Access::Open.admits(&HeaderMap::new()));
-    }
-
-    #[test]
-    fn the_session_cookie_is_http_only_strict_and_not_the_token() {
-        let cookie = access().session_cookie().unwrap();
-        assert!(cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Strict"));
-        assert!(!cookie.contains(SECRET));
-        let other = Access::with_token(Token::new("another-token-0123456789").unwrap());
-        assert_ne!(other.session_cookie(), Some(cookie));
+        let bearer = |value: &str| access.bearer(&headers(AUTHORIZATION, value));
+        assert_eq!(bearer(&format!("Bearer {SECRET}")), Bearer::Right);
+        assert_eq!(bearer(&format!("bearer  {SECRET} ")), Bearer::Right);
+        assert_eq!(bearer("Bearer 0123456789abcdef-secreT"), Bearer::Wrong);
+        assert_eq!(bearer(&format!("Basic {SECRET}")), Bearer::Absent);
+        assert_eq!(access.bearer(&HeaderMap::new()), Bearer::Absent);
+        let mut two = headers(AUTHORIZATION, "Bearer wrong-guess-0123456789");
+        two.append(AUTHORIZATION, format!("Bearer {SECRET}").parse().unwrap());
+        assert_eq!(access.bearer(&two), Bearer::Right);
+        assert_eq!(Access::Open.bearer(&two), Bearer::Absent);
+        assert!(access.is_token(SECRET) && !access.is_token("x") && Access::Open.is_token(""));
+        assert_eq!(access.key(), Some(SECRET.as_bytes()));
     }
 
     #[test]

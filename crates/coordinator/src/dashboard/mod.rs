@@ -2,52 +2,61 @@
 //!
 //! It reads what the workers write (no worker is asked anything), so it shows a fleet on any
 //! number of machines, and any number of dashboards may run. With a token, it answers only
-//! whoever shows it (`auth`); without one, whoever reaches it.
+//! whoever shows it or a live session of its login form (`gate`); without one, whoever reaches
+//! it. Either way it answers only requests for itself (`origin`), and bounds what one client
+//! can hold: connections, their time, wrong tokens, searches.
 //!
 //! # Layout
-//! - `auth`: the token, the session cookie, and which requests they admit.
+//! - `options`: the command line; `settings`: what it sets, and the limits' defaults.
+//! - `server`: the accept loop; `slots`: the caps on connections; `conn`: one connection;
+//!   `watch`: the header and idle timeouts.
+//! - `routes`: the HTTP routes; `reply`: the answers and the headers on every one;
+//!   `assets/`: the page, its script and style, embedded.
+//! - `origin`: which `Host` is this dashboard's, and which changes come from its own pages.
+//! - `client`: who a request comes from (the peer, or what a trusted proxy says).
+//! - `auth`: the token and the door; `session`: the session cookie; `gate`: who a request is;
+//!   `login`: the login form's routes; `logins`: wrong tokens counted per client.
+//! - `searches`: the searches of the dead links in flight.
+//! - `shared`: what the requests share.
 //! - `counts`: the counts per state and verdict, sampled by one task, for the totals.
 //! - `history`: the plots' data, read from the database by time (`checked_at`).
 //! - `snapshot`: what the page polls, as JSON.
-//! - `routes`: the HTTP routes; `assets/`: the page, its script and style, embedded.
 
 mod auth;
+mod client;
+mod conn;
 mod counts;
+mod gate;
 mod history;
+mod login;
+mod logins;
+mod options;
+mod origin;
+mod reply;
 mod routes;
+mod searches;
+mod server;
+mod session;
+mod settings;
+mod shared;
+mod slots;
 mod snapshot;
+mod watch;
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 
 use crawler_queue::Queue;
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
-pub use auth::{Access, AccessError, Token, TokenError, COOKIE_NAME, MIN_TOKEN_LEN};
+pub use auth::{Access, AccessError, Token, TokenError, MIN_TOKEN_LEN};
+pub use client::Proxies;
+pub use options::Options;
+pub use origin::{AllowedHosts, HostName};
 pub use routes::CONTROL_HEADER;
-
-/// What the requests share.
-pub struct Dashboard {
-    queue: Queue,
-    counts: counts::Counts,
-    history: history::Cache,
-    /// Whether `POST /api/pause` and `/api/resume` may act (`--allow-control`).
-    allow_control: bool,
-    /// Who may see it.
-    access: Access,
-}
-
-/// How the dashboard serves.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    /// Whether `POST /api/pause` and `/api/resume` may act (`--allow-control`).
-    pub allow_control: bool,
-    pub access: Access,
-}
+pub use session::COOKIE_NAME;
+pub use settings::{Limits, Settings};
 
 /// Serves the dashboard on `listener` until `shutdown`; requests in progress then finish.
 pub async fn serve(
@@ -58,55 +67,10 @@ pub async fn serve(
 ) {
     let stop = CancellationToken::new();
     let counts = counts::Counts::default();
-    let tasks = TaskTracker::new();
-    tasks.spawn(counts::sample(queue.clone(), counts.clone(), stop.clone()));
-    let dashboard = Arc::new(Dashboard {
-        queue,
-        counts,
-        history: history::Cache::default(),
-        allow_control: settings.allow_control,
-        access: settings.access,
-    });
-    tokio::pin!(shutdown);
-    loop {
-        let stream = tokio::select! {
-            _ = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    // Out of file descriptors, a connection reset before it was taken: the
-                    // next one may do.
-                    tracing::warn!(%error, "cannot accept a connection");
-                    continue;
-                }
-            },
-        };
-        tasks.spawn(connection(dashboard.clone(), stream, stop.clone()));
-    }
+    let sampler = tokio::spawn(counts::sample(queue.clone(), counts.clone(), stop.clone()));
+    let limits = settings.limits;
+    let dashboard = Arc::new(shared::Dashboard::new(queue, counts, settings));
+    server::run(dashboard, listener, limits, shutdown).await;
     stop.cancel();
-    tasks.close();
-    tasks.wait().await;
-}
-
-/// Serves one connection until it closes, or, at shutdown, until its request in progress is
-/// answered.
-async fn connection(
-    dashboard: Arc<Dashboard>,
-    stream: tokio::net::TcpStream,
-    stop: CancellationToken,
-) {
-    let service = hyper::service::service_fn(move |req| {
-        let dashboard = dashboard.clone();
-        async move { Ok::<_, Infallible>(routes::route(&dashboard, req).await) }
-    });
-    let conn =
-        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-    tokio::pin!(conn);
-    tokio::select! {
-        _ = conn.as_mut() => {}
-        _ = stop.cancelled() => {
-            conn.as_mut().graceful_shutdown();
-            let _ = conn.await;
-        }
-    }
+    let _ = sampler.await;
 }

@@ -1,42 +1,52 @@
 //! The dashboard's HTTP routes: the page and its assets (embedded in the binary), the JSON it
 //! polls, the two control endpoints, and the login form's.
 //!
-//! With a token ([`Access`]), every route but `POST /login` and `/logout` answers 401 to a
-//! request that shows neither the token nor the session cookie: a page with the login form,
-//! an API call with a line that says what to send.
-//!
 //! | route | |
 //! |---|---|
-//! | `POST /login` | `token=…` (the form): the session cookie and back to `/`, or 401 |
-//! | `POST /logout` | the session cookie expired, and back to `/` |
+//! | `POST /login` | `token=…` (the form): a session cookie and back to `/`, or 401 |
+//! | `POST /logout` | the session ended, its cookie expired, and back to `/` |
 //! | `GET /`, `/app.js`, `/style.css` | the page |
 //! | `GET /api/state` | [`Snapshot`]: totals, plot, workers, hosts in backoff, paused |
 //! | `GET /api/dead?q=TEXT&limit=N` | the latest dead sites whose URL contains TEXT |
 //! | `GET /api/history?range=SECONDS` | [`Plot`]: verdicts and checks per worker over time (0: all) |
 //! | `POST /api/pause`, `/api/resume` | with `--allow-control` only (403 otherwise) |
 //!
-//! A control request must carry `X-Crawler-Control: 1`: a page of another site open in the
-//! same browser can make it POST a form to the dashboard, but not with a header of its own
-//! (that needs a CORS preflight, which is never answered).
+//! HEAD is answered wherever GET is. Before any route, a request must name this dashboard in
+//! `Host` (421 otherwise), and one that changes something must come from its own pages when a
+//! browser says where it comes from (403; `origin`). Then, with a token, every route but the
+//! login form's answers 401 to a request that shows neither the token nor a live session
+//! (`gate`): a page with the login form, an API call with a line that says what to send.
+//!
+//! A control request must also carry `X-Crawler-Control: 1`: a page of another site open in
+//! the same browser can make it POST a form to the dashboard, but not with a header of its own
+//! (that needs a CORS preflight, which is never answered). A route is a line of [`ROUTES`] and
+//! an arm of [`serve`].
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Body;
-use hyper::header::{
-    HeaderValue, CACHE_CONTROL, CONTENT_TYPE, LOCATION, SET_COOKIE, WWW_AUTHENTICATE,
-};
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::header::HeaderValue;
+use hyper::{Method, Request, StatusCode};
 use serde::Serialize;
 
-use super::auth::expired_cookie;
+use super::client::ClientKey;
+use super::gate::{admit, Caller, Refused};
 use super::history::range_query;
 #[cfg(doc)]
 use super::history::Plot;
+use super::login::{login, logout};
+use super::origin::same_origin;
+use super::reply::{
+    json, json_or_error, method_not_allowed, reply, retry_after, text, unauthorized, unavailable,
+    Reply,
+};
+use super::searches::Busy;
+use super::shared::Dashboard;
 use super::snapshot::{latest_dead, Snapshot};
-use super::Dashboard;
 
 const INDEX: &str = include_str!("assets/index.html");
-const LOGIN: &str = include_str!("assets/login.html");
 const SCRIPT: &str = include_str!("assets/app.js");
 const STYLE: &str = include_str!("assets/style.css");
 
@@ -46,113 +56,136 @@ pub const CONTROL_HEADER: &str = "x-crawler-control";
 /// The dead sites listed when the page does not say how many.
 const DEAD_LIMIT: u32 = 50;
 
-pub type Reply = Response<Full<Bytes>>;
+/// When a client refused for a busy search may ask again: the page asks at its next poll.
+const SEARCH_RETRY: Duration = Duration::from_secs(1);
 
-/// The login form's body read at most: a token is far shorter.
-const LOGIN_BODY: usize = 4096;
+/// What a route answers to: reads (GET, and HEAD, its headers alone) or changes (POST).
+const READ: &str = "GET, HEAD";
+const CHANGE: &str = "POST";
 
-/// Answers one request.
-pub async fn route<B>(dashboard: &Dashboard, req: Request<B>) -> Reply
+/// Every route and the methods it answers; another method gets 405 with these in `Allow`.
+const ROUTES: [(&str, &str); 10] = [
+    ("/login", CHANGE),
+    ("/logout", CHANGE),
+    ("/", READ),
+    ("/app.js", READ),
+    ("/style.css", READ),
+    ("/api/state", READ),
+    ("/api/dead", READ),
+    ("/api/history", READ),
+    ("/api/pause", CHANGE),
+    ("/api/resume", CHANGE),
+];
+
+/// Answers one request, which came on a connection from `peer`.
+pub async fn route<B>(dashboard: &Dashboard, peer: SocketAddr, req: Request<B>) -> Reply
 where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
 {
-    match (req.method(), req.uri().path()) {
-        (&Method::POST, "/login") => return login(dashboard, req).await,
-        (&Method::POST, "/logout") => return see_other(expired_cookie()),
-        (_, "/login" | "/logout") => return text(StatusCode::METHOD_NOT_ALLOWED, "use POST"),
-        _ => {}
-    }
-    if !dashboard.access.admits(req.headers()) {
-        return unauthorized(req.uri().path(), "");
+    let Some(host) = dashboard.hosts.host_of(&req) else {
+        tracing::debug!(%peer, host = ?req.headers().get("host"), "refused: a foreign host");
+        let message = "this dashboard answers to an address, localhost, and the names its \
+                       --allowed-host gives, not to that name";
+        return text(StatusCode::MISDIRECTED_REQUEST, message);
+    };
+    let client = dashboard.proxies.client(peer.ip(), req.headers());
+    if !same_origin(req.method(), req.headers(), host) {
+        tracing::debug!(%client, origin = ?req.headers().get("origin"), "refused: a cross-origin change");
+        let message = "a request that changes something must come from the dashboard's own page";
+        return text(StatusCode::FORBIDDEN, message);
     }
     let path = req.uri().path();
-    match (req.method(), path) {
-        (&Method::GET, "/") => asset(INDEX, "text/html; charset=utf-8"),
-        (&Method::GET, "/app.js") => asset(SCRIPT, "text/javascript; charset=utf-8"),
-        (&Method::GET, "/style.css") => asset(STYLE, "text/css; charset=utf-8"),
-        (&Method::GET, "/api/state") => {
+    let Some((_, allow)) = ROUTES.iter().find(|(p, _)| *p == path) else {
+        return text(StatusCode::NOT_FOUND, "not found");
+    };
+    let method = req.method();
+    let answers = match *allow {
+        READ => method == Method::GET || method == Method::HEAD,
+        _ => method == Method::POST,
+    };
+    if !answers {
+        return method_not_allowed(allow);
+    }
+    match path {
+        "/login" => return login(dashboard, req, client).await,
+        "/logout" => return logout(dashboard, req.headers(), client).await,
+        _ => {}
+    }
+    match admit(dashboard, req.headers(), client).await {
+        Ok(caller) => serve(dashboard, &req, client, caller).await,
+        Err(refused) => refusal(req.uri().path(), refused),
+    }
+}
+
+/// The answer to a request the door did not let in.
+fn refusal(path: &str, refused: Refused) -> Reply {
+    match refused {
+        Refused::Anonymous => unauthorized(path, ""),
+        Refused::WrongToken => unauthorized(path, "wrong token"),
+        Refused::Limited(wait) => {
+            let message = "too many wrong tokens from your address: try again in a minute";
+            retry_after(text(StatusCode::TOO_MANY_REQUESTS, message), wait)
+        }
+        Refused::Database(error) => unavailable(&error),
+    }
+}
+
+/// Answers a request let in, by `caller`, from `client`.
+async fn serve<B>(
+    dashboard: &Dashboard,
+    req: &Request<B>,
+    client: IpAddr,
+    caller: Caller,
+) -> Reply {
+    let query = req.uri().query().unwrap_or("");
+    match req.uri().path() {
+        "/" => reply(StatusCode::OK, INDEX, "text/html; charset=utf-8"),
+        "/app.js" => reply(StatusCode::OK, SCRIPT, "text/javascript; charset=utf-8"),
+        "/style.css" => reply(StatusCode::OK, STYLE, "text/css; charset=utf-8"),
+        "/api/state" => {
             let snapshot = Snapshot::read(
                 &dashboard.queue,
                 &dashboard.counts,
                 dashboard.allow_control,
                 !dashboard.access.is_open(),
-            )
-            .await;
-            json_or_error(snapshot)
+            );
+            json_or_error(snapshot.await)
         }
-        (&Method::GET, "/api/dead") => {
-            let (text, limit) = dead_query(req.uri().query().unwrap_or(""));
-            json_or_error(latest_dead(dashboard.queue.reports(), &text, limit).await)
-        }
-        (&Method::GET, "/api/history") => {
-            let range = range_query(req.uri().query().unwrap_or(""));
-            match dashboard.history.plot(&dashboard.queue, range).await {
-                Ok(json) => reply(StatusCode::OK, json, "application/json"),
-                Err(error) => json_or_error::<()>(Err(error)),
-            }
-        }
-        (&Method::POST, "/api/pause") => control(dashboard, &req, true).await,
-        (&Method::POST, "/api/resume") => control(dashboard, &req, false).await,
-        (_, "/" | "/app.js" | "/style.css" | "/api/state" | "/api/dead" | "/api/history") => {
-            text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
-        }
-        (_, "/api/pause" | "/api/resume") => text(StatusCode::METHOD_NOT_ALLOWED, "use POST"),
+        "/api/dead" => dead(dashboard, query, client).await,
+        "/api/history" => match dashboard
+            .history
+            .plot(&dashboard.queue, range_query(query))
+            .await
+        {
+            Ok(json) => reply(StatusCode::OK, json, "application/json"),
+            Err(error) => unavailable(&error),
+        },
+        "/api/pause" => control(dashboard, req, true, client, caller).await,
+        "/api/resume" => control(dashboard, req, false, client, caller).await,
         _ => text(StatusCode::NOT_FOUND, "not found"),
     }
 }
 
-/// Checks the login form's token: right, the session cookie and back to the page; wrong,
-/// the form again, with 401.
-async fn login<B>(dashboard: &Dashboard, req: Request<B>) -> Reply
-where
-    B: Body<Data = Bytes>,
-    B::Error: std::error::Error + Send + Sync + 'static,
-{
-    let Ok(body) = Limited::new(req.into_body(), LOGIN_BODY).collect().await else {
-        return text(StatusCode::PAYLOAD_TOO_LARGE, "the login form is too large");
+/// The latest dead sites, searched if the query says `q`: a search waits for no other, it is
+/// refused while the client's last one runs, or while the dashboard runs as many as it may.
+async fn dead(dashboard: &Dashboard, query: &str, client: IpAddr) -> Reply {
+    let (search, limit) = dead_query(query);
+    let _running = match search.is_empty() {
+        true => None,
+        false => match dashboard.searches.start(ClientKey::of(client)) {
+            Ok(running) => Some(running),
+            Err(Busy::Client) => {
+                let message = "your last search is still running: ask again when it ends";
+                return retry_after(text(StatusCode::TOO_MANY_REQUESTS, message), SEARCH_RETRY);
+            }
+            Err(Busy::Dashboard) => {
+                let message = "the dashboard runs as many searches as it may (--max-searches)";
+                return retry_after(text(StatusCode::SERVICE_UNAVAILABLE, message), SEARCH_RETRY);
+            }
+        },
     };
-    let body = body.to_bytes();
-    let given = url::form_urlencoded::parse(&body)
-        .find(|(key, _)| key == "token")
-        .map(|(_, value)| value.into_owned())
-        .unwrap_or_default();
-    match dashboard.access.session_cookie() {
-        Some(cookie) if dashboard.access.is_token(&given) => see_other(cookie),
-        Some(_) => unauthorized("/", "wrong token"),
-        None => see_other(String::new()),
-    }
-}
-
-/// 401: the login form for a page, a line saying what to send for the API.
-fn unauthorized(path: &str, message: &str) -> Reply {
-    let mut response = if path.starts_with("/api/") {
-        text(
-            StatusCode::UNAUTHORIZED,
-            "this dashboard asks for its token: send Authorization: Bearer TOKEN, or log in at /",
-        )
-    } else {
-        let page = LOGIN.replace("<!--message-->", message);
-        reply(StatusCode::UNAUTHORIZED, page, "text/html; charset=utf-8")
-    };
-    response.headers_mut().insert(
-        WWW_AUTHENTICATE,
-        HeaderValue::from_static("Bearer realm=\"crawler-dashboard\""),
-    );
-    response
-}
-
-/// 303 to the page, setting `cookie` unless it is empty.
-fn see_other(cookie: String) -> Reply {
-    let mut response = reply(StatusCode::SEE_OTHER, "", "text/plain; charset=utf-8");
-    let headers = response.headers_mut();
-    headers.insert(LOCATION, HeaderValue::from_static("/"));
-    if let Ok(cookie) = HeaderValue::from_str(&cookie) {
-        if !cookie.is_empty() {
-            headers.insert(SET_COOKIE, cookie);
-        }
-    }
-    response
+    json_or_error(latest_dead(dashboard.queue.reports(), &search, limit).await)
 }
 
 /// `q` (the text to search for, empty for any) and `limit` from a query string.
@@ -169,8 +202,15 @@ fn dead_query(query: &str) -> (String, u32) {
     (text, limit)
 }
 
-/// Pauses or resumes the fleet, if the dashboard allows it and the request says it means to.
-async fn control<B>(dashboard: &Dashboard, req: &Request<B>, pause: bool) -> Reply {
+/// Pauses or resumes the fleet, if the dashboard allows it and the request says it means to;
+/// logged with who asked, and how they got in.
+async fn control<B>(
+    dashboard: &Dashboard,
+    req: &Request<B>,
+    pause: bool,
+    client: IpAddr,
+    caller: Caller,
+) -> Reply {
     if !dashboard.allow_control {
         return text(
             StatusCode::FORBIDDEN,
@@ -183,60 +223,22 @@ async fn control<B>(dashboard: &Dashboard, req: &Request<B>, pause: bool) -> Rep
             "a control request needs X-Crawler-Control: 1",
         );
     }
-    let result = crate::control::set_paused(&dashboard.queue, pause).await;
-    if let Ok(line) = &result {
-        tracing::info!("{line} (from the dashboard)");
+    match crate::control::set_paused(&dashboard.queue, pause).await {
+        Ok(line) => {
+            tracing::info!(%client, "{line} (from the dashboard, {caller})");
+            json(&Control {
+                paused: pause,
+                message: line,
+            })
+        }
+        Err(error) => unavailable(&error),
     }
-    json_or_error(result.map(|line| Control {
-        paused: pause,
-        message: line,
-    }))
 }
 
 #[derive(Serialize)]
 struct Control {
     paused: bool,
     message: String,
-}
-
-fn json_or_error<T: Serialize>(value: Result<T, crate::Error>) -> Reply {
-    match value.map(|v| serde_json::to_vec(&v)) {
-        Ok(Ok(body)) => reply(StatusCode::OK, body, "application/json"),
-        Ok(Err(error)) => text(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
-        Err(error) => {
-            let message = crate::chain(&error);
-            tracing::warn!(error = %message, "cannot read the database for the dashboard");
-            text(StatusCode::SERVICE_UNAVAILABLE, &message)
-        }
-    }
-}
-
-fn asset(body: &'static str, content_type: &'static str) -> Reply {
-    reply(StatusCode::OK, body, content_type)
-}
-
-fn text(status: StatusCode, message: &str) -> Reply {
-    reply(status, format!("{message}\n"), "text/plain; charset=utf-8")
-}
-
-/// A response that no cache keeps (the page is live), no frame shows (its buttons could be
-/// clicked through another page), and no browser sniffs as another type.
-fn reply(status: StatusCode, body: impl Into<Bytes>, content_type: &'static str) -> Reply {
-    let mut response = Response::new(Full::new(body.into()));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    headers.insert(
-        "content-security-policy",
-        HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'"),
-    );
-    response
 }
 
 #[cfg(test)]

@@ -142,17 +142,30 @@ function render(s) {
 }
 
 async function getJson(url, options) {
-  const response = await fetch(url, Object.assign({ cache: "no-store" }, options));
-  // The session ended (a new token, or logged out elsewhere): the page becomes the login form.
+  return answer(await fetch(url, Object.assign({ cache: "no-store" }, options)));
+}
+
+async function answer(response) {
+  // The session ended (it expired, was logged out, or a new token): the page becomes the
+  // login form.
   if (response.status === 401) location.reload();
   if (!response.ok) throw new Error(response.status + " " + (await response.text()).trim());
   return response.json();
 }
 
+// A search the dashboard cannot run now (429: this page's last one still runs; 503: it runs as
+// many as it may) keeps the list shown, and is asked again a second later.
+const SEARCH_BUSY = [429, 503];
+
 async function refreshDead() {
   deadReadAt = Date.now();
   const q = encodeURIComponent($("search").value);
-  const dead = await getJson("/api/dead?limit=50&q=" + q);
+  const response = await fetch("/api/dead?limit=50&q=" + q, { cache: "no-store" });
+  if (q && SEARCH_BUSY.includes(response.status)) {
+    deadReadAt = Date.now() - SEARCH_POLL_MS + POLL_MS;
+    return;
+  }
+  const dead = await answer(response);
   fill($("dead"), dead.map((d) => row([
     [d.url, "url"], [d.status == null ? d.error_kind || "-" : String(d.status)], [d.checked_at],
   ])), "no dead link" + ($("search").value ? " matches" : ""));
