@@ -190,7 +190,7 @@ async fn crawl(list: &std::path::Path, soft: bool) -> (Duration, Vec<Checked>) {
                 .await
                 .unwrap();
             let Some(last) = page.last() else { break };
-            after = crawler_queue::After::site(last);
+            after = crawler_queue::After::site(last, crawler_queue::Only::All);
             sites.extend(page);
         }
     }

@@ -39,6 +39,7 @@ fn finding(verdict: Verdict, transient: bool) -> Finding {
         },
         detail: None,
         fragment: None,
+        moved_to: None,
     }
 }
 
@@ -964,6 +965,7 @@ async fn complete_as(queue: &Queue, batch: &[Site], found: &[Found], round: u64)
                 next: Next::Final,
                 detail: detail.map(str::to_owned),
                 fragment: None,
+                moved_to: None,
             };
             Outcome {
                 site: site.clone(),

@@ -18,6 +18,7 @@ pub fn alive() -> Finding {
         next: Next::Final,
         detail: None,
         fragment: None,
+        moved_to: None,
     }
 }
 

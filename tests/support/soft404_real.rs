@@ -956,7 +956,7 @@ pub async fn crawl(list: &Path, soft: bool) -> Vec<crawler_queue::Checked> {
                 .await
                 .unwrap();
             let Some(last) = page.last() else { break };
-            after = crawler_queue::After::site(last);
+            after = crawler_queue::After::site(last, crawler_queue::Only::All);
             sites.extend(page);
         }
     }

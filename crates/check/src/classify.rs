@@ -178,6 +178,7 @@ impl Attempt {
             next,
             detail,
             fragment: None,
+            moved_to: self.moved_to.map(without_userinfo),
         }
     }
 }
@@ -300,6 +301,7 @@ mod tests {
             },
             final_url: Some(Url::parse("http://a.example/loop").unwrap()),
             redirects: 3,
+            moved_to: None,
         };
         let finding = attempt.into_finding(1, Duration::ZERO, None);
         assert_eq!(finding.verdict, Verdict::Error);
@@ -318,8 +320,10 @@ mod tests {
             },
             final_url: Some(Url::parse("https://user:s3cret@a.example/x?q").unwrap()),
             redirects: 1,
+            moved_to: Some(Url::parse("https://user:s3cret@a.example/x?q").unwrap()),
         };
         let finding = attempt.into_finding(1, Duration::ZERO, None);
         assert_eq!(finding.final_url.as_deref(), Some("https://a.example/x?q"));
+        assert_eq!(finding.moved_to.as_deref(), Some("https://a.example/x?q"));
     }
 }

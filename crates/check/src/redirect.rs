@@ -1,6 +1,8 @@
 //! One attempt: HEAD (then GET when HEAD is not enough) on each hop, redirects followed by
 //! hand so that every hop is checked against the scheme and address rules, and carries no
-//! credentials a server put in its `Location`.
+//! credentials a server put in its `Location`. An attempt also says where the URL has moved:
+//! the end of the permanent redirects (301, 308) its chain starts with, unless that is the same
+//! page written another way ([`moved`]).
 
 use std::time::Duration;
 
@@ -29,6 +31,9 @@ pub(crate) async fn attempt(asker: &Asker, start: &Url, ask: Ask<'_>) -> Attempt
     let mut url = start.clone();
     // The hops before `url`, to see loops; no allocation unless there is a redirect.
     let mut seen: Vec<Url> = Vec::new();
+    // Where the permanent redirects the chain starts with lead, while each hop so far was one.
+    let mut moved_to: Option<Url> = None;
+    let mut permanent = true;
     loop {
         let redirects = seen.len() as u32;
         let reply = match probe(asker, &url, &mut budget, ask).await {
@@ -44,14 +49,16 @@ pub(crate) async fn attempt(asker: &Asker, start: &Url, ask: Ask<'_>) -> Attempt
                     end,
                     final_url,
                     redirects,
+                    moved_to: moved(start, moved_to),
                 };
             }
         };
         let status = Some(reply.status);
-        let failed = |failure, url| Attempt {
+        let failed = |failure, url, moved_to| Attempt {
             end: End::Failed { failure, status },
             final_url: Some(url),
             redirects,
+            moved_to: moved(start, moved_to),
         };
         match next_hop(&url, &reply) {
             Hop::Stay => {
@@ -60,16 +67,23 @@ pub(crate) async fn attempt(asker: &Asker, start: &Url, ask: Ask<'_>) -> Attempt
                     end: End::Answered(reply),
                     final_url,
                     redirects,
+                    moved_to: moved(start, moved_to),
                 };
             }
-            Hop::Malformed => return failed(Failure::Protocol, url),
+            Hop::Malformed => return failed(Failure::Protocol, url, moved_to),
             Hop::To(next) if next == url || seen.contains(&next) => {
-                return failed(Failure::Redirects, url)
+                return failed(Failure::Redirects, url, moved_to)
             }
             Hop::To(_) if redirects >= asker.config().max_redirects => {
-                return failed(Failure::Redirects, url)
+                return failed(Failure::Redirects, url, moved_to)
             }
-            Hop::To(next) => seen.push(std::mem::replace(&mut url, next)),
+            Hop::To(next) => {
+                permanent &= matches!(reply.status, 301 | 308);
+                if permanent {
+                    moved_to = Some(next.clone());
+                }
+                seen.push(std::mem::replace(&mut url, next))
+            }
         }
     }
 }
@@ -96,6 +110,28 @@ async fn probe(
     let get = asker.fetch(&host, Method::GET, url, budget, ask).await;
     host.learn_head(&head, &get);
     get
+}
+
+/// Where `start` has moved, if its permanent redirects lead to `to`: not when `to` is the same
+/// page written another way, what people call noise (linkchecker#316) — a trailing slash added
+/// or removed, http become https on the same host and path, the host's case changed (the `url`
+/// crate writes hosts in lower case already) — nor any combination of these.
+fn moved(start: &Url, to: Option<Url>) -> Option<Url> {
+    let to = to?;
+    let page = |u: &Url| {
+        (
+            u.host_str().map(str::to_ascii_lowercase),
+            u.port(),
+            u.path().trim_end_matches('/').to_owned(),
+            u.query().map(str::to_owned),
+        )
+    };
+    let schemes_alike =
+        start.scheme() == to.scheme() || (start.scheme() == "http" && to.scheme() == "https");
+    match schemes_alike && page(start) == page(&to) {
+        true => None,
+        false => Some(to),
+    }
 }
 
 fn next_hop(base: &Url, reply: &Reply) -> Hop {
@@ -200,6 +236,33 @@ mod tests {
             hop(302, Some("http://user:pw@a.example/x")),
             to("http://a.example/x")
         );
+    }
+
+    #[test]
+    fn a_move_to_the_same_page_written_another_way_is_no_move() {
+        let url = |s: &str| Url::parse(s).unwrap();
+        let start = url("http://a.example/docs/page?q=1");
+        for noise in [
+            "http://a.example/docs/page/?q=1",
+            "https://a.example/docs/page?q=1",
+            "https://A.Example/docs/page/?q=1",
+        ] {
+            assert_eq!(moved(&start, Some(url(noise))), None, "{noise}");
+        }
+        for moves in [
+            "http://a.example/docs/other?q=1",
+            "http://a.example/docs/page?q=2",
+            "https://www.a.example/docs/page?q=1",
+            "http://a.example:8080/docs/page?q=1",
+        ] {
+            assert_eq!(moved(&start, Some(url(moves))), Some(url(moves)), "{moves}");
+        }
+        let secure = url("https://a.example/x");
+        assert!(
+            moved(&secure, Some(url("http://a.example/x"))).is_some(),
+            "back to http"
+        );
+        assert_eq!(moved(&start, None), None);
     }
 
     #[test]

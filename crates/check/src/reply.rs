@@ -67,6 +67,9 @@ pub(crate) struct Attempt {
     /// The last URL asked, when some server answered during the attempt.
     pub final_url: Option<Url>,
     pub redirects: u32,
+    /// Where the URL has moved: the end of the permanent redirects its chain starts with
+    /// (`redirect::moved`).
+    pub moved_to: Option<Url>,
 }
 
 #[derive(Debug)]
@@ -88,6 +91,7 @@ impl Attempt {
             },
             final_url: None,
             redirects: 0,
+            moved_to: None,
         }
     }
 

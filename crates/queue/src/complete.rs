@@ -335,9 +335,14 @@ impl Queue {
         let rows = padded(rows);
         let confirm = self.config.confirm;
         let shared = Shared::of(rows[0].outcome);
-        let key = (rows.len(), fence.parts.is_some(), write == Write::Deferred);
-        let sql = cached!(self.db.dialect(), key => (usize, bool, bool), |dialect, (n, held, deferred)| {
-            finals(dialect, n, held, deferred)
+        let key = (
+            rows.len(),
+            fence.parts.is_some(),
+            write == Write::Deferred,
+            shared.moved,
+        );
+        let sql = cached!(self.db.dialect(), key => (usize, bool, bool, bool), |dialect, (n, held, deferred, moved)| {
+            finals(dialect, n, held, deferred, moved)
         });
         // The verdicts these results replace go to the history first, read from the rows the
         // claim still holds: only where the verdict changed since the claim (a first verdict
@@ -384,6 +389,12 @@ impl Queue {
                 for o in rows.iter().map(|r| r.outcome) {
                     let latency = millis(o.finding.latency).min(i32::MAX.into()) as i32;
                     q = q.bind(o.site.id).bind(latency);
+                }
+                // Where each has moved: once for `moved_at`, once for `moved_to`.
+                for _ in 0..2 * usize::from(shared.moved) {
+                    for o in rows.iter().map(|r| r.outcome) {
+                        q = q.bind(o.site.id).bind(o.finding.moved_to.as_deref());
+                    }
                 }
                 q = q
                     .bind(kept)
@@ -494,6 +505,7 @@ impl Queue {
                  verdict_since = CASE WHEN verdict = ? THEN verdict_since ELSE {{now}} END, \
                  previous_verdict = CASE WHEN verdict = ? THEN previous_verdict ELSE verdict END, verdict = ?, \
                  http_status = NULL, error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, \
+                 moved_to = NULL, moved_at = NULL, \
                  tries = 0, detail = NULL, \
                  attempts = ?, consecutive_failures = consecutive_failures + 1, \
                  dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL WHERE {}",
@@ -545,6 +557,8 @@ struct Shared<'a> {
     redirects: u32,
     detail: Option<&'a str>,
     fragment: Option<Fragment>,
+    /// The URL has moved (`Finding::moved_to`): where to is a row's own.
+    moved: bool,
 }
 
 impl<'a> Shared<'a> {
@@ -558,6 +572,7 @@ impl<'a> Shared<'a> {
             redirects: finding.redirects,
             detail: finding.detail.as_deref(),
             fragment: finding.fragment,
+            moved: finding.moved_to.is_some(),
         }
     }
 }
@@ -569,14 +584,22 @@ impl<'a> Shared<'a> {
 /// the new values, SQLite and PostgreSQL with the old ones): `previous_verdict` reads
 /// `verdict` before `verdict` is written, `checked_by` reads `owner`
 /// (the claiming worker) before `owner` is cleared, `attempts` reads `tries` before
-/// `tries` is reset, and `confirm_check_at` reads `confirmed_at` only for a dead result, which
-/// leaves `confirmed_at` as it was. The old row is the one the claim read (a claimed row
+/// `tries` is reset, `moved_at` reads `moved_to` before `moved_to` is written (a `moved` write:
+/// the rows' results have moved, each to its own URL; else neither is), and `confirm_check_at`
+/// reads `confirmed_at` only for a dead result, which leaves `confirmed_at` as it was. The old row is the one the claim read (a claimed row
 /// changes only by its claim's writes), so `tries + 1` is the attempts the verdict took.
-fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
+fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool, moved: bool) -> String {
     let case = case_by_id(rows);
     let next_check_at = match deferred {
         true => format!("{{now}} + {case}"),
         false => "{now}".to_owned(),
+    };
+    let moved = match moved {
+        true => format!(
+            "moved_at = CASE WHEN moved_to = {case} THEN moved_at ELSE {{now}} END, \
+             moved_to = {case}, "
+        ),
+        false => "moved_at = NULL, moved_to = NULL, ".to_owned(),
     };
     format!(
         "UPDATE {} SET checked_by = owner, state = {{done}}, owner = NULL, expires_at = NULL, \
@@ -584,7 +607,7 @@ fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool) -> String {
          verdict_since = CASE WHEN ? = 1 THEN {{now}} ELSE verdict_since END, \
          previous_verdict = CASE WHEN ? = 1 THEN verdict ELSE previous_verdict END, verdict = ?, \
          http_status = ?, error_kind = ?, final_url = {case}, redirects = ?, latency_ms = {case}, \
-         attempts = tries + 1, tries = 0, consecutive_failures = consecutive_failures * ? + ?, \
+         {moved}attempts = tries + 1, tries = 0, consecutive_failures = consecutive_failures * ? + ?, \
          detail = ?, fragment = ?, \
          last_alive_at = CASE WHEN ? = 1 THEN {{now}} ELSE last_alive_at END, \
          dead_streak = CASE WHEN ? = 1 THEN dead_streak + 1 ELSE 0 END, \

@@ -343,6 +343,7 @@ fn decide_pending(dialect: Dialect) -> String {
          previous_verdict = CASE WHEN verdict = ? THEN previous_verdict ELSE verdict END, \
          verdict = ?, http_status = NULL, \
          error_kind = ?, final_url = NULL, redirects = 0, latency_ms = 0, tries = 0, \
+         moved_to = NULL, moved_at = NULL, \
          attempts = 0, consecutive_failures = consecutive_failures + 1, detail = ?, \
          dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL",
         "host = ? AND SUBSTR(url, 1, ?) = ? AND state = {pending} \

@@ -379,6 +379,8 @@ pub(crate) enum SitesIndex {
     Host,
     /// `sites_due`: (state, next_check_at, part, id), the order sites are claimed in.
     Due,
+    /// `sites_moved`: (moved_at, id), the pages of moved links.
+    Moved,
 }
 
 /// `sites` read through `index`, for a `FROM` or an `UPDATE`: on MySQL `FORCE INDEX`, since
@@ -390,6 +392,7 @@ pub(crate) fn sites_using(dialect: Dialect, index: SitesIndex) -> &'static str {
         (Dialect::MySql, SitesIndex::Primary) => "sites FORCE INDEX (PRIMARY)",
         (Dialect::MySql, SitesIndex::Host) => "sites FORCE INDEX (sites_host)",
         (Dialect::MySql, SitesIndex::Due) => "sites FORCE INDEX (sites_due)",
+        (Dialect::MySql, SitesIndex::Moved) => "sites FORCE INDEX (sites_moved)",
         (Dialect::Postgres | Dialect::Sqlite, _) => "sites",
     }
 }
@@ -402,6 +405,7 @@ pub(crate) fn sites_using_on_sqlite_too(dialect: Dialect, index: SitesIndex) -> 
     match (dialect, index) {
         (Dialect::Sqlite, SitesIndex::Host) => "sites INDEXED BY sites_host",
         (Dialect::Sqlite, SitesIndex::Due) => "sites INDEXED BY sites_due",
+        (Dialect::Sqlite, SitesIndex::Moved) => "sites INDEXED BY sites_moved",
         (Dialect::Sqlite, SitesIndex::Primary) | (Dialect::MySql | Dialect::Postgres, _) => {
             sites_using(dialect, index)
         }

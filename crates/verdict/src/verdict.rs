@@ -242,6 +242,10 @@ pub struct Finding {
     pub detail: Option<String>,
     /// For a fragment's site (`page#section`) whose page was read: whether it has the section.
     pub fragment: Option<Fragment>,
+    /// Where a permanent redirect (301, 308) sends the URL: the URL after the redirects of the
+    /// chain's start that are all permanent, when that is another page (not the same one with
+    /// a trailing slash, on https, or with its host's case changed). The URL to write instead.
+    pub moved_to: Option<String>,
 }
 
 /// How far a site may be put off before the queue stops waiting for it (`--defer-horizon` by
@@ -337,6 +341,7 @@ impl Finding {
             next: Next::Final,
             detail: None,
             fragment: None,
+            moved_to: None,
         }
     }
 }

@@ -163,6 +163,7 @@ async fn checked_with_credentials(db: &TestDb) {
         next: Next::Final,
         detail: None,
         fragment: None,
+        moved_to: None,
     };
     let outcomes: Vec<_> = batch
         .sites

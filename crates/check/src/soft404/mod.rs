@@ -399,6 +399,7 @@ mod tests {
             end: End::Answered(reply),
             final_url: Some(Url::parse(&format!("http://wiki.example{landed}")).unwrap()),
             redirects: u32::from(path != landed),
+            moved_to: None,
         }
     }
 

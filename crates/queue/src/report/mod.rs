@@ -31,7 +31,7 @@ pub use over_time::{ChecksIn, VerdictsIn};
 use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::queue::Queue;
-use crate::sql::{cached, placeholders};
+use crate::sql::{cached, placeholders, sites_using, SitesIndex};
 use crate::state::State;
 use crate::verdict::{ErrorKind, Fragment, Verdict};
 
@@ -78,13 +78,16 @@ pub struct Checked {
     pub previous_verdict: Option<Verdict>,
     /// Where a permanent redirect sends it: the URL to write instead.
     pub moved_to: Option<String>,
+    /// Unix milliseconds: when it began to answer through that redirect.
+    pub moved_at: Option<i64>,
 }
 
 /// The columns a [`CheckedRow`] reads.
 pub(crate) const CHECKED_COLUMNS: &str =
     "id, url, host, verdict, http_status, error_kind, final_url, \
      checked_at, attempts, latency_ms, redirects, last_alive_at, consecutive_failures, detail, found_count, \
-     dead_since, confirmed_at, archived_url, archived_at, fragment, verdict_since, previous_verdict, moved_to";
+     dead_since, confirmed_at, archived_url, archived_at, fragment, verdict_since, previous_verdict, moved_to, \
+     moved_at";
 
 #[derive(sqlx::FromRow)]
 pub(crate) struct CheckedRow {
@@ -111,6 +114,7 @@ pub(crate) struct CheckedRow {
     verdict_since: Option<i64>,
     previous_verdict: Option<String>,
     moved_to: Option<String>,
+    moved_at: Option<i64>,
 }
 
 impl TryFrom<CheckedRow> for Checked {
@@ -144,6 +148,7 @@ impl TryFrom<CheckedRow> for Checked {
                 .map(str::parse)
                 .transpose()?,
             moved_to: row.moved_to,
+            moved_at: row.moved_at,
         })
     }
 }
@@ -160,7 +165,20 @@ pub enum Only {
     /// `missing` (their verdict is the page's, alive).
     MissingFragments,
     /// The links a permanent redirect sends elsewhere: `moved_to` is the URL to write instead.
+    /// In the order they moved (`moved_at`, the `sites_moved` index); `Scope::changed_since`
+    /// keeps those that moved since.
     Moved,
+}
+
+impl Only {
+    /// The time its sites are read in the order of, and a window of changes is of: when they
+    /// moved, or when their verdict began.
+    fn since_column(self) -> &'static str {
+        match self {
+            Only::Moved => "moved_at",
+            Only::All | Only::Confirmed | Only::MissingFragments => "verdict_since",
+        }
+    }
 }
 
 /// Which sites of a verdict a report reads: some of them ([`Only`]), of one host, whose
@@ -208,15 +226,15 @@ where
 /// states and verdicts, `sql::statement`'s, so nothing here is user input): the time, then
 /// the host, bound by [`Scope::bind`].
 fn scope_condition((only, host, since): ScopeShape) -> String {
+    let since = match since {
+        true => format!("AND {} >= ? ", only.since_column()),
+        false => String::new(),
+    };
     let only = match only {
         Only::All => "",
         Only::Confirmed => "AND confirmed_at IS NOT NULL ",
         Only::MissingFragments => "AND fragment = 'missing' ",
-        Only::Moved => "AND moved_to IS NOT NULL ",
-    };
-    let since = match since {
-        true => "AND verdict_since >= ? ",
-        false => "",
+        Only::Moved => "AND moved_at IS NOT NULL ",
     };
     format!("{only}{since}{}", host_filter::condition(host))
 }
@@ -232,7 +250,8 @@ fn with_verdicts(n: usize, scope: ScopeShape) -> String {
 }
 
 /// Where the next page of a verdict starts: after this site, in the order the sites got the
-/// verdict (`verdict_since`, then id). [`After::START`] starts at the first.
+/// verdict (`verdict_since`, then id), or moved ([`Only::Moved`]). [`After::START`] starts at
+/// the first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct After {
     since: i64,
@@ -245,12 +264,13 @@ impl After {
         id: i64::MIN,
     };
 
-    /// After `site`, the last of a page.
-    pub fn site(site: &Checked) -> After {
-        After {
-            since: site.changed_at,
-            id: site.id,
-        }
+    /// After `site`, the last of a page of `only`.
+    pub fn site(site: &Checked, only: Only) -> After {
+        let since = match only {
+            Only::Moved => site.moved_at.unwrap_or(i64::MAX),
+            Only::All | Only::Confirmed | Only::MissingFragments => site.changed_at,
+        };
+        After { since, id: site.id }
     }
 }
 
@@ -306,11 +326,18 @@ impl Reports<'_> {
         after: After,
         limit: u32,
     ) -> Result<Vec<Checked>, Error> {
-        let sql = cached!(self.db.dialect(), scope.shape() => ScopeShape, |_, shape| {
+        let sql = cached!(self.db.dialect(), scope.shape() => ScopeShape, |dialect, shape| {
+            let (only, _, _) = shape;
+            let key = only.since_column();
+            // Moved links through their own index: MariaDB would read the verdict's range.
+            let sites = match only {
+                Only::Moved => sites_using(dialect, SitesIndex::Moved),
+                Only::All | Only::Confirmed | Only::MissingFragments => "sites",
+            };
             format!(
-                "SELECT {CHECKED_COLUMNS} FROM sites WHERE verdict = ? \
-                 AND (verdict_since > ? OR (verdict_since = ? AND id > ?)) {} \
-                 ORDER BY verdict_since, id LIMIT ?",
+                "SELECT {CHECKED_COLUMNS} FROM {sites} WHERE verdict = ? \
+                 AND ({key} > ? OR ({key} = ? AND id > ?)) {} \
+                 ORDER BY {key}, id LIMIT ?",
                 scope_condition(shape)
             )
         });

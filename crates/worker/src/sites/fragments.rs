@@ -151,6 +151,7 @@ fn decide(page: &PageAnchors, anchor: &str, latency: Duration) -> Finding {
         next: Next::Final,
         detail: None,
         fragment,
+        moved_to: None,
     }
 }
 
