@@ -1,7 +1,7 @@
 //! Link rot over time, on every backend: passes of the binaries over a local site whose links
 //! die, recover and move between passes, with new links added for the second
-//! (`crawler-seed --recheck`); what `crawler-report --changed-since` lists and counts, and
-//! what `--fail-on` then fails on.
+//! (`crawler-seed --recheck`); what `crawler-report --changed-since` lists and counts, what
+//! `--fail-on` then fails on, and which links `--moved` says moved.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -165,6 +165,30 @@ on_every_backend!(
             "new links first, then by previous verdict: {summary}"
         );
 
+        // Moved: the permanent redirect to another page, not the one that adds a slash, nor the
+        // temporary one; listed with the URL to write instead, and newly moved since the first.
+        let moved = |args: &[&str]| {
+            let args = [&["--moved", "--format", "json"][..], args].concat();
+            let json: Value = serde_json::from_str(&report_exits(&db, &args, 0)).unwrap();
+            let rows = json.as_array().unwrap().clone();
+            rows.iter()
+                .map(|r| {
+                    (
+                        r["url"].as_str().unwrap().to_owned(),
+                        r["moved_to"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let expected = vec![(site.url("/moves"), site.url("/new-home"))];
+        assert_eq!(moved(&[]), expected);
+        assert_eq!(moved(&since), expected, "newly moved");
+        report_exits(
+            &db,
+            &[&["--moved", "--fail-on", "moved"][..], &since].concat(),
+            FOUND,
+        );
+
         let before_third = now(&db).await;
         pass(&db, &["--recheck"], &list(&site, &both));
         let since = ["--changed-since", before_third.as_str()];
@@ -175,6 +199,16 @@ on_every_backend!(
             "nothing broke in the third pass"
         );
         assert!(changes(&db, &site, &[&["--all"][..], &since].concat()).is_empty());
+        assert!(
+            moved(&since).is_empty(),
+            "moved before the third pass: not newly"
+        );
+        assert_eq!(moved(&[]), expected, "still moved");
+        report_exits(
+            &db,
+            &[&["--moved", "--fail-on", "moved"][..], &since].concat(),
+            0,
+        );
         // The links that were dead already still fail a report that does not ask for changes.
         report_exits(&db, &["--dead", "--fail-on", "dead"], FOUND);
     }

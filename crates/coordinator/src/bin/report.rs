@@ -55,6 +55,13 @@ struct Args {
     /// are among the alive sites already).
     #[arg(long, conflicts_with_all = ["confirmed", "by_page"])]
     missing_fragments: bool,
+    /// Links that answer, alive, through a permanent redirect (301, 308) to another page, with
+    /// `moved_to`, the URL to write instead; not a redirect that only adds or removes a trailing
+    /// slash, goes from http to https, or changes the host's case, nor a temporary one. In the
+    /// order they moved; with --changed-since, those that moved since. Listed after the
+    /// verdicts asked for (with --alive or --all they are among the alive sites already).
+    #[arg(long, conflicts_with_all = ["confirmed", "by_page"])]
+    moved: bool,
 
     /// Only sites on this host (normalized as the seed does: lower case, punycode); with a
     /// port, only those on that port (a URL without one is on 80 for http, 443 for https).
@@ -74,7 +81,7 @@ struct Args {
     /// Per host, in host order: its sites, how many per verdict, how many pending or claimed,
     /// the worker holding it, its backoff and its last 429 or 503. Not with the verdict
     /// filters or --summary.
-    #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "excluded", "all", "missing_fragments", "summary"])]
+    #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "excluded", "all", "missing_fragments", "moved", "summary"])]
     hosts: bool,
 
     /// With --dead: the dead links grouped by the page (or file, each link with its line and
@@ -97,7 +104,7 @@ struct Args {
     /// Exit 4 when any site (of --host, if given; changed since --changed-since, if given) is
     /// dead, or not alive (dead, blocked, unreachable or error), or confirmed dead
     /// (crawler-worker --confirm), or is a link to a section its page lacks (missing-fragment),
-    /// whatever the report lists; after writing the report. Several, comma-separated or
+    /// or has moved (moved, as --moved lists them), whatever the report lists; after writing the report. Several, comma-separated or
     /// repeated: any of them fails. Sites not checked yet, and excluded ones, count for none.
     #[arg(long, value_enum, value_name = "WHAT", value_delimiter = ',')]
     fail_on: Vec<FailOn>,
@@ -128,7 +135,8 @@ impl Args {
     }
 
     /// The report's passes: each verdict asked (only the confirmed dead with --confirmed),
-    /// then the missing fragments, unless the alive sites hold them already.
+    /// then the missing fragments and the moved links, unless the alive sites hold them
+    /// already.
     fn passes(&self) -> Vec<(Verdict, Only)> {
         let mut passes: Vec<(Verdict, Only)> = self
             .verdicts()
@@ -138,8 +146,12 @@ impl Args {
                 _ => (v, Only::All),
             })
             .collect();
-        if self.missing_fragments && !passes.contains(&(Verdict::Alive, Only::All)) {
+        let alive = passes.contains(&(Verdict::Alive, Only::All));
+        if self.missing_fragments && !alive {
             passes.push((Verdict::Alive, Only::MissingFragments));
+        }
+        if self.moved && !alive {
+            passes.push((Verdict::Alive, Only::Moved));
         }
         passes
     }

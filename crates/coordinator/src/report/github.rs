@@ -26,6 +26,8 @@ pub(super) struct Finding<'a> {
     pub reason: String,
     /// A link to a section its page, alive, does not have.
     pub missing_fragment: bool,
+    /// Alive through a permanent redirect: the link should name where it went.
+    pub moved: bool,
     /// Dead, and confirmed dead by `crawler-worker --confirm`.
     pub confirmed: bool,
     /// Where it was found: places in files (`FILE:LINE:COL`), pages, sitemaps.
@@ -42,6 +44,7 @@ pub(super) enum Problem {
     Blocked,
     Unreachable,
     Error,
+    Moved,
 }
 
 /// Whether a finding fails the run (`--fail-on` counts it) or only warns.
@@ -53,12 +56,13 @@ pub(super) enum Level {
 
 impl Problem {
     /// Every kind, in the order of SARIF's rules.
-    pub const ALL: [Problem; 5] = [
+    pub const ALL: [Problem; 6] = [
         Problem::Dead,
         Problem::MissingFragment,
         Problem::Blocked,
         Problem::Unreachable,
         Problem::Error,
+        Problem::Moved,
     ];
 
     /// Its name in SARIF (`ruleId`).
@@ -69,6 +73,7 @@ impl Problem {
             Problem::Blocked => "blocked",
             Problem::Unreachable => "unreachable",
             Problem::Error => "error",
+            Problem::Moved => "moved",
         }
     }
 
@@ -80,6 +85,7 @@ impl Problem {
             Problem::Blocked => "Blocked link",
             Problem::Unreachable => "Unreachable link",
             Problem::Error => "Link error",
+            Problem::Moved => "Moved link",
         }
     }
 }
@@ -102,6 +108,7 @@ impl Finding<'_> {
     pub fn problem(&self) -> Option<Problem> {
         match self.verdict {
             Verdict::Alive if self.missing_fragment => Some(Problem::MissingFragment),
+            Verdict::Alive if self.moved => Some(Problem::Moved),
             Verdict::Alive | Verdict::Excluded => None,
             Verdict::Dead => Some(Problem::Dead),
             Verdict::Blocked => Some(Problem::Blocked),
@@ -123,8 +130,7 @@ impl Finding<'_> {
                     Only::All => true,
                     Only::Confirmed => self.confirmed,
                     Only::MissingFragments => self.missing_fragment,
-                    // No `--fail-on` names moved links yet.
-                    Only::Moved => false,
+                    Only::Moved => self.moved,
                 }
         };
         match fail_on.iter().any(counted) {
@@ -221,6 +227,7 @@ pub(super) mod tests {
             status: Some(404),
             reason: "HTTP 404".into(),
             missing_fragment: false,
+            moved: false,
             confirmed: false,
             found_on,
             found_count: found_on.len() as i32,

@@ -78,6 +78,8 @@ pub enum FailOn {
     ConfirmedDead,
     /// A link to a section (`page#section`) that its page, alive, does not have.
     MissingFragment,
+    /// An alive link through a permanent redirect (301, 308) to another page (`--moved`).
+    Moved,
 }
 
 impl FailOn {
@@ -85,7 +87,7 @@ impl FailOn {
     pub fn verdicts(self) -> &'static [Verdict] {
         match self {
             FailOn::Dead | FailOn::ConfirmedDead => &[Verdict::Dead],
-            FailOn::MissingFragment => &[Verdict::Alive],
+            FailOn::MissingFragment | FailOn::Moved => &[Verdict::Alive],
             FailOn::NotAlive => &[
                 Verdict::Dead,
                 Verdict::Blocked,
@@ -102,6 +104,7 @@ impl FailOn {
         match self {
             FailOn::ConfirmedDead => Only::Confirmed,
             FailOn::MissingFragment => Only::MissingFragments,
+            FailOn::Moved => Only::Moved,
             FailOn::Dead | FailOn::NotAlive => Only::All,
         }
     }

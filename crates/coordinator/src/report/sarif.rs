@@ -158,6 +158,11 @@ fn rule(problem: Problem) -> Value {
              or did not speak HTTP.",
             "Check the link again later: an error that lasts is a broken server or link.",
         ),
+        Problem::Moved => (
+            "The link answers through a permanent redirect (301 or 308) to another page: it \
+             works today, and breaks when the redirect goes.",
+            "Write the URL it moved to in place of the link.",
+        ),
     };
     let level = match problem {
         Problem::Dead | Problem::MissingFragment => "error",
@@ -229,7 +234,8 @@ mod tests {
                 "missing-fragment",
                 "blocked",
                 "unreachable",
-                "error"
+                "error",
+                "moved"
             ]
         );
         let results = run["results"].as_array().unwrap();

@@ -17,7 +17,7 @@ const PAGE: u32 = 5000;
 
 /// The columns in order: the CSV header's, the JSON keys. New columns go at the end, so that
 /// scripts reading CSV by position keep working.
-const COLUMNS: [&str; 21] = [
+const COLUMNS: [&str; 23] = [
     "url",
     "verdict",
     "status",
@@ -39,7 +39,18 @@ const COLUMNS: [&str; 21] = [
     "fragment",
     "changed_at",
     "previous_verdict",
+    "moved_to",
+    "moved_at",
 ];
+
+/// What a report's rows say besides their columns.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Listing {
+    /// It lists changes (`--changed-since`): text says what each replaced.
+    pub changes: bool,
+    /// It lists moved links (`--moved`): each is a JUnit failure of type `moved`.
+    pub moved: bool,
+}
 
 /// One site as the machine-readable formats print it (a contract: scripts depend on the keys,
 /// the names in [`COLUMNS`]). URLs are printed without credentials, whatever the database holds.
@@ -81,16 +92,19 @@ struct Record<'a> {
     changed_at: String,
     /// The verdict the current one replaced; none for a site's first verdict.
     previous_verdict: Option<Verdict>,
-    /// The report lists changes (`--changed-since`): text says what each replaced.
+    /// Where a permanent redirect sends it: the URL to write instead.
+    moved_to: Option<Cow<'a, str>>,
+    /// RFC 3339: when it began to answer through that redirect.
+    moved_at: Option<String>,
     #[serde(skip)]
-    changes: bool,
+    listing: Listing,
     /// The JUnit test case's class.
     #[serde(skip)]
     host: &'a str,
 }
 
 impl<'a> Record<'a> {
-    fn new(site: &'a Checked, found_on: &'a [String], changes: bool) -> Record<'a> {
+    fn new(site: &'a Checked, found_on: &'a [String], listing: Listing) -> Record<'a> {
         Record {
             url: strip_userinfo(&site.url),
             verdict: site.verdict,
@@ -113,14 +127,19 @@ impl<'a> Record<'a> {
             fragment: site.fragment.map(|f| f.as_str()),
             changed_at: rfc3339(site.changed_at),
             previous_verdict: site.previous_verdict,
-            changes,
+            moved_to: site.moved_to.as_deref().map(strip_userinfo),
+            moved_at: site.moved_at.map(rfc3339),
+            listing,
             host: &site.host,
         }
     }
 
     /// Why the verdict, in a few words: what matched (a soft 404), the error kind, or the
-    /// status.
+    /// status; for a moved link, where to.
     fn reason(&self) -> String {
+        if let Some(to) = self.moved() {
+            return format!("moved permanently to {to}");
+        }
         match (self.detail, self.error_kind, self.status) {
             (Some(detail), Some(kind), _) => format!("{kind}: {detail}"),
             (Some(detail), None, _) => detail.to_owned(),
@@ -128,6 +147,13 @@ impl<'a> Record<'a> {
             (None, None, Some(status)) => format!("HTTP {status}"),
             (None, None, None) => String::new(),
         }
+    }
+
+    /// Where it has moved, if it is alive through a permanent redirect.
+    fn moved(&self) -> Option<&str> {
+        self.moved_to
+            .as_deref()
+            .filter(|_| self.verdict == Verdict::Alive)
     }
 
     /// Whether it links to a section its page lacks.
@@ -187,6 +213,8 @@ impl Row for Record<'_> {
             self.fragment.unwrap_or("").into(),
             Cow::Borrowed(self.changed_at.as_str()),
             self.previous_verdict.map_or("", Verdict::as_str).into(),
+            self.moved_to.as_deref().unwrap_or("").into(),
+            self.moved_at.as_deref().unwrap_or("").into(),
         ]
     }
 
@@ -242,11 +270,15 @@ impl Row for Record<'_> {
 
     /// A failure for every verdict but alive and excluded (skipped: never asked): the verdict
     /// as its type, status and reason as its message, and the details in its body. A missing
-    /// fragment of an alive page is a failure of its own type, `fragment`.
+    /// fragment of an alive page is a failure of its own type, `fragment`, and so is a moved
+    /// link in a report of them (`--moved`), `moved`.
     fn junit(&self) -> Option<Case<'_>> {
         let skipped = (self.verdict == Verdict::Excluded).then_some("excluded: not checked");
         let missing = self.missing_fragment();
-        let failing = !matches!(self.verdict, Verdict::Alive | Verdict::Excluded) || missing;
+        let moved = self.moved().filter(|_| self.listing.moved);
+        let failing = !matches!(self.verdict, Verdict::Alive | Verdict::Excluded)
+            || missing
+            || moved.is_some();
         let failure = failing.then(|| {
             let status = self.status.map(|s| s.to_string());
             let code = status.as_deref().or(self.error_kind).unwrap_or("-");
@@ -285,6 +317,13 @@ impl Row for Record<'_> {
                     body,
                 };
             }
+            if let Some(to) = moved {
+                return Failure {
+                    kind: "moved".to_owned(),
+                    message: format!("{code} {}: moved permanently to {to}", self.verdict),
+                    body,
+                };
+            }
             Failure {
                 kind: self.verdict.to_string(),
                 message: match reason.is_empty() {
@@ -310,6 +349,7 @@ impl Row for Record<'_> {
             status: self.status,
             reason: self.reason(),
             missing_fragment: self.missing_fragment(),
+            moved: self.moved().is_some(),
             confirmed: self.confirmed_at.is_some(),
             found_on: &self.found_on,
             found_count: self.found_count,
@@ -344,7 +384,10 @@ impl Row for Record<'_> {
         if let Some(url) = self.archived_url {
             write!(out, " archived {url}")?;
         }
-        if self.changes {
+        if let Some(to) = self.moved() {
+            write!(out, " moved to {to}")?;
+        }
+        if self.listing.changes {
             match self.previous_verdict {
                 Some(previous) => write!(out, " was {previous}")?,
                 None => write!(out, " new")?,
@@ -374,6 +417,10 @@ pub async fn write_sites(
     let mut rows = Rows::start_tallied::<Record>(out, format, tally)?.failing_on(fail_on);
     for &(verdict, only) in passes {
         let scope = Scope { only, ..scope };
+        let listing = Listing {
+            changes,
+            moved: only == Only::Moved,
+        };
         let mut after = After::START;
         loop {
             let page = reports.checked_page(verdict, scope, after, PAGE).await?;
@@ -385,10 +432,10 @@ pub async fn write_sites(
             let referrers = reports.referrers_of(&found).await?;
             for site in &page {
                 let found_on = referrers.get(&site.id).map_or(&[][..], Vec::as_slice);
-                rows.write(&Record::new(site, found_on, changes))?;
+                rows.write(&Record::new(site, found_on, listing))?;
             }
             match page.last() {
-                Some(last) if page.len() == PAGE as usize => after = After::site(last),
+                Some(last) if page.len() == PAGE as usize => after = After::site(last, only),
                 _ => break,
             }
         }
@@ -457,6 +504,7 @@ mod tests {
             changed_at: 1_795_000_000_000,
             previous_verdict: Some(Verdict::Alive),
             moved_to: None,
+            moved_at: None,
         }
     }
 
@@ -472,7 +520,7 @@ mod tests {
             ..moved()
         };
         let found_on = ["https://a.example/".to_owned()];
-        let record = Record::new(&site, &found_on, false);
+        let record = Record::new(&site, &found_on, Listing::default());
         assert_eq!(record.csv_fields()[18], "missing");
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
@@ -489,7 +537,7 @@ mod tests {
             fragment: Some(crawler_queue::Fragment::Found),
             ..site
         };
-        assert!(Record::new(&found, &[], false)
+        assert!(Record::new(&found, &[], Listing::default())
             .junit()
             .unwrap()
             .failure
@@ -499,7 +547,7 @@ mod tests {
     #[test]
     fn json_keys_are_the_csv_columns_in_order() {
         let site = moved();
-        assert_json_keys(&Record::new(&site, &[], false), &COLUMNS);
+        assert_json_keys(&Record::new(&site, &[], Listing::default()), &COLUMNS);
         assert_eq!(Record::csv_header(), COLUMNS.join(","));
     }
 
@@ -507,10 +555,12 @@ mod tests {
     fn every_column_prints_in_csv_and_missing_ones_are_empty() {
         let site = moved();
         assert_eq!(
-            Record::new(&site, &[], false).csv_fields().join("|"),
+            Record::new(&site, &[], Listing::default())
+                .csv_fields()
+                .join("|"),
             "https://a.example/old|dead|404||https://a.example/new,page|2026-11-18T11:06:40.123Z|\
              1|35|2|2026-11-18T11:06:40Z|3|||0|2026-11-18T11:06:40Z|||||\
-             2026-11-18T11:06:40Z|alive"
+             2026-11-18T11:06:40Z|alive||"
         );
         let never = Checked {
             verdict: Verdict::Unreachable,
@@ -523,14 +573,68 @@ mod tests {
             dead_since: None,
             ..moved()
         };
-        let record = Record::new(&never, &[], false);
+        let record = Record::new(&never, &[], Listing::default());
         assert_eq!(
             record.csv_fields().join("|"),
-            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|||0||||||2026-11-18T11:06:40Z|alive"
+            "https://a.example/old|unreachable||dns||2026-11-18T11:06:40.123Z|1||||3|||0||||||2026-11-18T11:06:40Z|alive||"
         );
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
         assert_eq!(text, b"https://a.example/old dns unreachable");
+    }
+
+    #[test]
+    fn a_moved_link_says_where_to_in_every_format_and_fails_in_a_report_of_them() {
+        let site = Checked {
+            verdict: Verdict::Alive,
+            status: Some(200),
+            moved_to: Some("https://user:pw@a.example/new".into()),
+            moved_at: Some(1_795_000_000_000),
+            ..moved()
+        };
+        let record = Record::new(&site, &[], Listing::default());
+        let fields = record.csv_fields();
+        assert_eq!(
+            fields[21..].join("|"),
+            "https://a.example/new|2026-11-18T11:06:40Z"
+        );
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["moved_to"], "https://a.example/new");
+        let mut text = Vec::new();
+        record.write_text(&mut text).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "https://a.example/old 200 alive moved to https://a.example/new"
+        );
+        assert_eq!(
+            record.reason(),
+            "moved permanently to https://a.example/new"
+        );
+        assert!(
+            record.junit().unwrap().failure.is_none(),
+            "alive, outside --moved"
+        );
+        let listed = Listing {
+            moved: true,
+            ..Listing::default()
+        };
+        let failure = Record::new(&site, &[], listed)
+            .junit()
+            .unwrap()
+            .failure
+            .unwrap();
+        assert_eq!(failure.kind, "moved");
+        assert_eq!(
+            failure.message,
+            "200 alive: moved permanently to https://a.example/new"
+        );
+        let dead = Checked {
+            verdict: Verdict::Dead,
+            status: Some(404),
+            ..site
+        };
+        let record = Record::new(&dead, &[], listed);
+        assert_eq!(record.reason(), "HTTP 404", "a dead link is dead first");
     }
 
     #[test]
@@ -541,7 +645,7 @@ mod tests {
             detail: Some("same final URL as probe /x.html: https://a.example/login".into()),
             ..moved()
         };
-        let record = Record::new(&soft, &[], false);
+        let record = Record::new(&soft, &[], Listing::default());
         let mut text = Vec::new();
         record.write_text(&mut text).unwrap();
         assert_eq!(
@@ -570,7 +674,7 @@ mod tests {
             "https://a.example/a".to_owned(),
             "https://a.example/b".to_owned(),
         ];
-        let record = Record::new(&site, &pages, false);
+        let record = Record::new(&site, &pages, Listing::default());
         let json = serde_json::to_value(&record).unwrap();
         assert_eq!(json["found_on"], serde_json::json!(pages));
         assert_eq!(json["found_count"], 3);
@@ -604,7 +708,7 @@ mod tests {
     fn confirmation_and_archived_copy_print_in_every_format() {
         let site = confirmed_and_archived();
         let pages = ["https://a.example/a|b".to_owned()];
-        let record = Record::new(&site, &pages, false);
+        let record = Record::new(&site, &pages, Listing::default());
         let fields = record.csv_fields();
         assert_eq!(
             fields[14..18].join("|"),
@@ -633,7 +737,7 @@ mod tests {
     #[test]
     fn a_site_that_is_not_alive_is_a_failing_test_case_and_an_alive_one_passes() {
         let site = confirmed_and_archived();
-        let record = Record::new(&site, &[], false);
+        let record = Record::new(&site, &[], Listing::default());
         let case = record.junit().unwrap();
         assert_eq!(
             (case.classname, case.name),
@@ -664,7 +768,7 @@ mod tests {
             status: Some(200),
             ..moved()
         };
-        assert!(Record::new(&alive, &[], false)
+        assert!(Record::new(&alive, &[], Listing::default())
             .junit()
             .unwrap()
             .failure
@@ -674,7 +778,7 @@ mod tests {
             status: None,
             ..moved()
         };
-        let record = Record::new(&excluded, &[], false);
+        let record = Record::new(&excluded, &[], Listing::default());
         let case = record.junit().unwrap();
         assert!(case.failure.is_none());
         assert_eq!(case.skipped, Some("excluded: not checked"));
