@@ -684,3 +684,128 @@ async fn text_of_page(browser: &Client) -> String {
         .unwrap();
     value.as_str().unwrap_or_default().to_owned()
 }
+
+/// Claims every due site of `queue` and gives each the verdict `of` its URL says (alive or
+/// dead), as a worker would.
+async fn pass(queue: &Queue, of: impl Fn(&str) -> Verdict) {
+    use crawler_tests::findings::{alive, outcomes_of};
+    let batch = queue
+        .claim("rot", 100, Duration::from_secs(600))
+        .await
+        .unwrap();
+    let mut outcomes = Vec::new();
+    for site in batch.sites {
+        let verdict = of(&site.url);
+        let finding = crawler_queue::Finding {
+            verdict,
+            status: Some(if verdict == Verdict::Dead { 404 } else { 200 }),
+            ..alive()
+        };
+        outcomes.extend(outcomes_of([site], &finding));
+    }
+    queue.complete(&outcomes).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_rot_panel_plots_what_broke_and_recovered_and_lists_the_latest_changes() {
+    crate::browser::require_browser();
+    let proxy = Proxy::spawn().await;
+    let db = Backend::Sqlite.fresh().await;
+    let queue = db.queue().await;
+    let sites: Vec<crawler_queue::NewSite> = (1..=4)
+        .map(|n| crawler_queue::NewSite {
+            url: format!("https://a.example/{n}"),
+            host: "a.example".into(),
+        })
+        .collect();
+    queue.seed(&sites, false).await.unwrap();
+    // The first pass: 2 dead (a new link, dead); then 1 and 4 die and 2 recovers.
+    pass(&queue, |url| match url.ends_with("/2") {
+        true => Verdict::Dead,
+        false => Verdict::Alive,
+    })
+    .await;
+    queue.reaping().recheck(Duration::ZERO).await.unwrap();
+    pass(&queue, |url| {
+        match url.ends_with("/1") || url.ends_with("/4") {
+            true => Verdict::Dead,
+            false => Verdict::Alive,
+        }
+    })
+    .await;
+
+    let (_dashboard, base) = spawn_dashboard(&db, &[]);
+    let http = reqwest::Client::new();
+    let rot = get_json(&http, &format!("{base}/api/rot?range=86400")).await;
+    let total = |k: usize| -> i64 {
+        rot["series"][k]["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_i64().unwrap())
+            .sum()
+    };
+    assert_eq!(
+        (rot["series"][0]["name"].as_str(), total(0)),
+        (Some("newly dead"), 3),
+        "{rot}"
+    );
+    assert_eq!(
+        (rot["series"][1]["name"].as_str(), total(1)),
+        (Some("recovered"), 1)
+    );
+    assert_eq!(rot["bucket_ms"], 3_600_000);
+    let latest = rot["latest"].as_array().unwrap();
+    assert_eq!(latest.len(), 4, "every site's current verdict: {rot}");
+    assert_eq!(
+        latest[3]["url"], "https://a.example/3",
+        "the oldest change last"
+    );
+    assert_eq!(latest[3]["previous_verdict"], serde_json::Value::Null);
+
+    let driver = Driver::spawn();
+    let browser = driver.browser(&proxy).await;
+    browser.goto(&format!("{base}/")).await.unwrap();
+    until("the rot plotted", Duration::from_secs(20), || async {
+        let names: Vec<String> = plotted(&browser, "plot-rot")
+            .await
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        names == ["newly dead", "recovered"]
+    })
+    .await;
+    let legend = text(&browser, "legend-rot").await;
+    assert!(
+        legend.contains("newly dead 3") && legend.contains("recovered 1"),
+        "{legend}"
+    );
+    let axes = browser
+        .find(Locator::Id("plot-rot"))
+        .await
+        .unwrap()
+        .html(false)
+        .await
+        .unwrap();
+    assert!(axes.contains("/hour"), "{axes}");
+    let changes = text(&browser, "changes").await;
+    let rows: Vec<&str> = changes.lines().collect();
+    assert_eq!(rows.len(), 4, "{changes}");
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("https://a.example/2\talive\tdead\t200")),
+        "{changes}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("https://a.example/3\talive\tnew\t200")),
+        "{changes}"
+    );
+    assert_eq!(
+        proxy.seen(),
+        Vec::<String>::new(),
+        "the browser reached beyond the dashboard"
+    );
+    browser.close().await.unwrap();
+    drop(driver);
+}

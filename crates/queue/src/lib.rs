@@ -119,8 +119,8 @@ pub use parts::{part_of, HeldPart, Partitions, PARTS};
 pub use queue::{Batch, Queue, Site};
 pub use reap::{Reaped, Reaping};
 pub use report::{
-    After, Backoff, ChangeCount, Checked, ChecksIn, HostFilter, HostRow, Only, Reports, Scope,
-    StateCounts, VerdictsIn, WorkerRow,
+    After, Backoff, ChangeCount, Changed, ChangesIn, Checked, ChecksIn, HostFilter, HostRow, Only,
+    Reports, Scope, StateCounts, VerdictsIn, WorkerRow,
 };
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};

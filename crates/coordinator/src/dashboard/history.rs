@@ -65,37 +65,69 @@ pub fn bucket_for(span_ms: i64) -> i64 {
     step.unwrap_or(&STEPS[STEPS.len() - 1]) * 1000
 }
 
-/// The answers kept, by window, and the lock one query at a time holds.
+/// An answer kept: when it was read, and its JSON; by what it answers and its window.
+type Kept = HashMap<(&'static str, i64), (Instant, Bytes)>;
+
+/// The answers kept, and the lock one query at a time holds.
 #[derive(Debug, Default)]
-pub struct Cache(Mutex<HashMap<i64, (Instant, Bytes)>>);
+pub struct Cache(Mutex<Kept>);
 
 impl Cache {
     /// The plot of the last `range_secs` (0: the whole crawl) as JSON, read or kept.
     pub async fn plot(&self, queue: &Queue, range_secs: i64) -> Result<Bytes, Error> {
+        self.kept("history", range_secs, || read(queue, range_secs))
+            .await
+    }
+
+    /// The answer of `what` for the last `range_secs`, as JSON: kept for [`FRESH_FOR`], else
+    /// `read`, one read at a time whatever is asked.
+    pub async fn kept<T: Serialize>(
+        &self,
+        what: &'static str,
+        range_secs: i64,
+        read: impl AsyncFnOnce() -> Result<T, Error>,
+    ) -> Result<Bytes, Error> {
         let mut kept = self.0.lock().await;
-        if let Some((at, json)) = kept.get(&range_secs) {
+        if let Some((at, json)) = kept.get(&(what, range_secs)) {
             if at.elapsed() < FRESH_FOR {
                 return Ok(json.clone());
             }
         }
-        let json = Bytes::from(serde_json::to_vec(&read(queue, range_secs).await?)?);
+        let json = Bytes::from(serde_json::to_vec(&read().await?)?);
         kept.retain(|_, (at, _)| at.elapsed() < FRESH_FOR);
-        kept.insert(range_secs, (Instant::now(), json.clone()));
+        kept.insert((what, range_secs), (Instant::now(), json.clone()));
         Ok(json)
     }
 }
 
-/// Reads the plot of the last `range_secs` (0: since the first check) from the database.
-async fn read(queue: &Queue, range_secs: i64) -> Result<Plot, Error> {
+/// The window of the last `range_secs` (0: since the first check): its start and the
+/// database's now, Unix milliseconds.
+pub async fn window(queue: &Queue, range_secs: i64) -> Result<(i64, i64), Error> {
     let reports = queue.reports();
     let to = reports.now().await?;
     let start = match range_secs {
         0 => reports.first_checked_at().await?.unwrap_or(to).min(to),
         secs => to - secs.clamp(1, MAX_RANGE_SECS) * 1000,
     };
-    let bucket_ms = bucket_for(to - start);
+    Ok((start, to))
+}
+
+/// The buckets from `start` to `to` of `bucket_ms`: the first's start (aligned on the epoch)
+/// and how many.
+pub fn buckets(start: i64, to: i64, bucket_ms: i64) -> (i64, usize) {
     let from = start.div_euclid(bucket_ms) * bucket_ms;
-    let buckets = usize::try_from((to - from) / bucket_ms + 1).unwrap_or(1);
+    (
+        from,
+        usize::try_from((to - from) / bucket_ms + 1).unwrap_or(1),
+    )
+}
+
+/// Reads the plot of the last `range_secs` (0: since the first check) from the database.
+async fn read(queue: &Queue, range_secs: i64) -> Result<Plot, Error> {
+    let reports = queue.reports();
+    let (start, to) = window(queue, range_secs).await?;
+    let bucket_ms = bucket_for(to - start);
+    let (from, buckets) = buckets(start, to, bucket_ms);
     let mut verdicts: BTreeMap<Verdict, Vec<i64>> = Verdict::ALL
         .iter()
         .map(|v| (*v, vec![0; buckets]))
@@ -132,14 +164,14 @@ async fn read(queue: &Queue, range_secs: i64) -> Result<Plot, Error> {
 
 /// Adds `sites` to `bucket`; a bucket past the end (a check between the clock's read and the
 /// query) goes in the last.
-fn add(counts: &mut [i64], bucket: i64, sites: i64) {
+pub fn add(counts: &mut [i64], bucket: i64, sites: i64) {
     let last = counts.len().saturating_sub(1);
     if let Some(n) = counts.get_mut(usize::try_from(bucket).unwrap_or(0).min(last)) {
         *n += sites;
     }
 }
 
-fn series(name: String, counts: Vec<i64>) -> Series {
+pub fn series(name: String, counts: Vec<i64>) -> Series {
     Series { name, counts }
 }
 

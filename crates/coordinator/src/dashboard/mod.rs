@@ -20,6 +20,7 @@
 //! - `shared`: what the requests share.
 //! - `counts`: the counts per state and verdict, sampled by one task, for the totals.
 //! - `history`: the plots' data, read from the database by time (`checked_at`).
+//! - `rot`: the link rot panel's: links that broke and recovered over time, the latest changes.
 //! - `snapshot`: what the page polls, as JSON.
 
 mod auth;
@@ -33,6 +34,7 @@ mod logins;
 mod options;
 mod origin;
 mod reply;
+mod rot;
 mod routes;
 mod searches;
 mod server;

@@ -9,6 +9,7 @@
 //! | `GET /api/state` | [`Snapshot`]: totals, plot, workers, hosts in backoff, paused |
 //! | `GET /api/dead?q=TEXT&limit=N` | the latest dead sites whose URL contains TEXT |
 //! | `GET /api/history?range=SECONDS` | [`Plot`]: verdicts and checks per worker over time (0: all) |
+//! | `GET /api/rot?range=SECONDS` | [`Rot`]: links that broke and recovered over time, the latest changes |
 //! | `POST /api/pause`, `/api/resume` | with `--allow-control` only (403 otherwise) |
 //!
 //! HEAD is answered wherever GET is. Before any route, a request must name this dashboard in
@@ -42,6 +43,8 @@ use super::reply::{
     json, json_or_error, method_not_allowed, reply, retry_after, text, unauthorized, unavailable,
     Reply,
 };
+#[cfg(doc)]
+use super::rot::Rot;
 use super::searches::Busy;
 use super::shared::Dashboard;
 use super::snapshot::{latest_dead, Snapshot};
@@ -64,7 +67,7 @@ const READ: &str = "GET, HEAD";
 const CHANGE: &str = "POST";
 
 /// Every route and the methods it answers; another method gets 405 with these in `Allow`.
-const ROUTES: [(&str, &str); 10] = [
+const ROUTES: [(&str, &str); 11] = [
     ("/login", CHANGE),
     ("/logout", CHANGE),
     ("/", READ),
@@ -73,6 +76,7 @@ const ROUTES: [(&str, &str); 10] = [
     ("/api/state", READ),
     ("/api/dead", READ),
     ("/api/history", READ),
+    ("/api/rot", READ),
     ("/api/pause", CHANGE),
     ("/api/resume", CHANGE),
 ];
@@ -161,6 +165,14 @@ async fn serve<B>(
             Ok(json) => reply(StatusCode::OK, json, "application/json"),
             Err(error) => unavailable(&error),
         },
+        "/api/rot" => {
+            let range = range_query(query);
+            let read = || super::rot::read(&dashboard.queue, range);
+            match dashboard.history.kept("rot", range, read).await {
+                Ok(json) => reply(StatusCode::OK, json, "application/json"),
+                Err(error) => unavailable(&error),
+            }
+        }
         "/api/pause" => control(dashboard, req, true, client, caller).await,
         "/api/resume" => control(dashboard, req, false, client, caller).await,
         _ => text(StatusCode::NOT_FOUND, "not found"),

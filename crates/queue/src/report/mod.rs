@@ -22,7 +22,7 @@ mod latest_dead;
 mod over_time;
 
 pub use backoffs::Backoff;
-pub use changes::ChangeCount;
+pub use changes::{ChangeCount, Changed, ChangesIn};
 pub use host_filter::HostFilter;
 use host_filter::Shape;
 pub use hosts::HostRow;

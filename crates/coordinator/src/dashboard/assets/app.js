@@ -62,19 +62,19 @@ function clock(ms, withDay) {
   return withDay ? d.toLocaleDateString("en-GB", { month: "short", day: "numeric" }) + " " + time : time;
 }
 
-// Draws `series` ({name, counts}) as per-minute rates over plot.from.. in `id`'s SVG, with
-// axes, and their legend in `legendId`.
-function drawPlot(id, legendId, plot, series, colorOf) {
+// Draws `series` ({name, counts}) as rates per `per.ms` (labelled `per.label`) over plot.from..
+// in `id`'s SVG, with axes, and their legend in `legendId`.
+function drawPlot(id, legendId, plot, series, colorOf, per) {
   const box = $(id);
-  const perMinute = 60000 / plot.bucket_ms;
-  const rates = series.map((s) => s.counts.map((n) => n * perMinute));
+  const scale = per.ms / plot.bucket_ms;
+  const rates = series.map((s) => s.counts.map((n) => n * scale));
   const top = roundUp(Math.max(0, ...rates.flat()));
   const x = (i) => BOX.left + (i / Math.max(1, plot.counts_len - 1)) * (BOX.right - BOX.left);
   const y = (v) => BOX.bottom - (v / top) * (BOX.bottom - BOX.top);
   const children = [
     svg("line", { class: "axis", x1: BOX.left, y1: BOX.bottom, x2: BOX.right, y2: BOX.bottom }),
     svg("line", { class: "axis", x1: BOX.left, y1: BOX.top, x2: BOX.left, y2: BOX.bottom }),
-    svg("text", { class: "unit", x: 4, y: BOX.top + 4, "text-anchor": "start" }, "/min"),
+    svg("text", { class: "unit", x: 4, y: BOX.top + 4, "text-anchor": "start" }, per.label),
   ];
   for (const v of [0, top / 2, top]) {
     children.push(svg("line", { class: "grid", x1: BOX.left, y1: y(v), x2: BOX.right, y2: y(v) }));
@@ -103,10 +103,12 @@ function drawPlot(id, legendId, plot, series, colorOf) {
   $(legendId).replaceChildren(...legend);
 }
 
+const PER_MINUTE = { ms: 60000, label: "/min" };
+
 function renderHistory(plot) {
   plot.counts_len = plot.verdicts.length ? plot.verdicts[0].counts.length : 1;
-  drawPlot("plot-verdicts", "legend-verdicts", plot, plot.verdicts, (name) => COLORS[name] || "#000");
-  drawPlot("plot-workers", "legend-workers", plot, plot.workers, (_, k) => PALETTE[k % PALETTE.length]);
+  drawPlot("plot-verdicts", "legend-verdicts", plot, plot.verdicts, (name) => COLORS[name] || "#000", PER_MINUTE);
+  drawPlot("plot-workers", "legend-workers", plot, plot.workers, (_, k) => PALETTE[k % PALETTE.length], PER_MINUTE);
   const minutes = plot.bucket_ms / 60000;
   const bucket = minutes >= 1 ? minutes + " min" : plot.bucket_ms / 1000 + " s";
   $("span").textContent = "from " + new Date(plot.from).toLocaleString("en-GB") + " to " +
@@ -114,9 +116,26 @@ function renderHistory(plot) {
     ", from each site's last check (the database's clock)";
 }
 
+// The link rot panel: from /api/rot (the verdicts that began, and the history of those
+// replaced since), with the plots. Broke in red, recovered in green, per hour or per day.
+const ROT_COLORS = { "newly dead": COLORS.dead, recovered: COLORS.alive };
+
+function renderRot(rot) {
+  rot.counts_len = rot.series.length ? rot.series[0].counts.length : 1;
+  const unit = rot.bucket_ms >= 86400000 ? "day" : "hour";
+  $("rot-bucket").textContent = unit;
+  drawPlot("plot-rot", "legend-rot", rot, rot.series, (name) => ROT_COLORS[name] || "#000", { ms: rot.bucket_ms, label: "/" + unit });
+  fill($("changes"), rot.latest.map((c) => row([
+    [c.url, "url"], [c.verdict], [c.previous_verdict || "new"],
+    [c.status == null ? c.error_kind || "-" : String(c.status)], [c.changed_at],
+  ])), "no change yet");
+}
+
 async function refreshHistory() {
   historyReadAt = Date.now();
-  renderHistory(await getJson("/api/history?range=" + $("range").value));
+  const range = $("range").value;
+  renderHistory(await getJson("/api/history?range=" + range));
+  renderRot(await getJson("/api/rot?range=" + range));
 }
 
 function render(s) {
