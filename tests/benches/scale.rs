@@ -25,6 +25,14 @@
 //!   and index sizes, then times `SCALE_CLAIMS` (default 300) claims of 100 and their
 //!   write-backs by `SCALE_CLAIMERS` (default 4) concurrent claimers.
 //!
+//! - **changes**: fills `SCALE_ROWS` rows as `size` does, with a month of daily passes of
+//!   history (1 % of the verdicts began in each of the last three days, and a
+//!   `verdict_changes` row for each), prints the size of `sites_verdict` (the index that
+//!   serves `--changed-since`) and of `verdict_changes`, then times what reads the changes:
+//!   `crawler-report --changed-since 1d` (`--dead`, `--all`, `--summary`, `--fail-on`), as a
+//!   user runs it, and the notifier's read of one digest (`Notifier::changes_after`, 1,000
+//!   changes). `-- changes` runs it alone; it is not in the default run.
+//!
 //! With `SCALE_STATEMENTS=1` the cpu part also prints each run's costliest statements (calls,
 //! wall time inside the server, rows examined — on PostgreSQL, shared buffers touched — and
 //! rows), from MariaDB's performance schema or PostgreSQL's `pg_stat_statements`, which the
@@ -49,10 +57,11 @@ use std::time::{Duration, Instant};
 
 use crawler_queue::{Queue, PARTS};
 use crawler_tests::bench::machine_cpu;
+use crawler_tests::bins::command;
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::scale::{
-    fill, forget_verdicts, own_cpu, reset_statement_costs, sizes, statement_costs,
-    statement_costs_on, DbCpu,
+    fill, fill_history, forget_verdicts, own_cpu, reset_statement_costs, sizes, statement_costs,
+    statement_costs_on, table_bytes, DbCpu,
 };
 use crawler_tests::{mariadb, postgres, Backend};
 
@@ -338,6 +347,139 @@ async fn size(backend: Backend) {
     );
 }
 
+/// `--changed-since` at scale: see the module's doc.
+async fn changes(backend: Backend) {
+    let rows: u64 = env_or("SCALE_ROWS", 1_000_000);
+    let db = backend.fresh().await;
+    let queue = db.queue().await;
+    let started = Instant::now();
+    fill(&queue, rows, 0, |n| {
+        if n % 10_000_000 == 0 || n == rows {
+            eprintln!(
+                "  filled {n} rows in {:.0} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+    })
+    .await;
+    fill_history(&queue).await;
+    let now = queue.now().await.unwrap();
+    let day = now - 86_400_000;
+    let scope = |verdicts: &[crawler_queue::Verdict]| {
+        let queue = &queue;
+        let verdicts = verdicts.to_vec();
+        async move {
+            let since = crawler_queue::Scope {
+                changed_since: Some(day),
+                ..Default::default()
+            };
+            queue
+                .reports()
+                .checked_count(&verdicts, since)
+                .await
+                .unwrap()
+        }
+    };
+    let changed = scope(&crawler_queue::Verdict::ALL).await;
+    let dead = scope(&[crawler_queue::Verdict::Dead]).await;
+    let recorded = table_bytes(&queue, "verdict_changes").await;
+    let history =
+        crawler_tests::raw::scalar(queue.db(), "SELECT COUNT(*) FROM verdict_changes").await;
+    let millions = rows as f64 / 1e6;
+    println!(
+        "{rows} sites, {changed} changed in the last day ({dead} newly dead), {history} changes \
+         recorded in all"
+    );
+    for (what, bytes) in sizes(&queue).await {
+        if what.ends_with("sites_verdict") {
+            println!(
+                "  {what}: {:.1} MiB = {:.1} MiB per million sites",
+                bytes as f64 / 1048576.0,
+                bytes as f64 / 1048576.0 / millions
+            );
+        }
+    }
+    println!(
+        "  verdict_changes with its indexes: {:.1} MiB = {:.1} MiB per million changes",
+        recorded as f64 / 1048576.0,
+        recorded as f64 / 1048576.0 / (history as f64 / 1e6)
+    );
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let output = out.path().to_str().unwrap();
+    for args in [
+        &[
+            "--dead",
+            "--changed-since",
+            "1d",
+            "--format",
+            "csv",
+            "-o",
+            output,
+        ][..],
+        &[
+            "--dead",
+            "--changed-since",
+            "1d",
+            "--fail-on",
+            "dead",
+            "-o",
+            output,
+        ],
+        &[
+            "--all",
+            "--changed-since",
+            "1d",
+            "--format",
+            "csv",
+            "-o",
+            output,
+        ],
+        &[
+            "--all",
+            "--changed-since",
+            "1d",
+            "--format",
+            "json",
+            "-o",
+            output,
+        ],
+        &["--summary", "--changed-since", "1d"],
+    ] {
+        let mut best = Duration::MAX;
+        for _ in 0..3 {
+            let t = Instant::now();
+            let run = command("crawler-report", db.url.expose())
+                .args(args)
+                .output()
+                .unwrap();
+            best = best.min(t.elapsed());
+            assert!(matches!(run.status.code(), Some(0 | 4)), "{run:?}");
+        }
+        println!(
+            "  crawler-report {}: {best:.2?} (best of 3)",
+            args.join(" ")
+        );
+    }
+    let notifier = queue.notifier();
+    let mut cursor = crawler_queue::Cursor { since: day, id: 0 };
+    let mut times = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let page = notifier
+            .changes_after(cursor, now, &crawler_queue::Verdict::ALL, 1000)
+            .await
+            .unwrap();
+        times.push(t.elapsed());
+        let Some(last) = page.last() else { break };
+        cursor = last.cursor();
+    }
+    let (p50, _) = percentiles(&mut times);
+    println!(
+        "  the notifier's read of a digest of 1,000 changes: median {p50:.2?} of {}",
+        times.len()
+    );
+}
+
 #[tokio::main]
 async fn main() {
     let (mariadb_costs, postgres_costs) = match costs_wanted() {
@@ -376,11 +518,14 @@ async fn main() {
             continue;
         }
         println!("\n== {backend:?} ==");
-        if wants("cpu", &["cpu", "size"]) {
+        if wants("cpu", &["cpu", "size", "changes"]) {
             cpu(backend).await;
         }
-        if wants("size", &["cpu", "size"]) {
+        if wants("size", &["cpu", "size", "changes"]) {
             size(backend).await;
+        }
+        if args.iter().any(|a| a == "changes") {
+            changes(backend).await;
         }
     }
 }

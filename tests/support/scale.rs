@@ -17,7 +17,8 @@ use sqlx::{MySql, Postgres, Sqlite};
 /// (`url`, `url_key`, `host`, `part`, `final_url`), then the [`MIX`] ones.
 const COLUMNS: &str = "url, url_key, host, part, final_url, state, owner, claim_token, \
     expires_at, next_check_at, tries, attempts, verdict, http_status, error_kind, redirects, \
-    latency_ms, checked_at, consecutive_failures, last_alive_at, created_at";
+    latency_ms, checked_at, consecutive_failures, last_alive_at, created_at, verdict_since, \
+    previous_verdict";
 
 /// The state and verdict of row `i`, in plain SQL every dialect speaks, from `r` (`i` spread
 /// over 0..1000) and `v` (over 0..100), `now` and `due` (per mille, bound). Of every 1,000
@@ -25,7 +26,9 @@ const COLUMNS: &str = "url, url_key, host, part, final_url, state, owner, claim_
 /// and waiting for a retry, 1 claimed, the rest done, checked within the last 7 days. Verdicts:
 /// 85 % alive, 8 % dead, 3 % blocked, 3 % unreachable, 1 % error; 8 % redirected. Done rows
 /// have `next_check_at = checked_at`, no owner and no lease, and keep their claim token, as the
-/// write-back leaves them (`complete.rs`).
+/// write-back leaves them (`complete.rs`). History, as after daily passes over a month: 1 % of
+/// the verdicts began in the last day, 1 % the day before, 1 % the day before that (each
+/// replacing alive, or dead for an alive one); the rest began at the first check, 30 days ago.
 const MIX: &str = "\
     CASE WHEN r < due + 5 THEN 0 WHEN r = due + 5 THEN 1 ELSE 2 END, \
     CASE WHEN r = due + 5 THEN 'scale-claimer' END, \
@@ -45,7 +48,10 @@ const MIX: &str = "\
     CASE WHEN r > due + 5 THEN now - i % 604800000 ELSE now - 604800000 - i % 86400000 END, \
     CASE WHEN v < 85 THEN 0 ELSE 1 + i % 5 END, \
     CASE WHEN v < 85 AND r > due + 5 THEN now - i % 604800000 END, \
-    now - 2592000000";
+    now - 2592000000, \
+    CASE WHEN ((i - i % 100) / 100) % 100 < 3 THEN now - (((i - i % 100) / 100) % 100) * 86400000 - i % 86400000 \
+         ELSE now - 2592000000 END, \
+    CASE WHEN ((i - i % 100) / 100) % 100 < 3 THEN CASE WHEN v < 85 THEN 'dead' ELSE 'alive' END END";
 
 /// Rows one fill statement makes at most (MariaDB's `seq_0_to_999999`).
 pub const FILL_CHUNK: u64 = 1_000_000;
@@ -337,10 +343,55 @@ pub async fn forget_verdicts(queue: &Queue) {
         .exec(
             "UPDATE sites SET verdict = NULL, http_status = NULL, error_kind = NULL, \
              redirects = NULL, latency_ms = NULL, checked_at = NULL, last_alive_at = NULL, \
-             consecutive_failures = 0",
+             consecutive_failures = 0, verdict_since = NULL, previous_verdict = NULL",
             &[],
         )
         .await;
+}
+
+/// Writes the verdict history the fill's changes imply: a `verdict_changes` row for each site
+/// whose verdict replaced another (its previous verdict, begun at the first check).
+pub async fn fill_history(queue: &Queue) {
+    let mut session = Session::of(queue.db()).await;
+    session
+        .exec(
+            "INSERT INTO verdict_changes (site_id, changed_at, verdict, http_status, error_kind) \
+             SELECT id, created_at, previous_verdict, NULL, NULL FROM sites \
+             WHERE previous_verdict IS NOT NULL",
+            &[],
+        )
+        .await;
+}
+
+/// Bytes of table `table` (a name of the schema's, not user input) with its indexes.
+pub async fn table_bytes(queue: &Queue, table: &str) -> i64 {
+    let (analyze, sql) = match queue.db() {
+        Db::MySql(_) => (
+            format!("ANALYZE TABLE {table}"),
+            format!(
+                "SELECT 'bytes', CAST(DATA_LENGTH + INDEX_LENGTH AS SIGNED) \
+                 FROM information_schema.TABLES \
+                 WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}'"
+            ),
+        ),
+        Db::Postgres(_) => (
+            format!("ANALYZE {table}"),
+            format!("SELECT 'bytes', pg_total_relation_size('{table}')"),
+        ),
+        Db::Sqlite(_) => (
+            "ANALYZE".to_owned(),
+            format!(
+                "SELECT 'bytes', SUM(pgsize) FROM dbstat WHERE name = '{table}' OR name IN \
+                 (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = '{table}')"
+            ),
+        ),
+    };
+    let mut session = Session::of(queue.db()).await;
+    session.exec(&analyze, &[]).await;
+    let rows = session.pairs(&sql).await;
+    rows.first()
+        .and_then(|(_, bytes)| bytes.as_deref()?.parse().ok())
+        .unwrap_or(0)
 }
 
 /// One connection of the database's pool: a fill drops and recreates indexes, and SQLite
