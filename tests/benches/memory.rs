@@ -48,7 +48,10 @@ fn in_namespace() -> i32 {
     let etc = Path::new("/etc/netns").join(&name);
     let ip = |args: &[&str]| {
         let status = Command::new("ip").args(args).status().expect("run ip");
-        assert!(status.success(), "ip {args:?} failed (the bench needs root)");
+        assert!(
+            status.success(),
+            "ip {args:?} failed (the bench needs root)"
+        );
     };
     ip(&["netns", "add", &name]);
     std::fs::create_dir_all(&etc).expect("create /etc/netns/NAME");
@@ -99,7 +102,10 @@ fn inside() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         std::env::var(INSIDE).unwrap_or_default()
     );
-    println!("{:>8} {:>9} {:>10} {:>14}", "hosts", "tool", "drain", "peak RSS");
+    println!(
+        "{:>8} {:>9} {:>10} {:>14}",
+        "hosts", "tool", "drain", "peak RSS"
+    );
     for n in hosts {
         let dir = tempfile::tempdir().expect("a temp dir");
         let list = dir.path().join("urls.txt");
@@ -110,10 +116,18 @@ fn inside() {
         }
         drop(file);
         let (time, peak) = crawl(dir.path(), &list);
-        println!("{n:>8} {:>9} {time:>9.1?} {:>10.1} MiB", "crawler", peak as f64 / 1024.0);
+        println!(
+            "{n:>8} {:>9} {time:>9.1?} {:>10.1} MiB",
+            "crawler",
+            peak as f64 / 1024.0
+        );
         if lychee {
             let (time, peak) = run_lychee(&list);
-            println!("{n:>8} {:>9} {time:>9.1?} {:>10.1} MiB", "lychee", peak as f64 / 1024.0);
+            println!(
+                "{n:>8} {:>9} {time:>9.1?} {:>10.1} MiB",
+                "lychee",
+                peak as f64 / 1024.0
+            );
         }
     }
 }
