@@ -17,6 +17,7 @@
 //! - [`recorder`]: servers that record every request, or never answer; [`dns`]: a DNS
 //!   server that counts queries.
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
+//! - [`installed`]: the message of a test that needs a Debian package not installed.
 //! - [`archive`]: a stand-in for the Wayback Machine's availability API (`--archive-lookup`).
 //! - [`findings`]: findings and outcomes to write back without an HTTP check.
 //! - [`webhook`]: a webhook receiver that records each POST and answers as told (the
@@ -36,6 +37,7 @@ pub mod bins;
 pub mod dns;
 pub mod findings;
 pub mod galera;
+pub mod installed;
 pub mod mariadb;
 pub mod meter;
 pub mod nginx;
@@ -53,12 +55,4 @@ pub mod terminal;
 pub mod webhook;
 
 pub use backend::{Backend, PrivateServer, TestDb};
-
-/// The message of a test that needs a Debian package which is not installed: it names the
-/// README's test command, which installs every package the suite needs (`scripts/test`).
-pub fn not_installed(what: &str, package: &str) -> String {
-    format!(
-        "{what} is not installed: run ./scripts/test (the README's test command), which \
-         installs Debian's {package} and the suite's other packages, or apt-get install {package}"
-    )
-}
+pub use installed::not_installed;

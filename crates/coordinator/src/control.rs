@@ -4,7 +4,7 @@
 
 use crawler_queue::Queue;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Pauses (`pause`) or resumes the fleet; returns the line that says what happened, which
 /// tells whether it was so already.

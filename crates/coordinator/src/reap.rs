@@ -8,7 +8,7 @@ use std::time::Duration;
 use crawler_cli::bounds::DurationRange;
 use crawler_queue::{Queue, Reaped};
 
-use crate::Error;
+use crate::error::Error;
 
 /// The range of `--recheck-after`: shorter would recheck the whole list on every pass, and
 /// monitoring yearly or less often is still monitoring.
@@ -83,7 +83,7 @@ pub async fn reap_every(
             Ok(Some(reaped)) => crawler_cli::print_line(describe(&reaped)),
             Ok(None) => tracing::debug!("another process holds the reaper lease"),
             Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), "reap failed; will try again")
+                tracing::warn!(error = %crate::error::chain(&error), "reap failed; will try again")
             }
         }
     }

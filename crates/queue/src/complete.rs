@@ -457,7 +457,7 @@ impl Queue {
                 .collect()
         });
         counts.unwrap_or_else(|error| {
-            let error = crate::error_chain(&error);
+            let error = crate::error::error_chain(&error);
             tracing::warn!(%error, "cannot read back which results were stored; counting the first ones");
             verdicts.take(written as usize).collect()
         })

@@ -29,7 +29,7 @@ use std::time::Duration;
 use crate::db::with_pool;
 use crate::error::Error;
 use crate::queue::{millis, Queue};
-use crate::report::Reports;
+use crate::report::reports::Reports;
 use crate::retry::retry;
 use crate::sql::{cached, owned_rows, owned_rows_binds, sites_using, SitesIndex};
 use crate::verdict::Verdict;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::report::Reports;
+use crate::report::reports::Reports;
 use crate::sql::{cached, placeholders};
 
 /// Referrers kept per link: enough to fix a link everywhere it is on a site's own pages; a

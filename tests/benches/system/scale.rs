@@ -8,8 +8,9 @@ use crawler_queue::{DatabaseUrl, Db, Queue, QueueConfig};
 use crawler_tests::mariadb::MariaDb;
 use sqlx::{Connection, MySqlConnection};
 
+use super::bench::Bench;
+use super::fixtures;
 use super::proc::Running;
-use super::{fixtures, Bench};
 
 const SAMPLES: usize = 300;
 /// Rows per UPDATE when marking sites dead: one statement over 10M rows would build a huge

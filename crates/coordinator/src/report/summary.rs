@@ -11,9 +11,10 @@ use std::io::Write;
 use crawler_queue::{Only, Reports, Scope, Verdict, WorkerRow};
 use serde::Serialize;
 
+use super::format::Format;
 use super::rows::{Row, Rows};
-use super::{rfc3339, Format};
-use crate::Error;
+use super::timestamp::rfc3339;
+use crate::error::Error;
 
 /// The hosts with the most dead sites that the summary names.
 const TOP_DEAD_HOSTS: u32 = 10;
