@@ -318,7 +318,7 @@ async fn pause_and_resume_are_logged_with_the_client_and_how_it_got_in() {
     };
     let paused = act(7, "pause", ("cookie", cookie.clone())).await.unwrap();
     assert_eq!(paused.status(), 200);
-    assert!(queue.is_paused().await.unwrap());
+    assert!(queue.control().is_paused().await.unwrap());
     let line = wait_for_line(&lines, "fleet paused", Duration::from_secs(10));
     assert!(
         line.contains("client=127.0.0.7") && line.contains(&format!("session {id}")),

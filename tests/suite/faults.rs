@@ -300,7 +300,7 @@ on_every_backend!(
             .collect();
         // From the first reap on, watch until four more have run (bounded), then check they came
         // no faster than one per interval: five contenders, exactly one acting each time.
-        let lead_runs = || async { queue.lead_runs("reap").await.unwrap() };
+        let lead_runs = || async { queue.leases().runs("reap").await.unwrap() };
         let until = |deadline: Instant| Instant::now() < deadline;
         let deadline = Instant::now() + Duration::from_secs(60);
         while lead_runs().await == 0 && until(deadline) {

@@ -1,4 +1,4 @@
-//! Pausing and resuming the fleet (`crawler-reap --pause`/`--resume`, `Queue::pause`/`resume`),
+//! Pausing and resuming the fleet (`crawler-reap --pause`/`--resume`, `Control::pause`/`resume`),
 //! on every backend: a paused worker starts no request, keeps what it holds and its leases,
 //! and claims nothing; resumed, it finishes the crawl, one verdict per site.
 
@@ -149,7 +149,7 @@ on_every_backend!(
         let out = run(command("crawler-reap", db.url.expose()).arg("--pause"));
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(stdout(&out).contains("fleet paused"), "{}", stdout(&out));
-        assert!(queue.is_paused().await.unwrap());
+        assert!(queue.control().is_paused().await.unwrap());
         wait_for_line(&lines, "fleet paused", Duration::from_secs(10));
 
         // From now on nothing is claimed: pending never goes down (a site given back may
@@ -203,7 +203,7 @@ on_every_backend!(
         wait_for_line(&lines, "fleet resumed", Duration::from_secs(10));
         assert!(wait(&mut worker.0, Duration::from_secs(120)).success());
         assert_report_matches(&db, &expected);
-        assert!(!queue.is_paused().await.unwrap());
+        assert!(!queue.control().is_paused().await.unwrap());
     }
 );
 
@@ -211,16 +211,19 @@ on_every_backend!(
     async fn pause_and_resume_say_whether_they_changed_anything(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
-        assert_eq!(queue.fleet_state().await.unwrap().changed_at, 0);
-        assert!(queue.pause().await.unwrap());
-        let paused_at = queue.fleet_state().await.unwrap().changed_at;
+        assert_eq!(queue.control().fleet_state().await.unwrap().changed_at, 0);
+        assert!(queue.control().pause().await.unwrap());
+        let paused_at = queue.control().fleet_state().await.unwrap().changed_at;
         assert!(paused_at > 0);
-        assert!(!queue.pause().await.unwrap());
-        assert_eq!(queue.fleet_state().await.unwrap().changed_at, paused_at);
+        assert!(!queue.control().pause().await.unwrap());
+        assert_eq!(
+            queue.control().fleet_state().await.unwrap().changed_at,
+            paused_at
+        );
         let out = run(command("crawler-reap", db.url.expose()).arg("--pause"));
         assert_eq!(stdout(&out).trim(), "fleet already paused");
-        assert!(queue.resume().await.unwrap());
-        assert!(!queue.resume().await.unwrap());
+        assert!(queue.control().resume().await.unwrap());
+        assert!(!queue.control().resume().await.unwrap());
         let out = run(command("crawler-reap", db.url.expose()).args(["--resume", "--every", "1s"]));
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     }
@@ -230,7 +233,7 @@ on_every_backend!(
     async fn a_draining_worker_does_not_exit_while_the_fleet_is_paused(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
-        assert!(queue.pause().await.unwrap());
+        assert!(queue.control().pause().await.unwrap());
         // Nothing to do at all: a draining worker would exit at once, were it not paused.
         let (mut worker, lines) =
             spawn_logged_worker(&db, "w", &["--heartbeat", "200ms", "--drain"]);
@@ -240,7 +243,7 @@ on_every_backend!(
             worker.0.try_wait().unwrap().is_none(),
             "exited as drained while paused"
         );
-        assert!(queue.resume().await.unwrap());
+        assert!(queue.control().resume().await.unwrap());
         wait_for_line(&lines, "fleet resumed", Duration::from_secs(10));
         assert!(wait(&mut worker.0, Duration::from_secs(30)).success());
     }

@@ -657,7 +657,12 @@ on_every_backend!(
         let try_all = |queue: Queue, skip: Option<usize>| async move {
             let mut winners = Vec::new();
             for i in (0..5).filter(|i| Some(*i) != skip) {
-                if queue.try_lead("reap", &format!("p{i}"), ttl).await.unwrap() {
+                if queue
+                    .leases()
+                    .try_lead("reap", &format!("p{i}"), ttl)
+                    .await
+                    .unwrap()
+                {
                     winners.push(i);
                 }
             }
@@ -680,7 +685,7 @@ on_every_backend!(
         let next = try_all(queue.clone(), Some(holder)).await;
         assert_eq!(next.len(), 1, "one new holder: {next:?}");
         assert_ne!(next[0], holder);
-        assert_eq!(queue.lead_runs("reap").await.unwrap(), 5);
+        assert_eq!(queue.leases().runs("reap").await.unwrap(), 5);
     }
 );
 

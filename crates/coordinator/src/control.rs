@@ -20,8 +20,8 @@ pub async fn set_paused(queue: &Queue, pause: bool) -> Result<String, Error> {
 
 async fn pause_or_resume(queue: &Queue, pause: bool) -> Result<bool, Error> {
     Ok(if pause {
-        queue.pause().await?
+        queue.control().pause().await?
     } else {
-        queue.resume().await?
+        queue.control().resume().await?
     })
 }

@@ -41,12 +41,12 @@ impl Queue {
     /// Takes or renews the archive lease for `owner` for `ttl`: whether `owner` should look up
     /// archived copies now.
     pub async fn lead_archive(&self, owner: &str, ttl: Duration) -> Result<bool, Error> {
-        self.lead(ARCHIVER, owner, ttl).await
+        self.leases().lead(ARCHIVER, owner, ttl).await
     }
 
     /// Gives the archive lease up (at a clean shutdown).
     pub async fn resign_archive(&self, owner: &str) -> Result<(), Error> {
-        self.resign(ARCHIVER, owner).await
+        self.leases().resign(ARCHIVER, owner).await
     }
 
     /// Up to `limit` dead sites not looked up yet, with ids above `after`, in id order.

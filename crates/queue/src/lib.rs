@@ -36,13 +36,13 @@
 //!   through [`Reports`].
 //! - [`reap`]: giving back the work of dead workers, under the fleet's one reaper lease, and
 //!   rechecks: the view [`Reaping`] (`Reaping::reap_as_leader`, which the workers and
-//!   `crawler-reap` share); `singleton`: such leases.
+//!   `crawler-reap` share); `singleton`: such leases, the view [`Leases`].
 //! - [`seed`], `workers`: the other operations.
 //! - [`report`]: the read side, [`Reports`]: pages of checked sites and of hosts, counts, the
 //!   workers, the dashboard's lists (hosts in backoff, the latest dead), and, from the modules
 //!   of what they read, referrers, dead links by page and a site's verdict changes.
 //! - [`control`]: pausing and resuming the whole fleet (a flag workers read with their
-//!   heartbeat).
+//!   heartbeat), the view [`Control`].
 //! - [`verdict`]: what a check found; [`backoff`]: the one exponential backoff (a base
 //!   doubling to a cap, jitter if asked) of every wait that grows with failures, never past
 //!   [`MAX_DELAY`]; [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the
@@ -61,7 +61,7 @@
 //! # Features
 //! - `testing`: `Queue::claim`, a claim in any partition, for the tests and benchmarks
 //!   (`crawler-tests` enables it). A worker claims only in the partitions it holds. And
-//!   `Queue::try_lead` and `Queue::lead_runs`, a lease of any name and its count of runs, for
+//!   `Leases::try_lead` and `Leases::runs`, a lease of any name and its count of runs, for
 //!   the tests of leases.
 
 pub mod anchors;
@@ -106,7 +106,7 @@ pub use balance::DuePart;
 pub use complete::{Completed, Outcome};
 pub use config::Confirm;
 pub use config::{ClaimMethod, QueueConfig};
-pub use control::FleetState;
+pub use control::{Control, FleetState};
 pub use database_url::{BadDatabaseUrl, DatabaseUrl, DEFAULT_DATABASE_URL};
 pub use db::{Db, Missing};
 pub use dialect::Dialect;
@@ -125,6 +125,7 @@ pub use report::{
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
 pub use sessions::{SessionCheck, Sessions};
+pub use singleton::Leases;
 pub use soft404::Probes;
 pub use sqlite_work::SqliteWork;
 pub use state::State;

@@ -79,7 +79,7 @@ impl Snapshot {
         allow_control: bool,
         token_required: bool,
     ) -> Result<Snapshot, Error> {
-        let fleet = queue.fleet_state().await?;
+        let fleet = queue.control().fleet_state().await?;
         let reports = queue.reports();
         let now = reports.now().await?;
         let workers = reports.workers().await?;
