@@ -46,7 +46,7 @@ async fn recheck(queue: &Queue, config: &ReapConfig, mut reaped: Reaped) -> Resu
         reaped.rechecked = queue.reaping().recheck(age).await?;
     }
     if let Some(age) = config.prune_history_after {
-        reaped.pruned = Some(queue.prune_verdict_changes(age).await?);
+        reaped.pruned = Some(queue.history().prune(age).await?);
         // The notifier's acknowledged digests age with the history they told.
         queue.notifier().prune(age).await?;
     }

@@ -355,7 +355,7 @@ impl Queue {
             .map(|r| claimed(&r.outcome.site))
             .collect();
         if !replaced.is_empty() {
-            self.record_replaced(&padded(&replaced)).await?;
+            self.history().record_replaced(&padded(&replaced)).await?;
         }
         let verdict = shared.verdict;
         let dead = i32::from(verdict == Verdict::Dead);
@@ -519,7 +519,7 @@ impl Queue {
             .as_deref()
             .is_some_and(|v| v != Verdict::Error.as_str())
         {
-            self.record_replaced(&[claimed(site)]).await?;
+            self.history().record_replaced(&[claimed(site)]).await?;
         }
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {

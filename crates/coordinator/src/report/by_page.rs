@@ -9,7 +9,8 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::referrers::{DeadOnPage, InFile};
+use crawler_queue::referrers::InFile;
+use crawler_queue::DeadOnPage;
 use crawler_queue::Reports;
 use serde::Serialize;
 

@@ -10,18 +10,20 @@
 //! index. The hosts report pages the same way by host name
 //! (`hosts.rs`); `--host HOST[:PORT]` is `host_filter.rs`. For the dashboard: the hosts in
 //! backoff (`backoffs.rs`), the dead sites checked last (`latest_dead.rs`), and the verdicts
-//! and each worker's checks per bucket of time (`over_time.rs`). The view's other
-//! reads live with what they read: referrers and dead links by page (`crate::referrers`), a
-//! site's verdict changes (`crate::history`).
+//! and each worker's checks per bucket of time (`over_time.rs`); referrers and dead links by
+//! page (`referrers.rs`), a site's verdict changes (`history.rs`). Every method of the view is
+//! in this folder, each beside the rows it reads.
 
 mod backoffs;
 mod changes;
 mod checked;
 mod counts;
+mod history;
 mod host_filter;
 mod hosts;
 mod latest_dead;
 mod over_time;
+mod referrers;
 pub(crate) mod reports;
 mod scope;
 mod sites;
@@ -31,9 +33,11 @@ pub use backoffs::Backoff;
 pub use changes::{ChangeCount, Changed, ChangesIn};
 pub use checked::Checked;
 pub use counts::StateCounts;
+pub use history::VerdictChange;
 pub use host_filter::HostFilter;
 pub use hosts::HostRow;
 pub use over_time::{ChecksIn, VerdictsIn};
+pub use referrers::DeadOnPage;
 pub use reports::Reports;
 pub use scope::{After, Only, Scope};
 pub use workers::WorkerRow;
