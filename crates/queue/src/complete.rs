@@ -24,6 +24,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 
 use crate::backoff::Backoff;
 use crate::config::MAX_DELAY;
+use crate::confirm::confirm_dead;
 use crate::db::with_pool;
 use crate::db::Dialect;
 use crate::error::Error;
@@ -416,7 +417,7 @@ impl Queue {
             let dead: Vec<(i64, i64)> = rows.iter().map(|r| claimed(&r.outcome.site)).collect();
             // A failure here loses nothing: the site stays due for its next confirming check,
             // which confirms it then.
-            if let Err(error) = self.confirm_dead(policy, &dead).await {
+            if let Err(error) = confirm_dead(&self.db, policy, &dead).await {
                 tracing::warn!(%error, "cannot mark dead sites confirmed; their next check will");
             }
         }

@@ -100,7 +100,7 @@ mod workers;
 pub use crawler_verdict::{backoff, filter, verdict};
 
 pub use anchors::{Anchors, PageAnchors};
-pub use archive::{Archived, ToArchive};
+pub use archive::{Archive, Archived, ToArchive};
 pub use backoff::MAX_DELAY;
 pub use balance::DuePart;
 pub use complete::{Completed, Outcome};

@@ -77,7 +77,7 @@ impl Leases<'_> {
     }
 
     /// [`Leases::lead`], for the tests of leases (the `testing` feature): the queue's jobs take
-    /// their leases themselves (`reap_as_leader`, `lead_archive`).
+    /// their leases themselves (`reap_as_leader`, `Archive::lead`).
     #[cfg(any(test, feature = "testing"))]
     pub async fn try_lead(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, Error> {
         self.lead(name, owner, ttl).await
