@@ -38,9 +38,6 @@ use crate::verdict::{ErrorKind, Finding, Fragment, Next, Verdict, VerdictCounts}
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
 /// 32,766 and MySQL's 65,535), and the CASE lists stay short enough to evaluate cheaply.
 const CHUNK: usize = 128;
-/// Chunks of a write-back written at once on a database server (see `Queue::write_back`). Two:
-/// four, on twice the connections, drained no faster (the politeness bench's z on MariaDB).
-const CONCURRENT_CHUNKS: usize = 2;
 
 /// The shortest first retry delay, whatever the configuration says (the worker's
 /// `--retry-delay` is at least 100 ms already): a backoff starts above zero.
@@ -216,14 +213,10 @@ impl Queue {
             chunks.extend(rows.chunks(CHUNK).map(|chunk| (fence, *write, chunk)));
         }
         // A few chunks at a time on a server: each is one statement on its own connection, on
-        // rows no other chunk touches, and a server runs them on as many threads. So a
-        // write-back of 500 takes the time of two statements rather than four, which was
-        // what held a fast worker's drain back (the writer was busy all the time). SQLite
-        // writes one statement at a time whatever its callers do.
-        let at_once = match self.db.dialect() {
-            Dialect::Sqlite => 1,
-            Dialect::MySql | Dialect::Postgres => CONCURRENT_CHUNKS,
-        };
+        // rows no other chunk touches. So a write-back of 500 takes the time of two statements
+        // rather than four, which was what held a fast worker's drain back (the writer was
+        // busy all the time).
+        let at_once = self.db.dialect().concurrent_writes();
         let mut chunks = chunks.into_iter();
         let mut writing = FuturesUnordered::new();
         let mut completed = Completed::default();
