@@ -13,7 +13,8 @@ use fantoccini::{Client, Locator};
 
 use crate::browser::{Driver, Proxy};
 use crate::e2e::{seed, url_file, wait};
-use crate::pause::{spawn_logged, spawn_logged_worker, until, wait_for_line, Killed, PAUSABLE};
+use crate::pause::{spawn_logged, spawn_logged_worker, wait_for_line, Killed, PAUSABLE};
+use crawler_tests::wait::until;
 
 /// The database URL's password, if it has one (the MariaDB tests' does).
 fn password(db: &TestDb) -> Option<String> {

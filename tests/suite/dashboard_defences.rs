@@ -14,7 +14,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
 use crate::dashboard_auth::{client, database, spawn, status, ROUTES, TOKEN};
-use crate::pause::{until, wait_for_line};
+use crate::pause::wait_for_line;
+use crawler_tests::wait::until;
 
 /// The routes of the login form, which answer before the door.
 const LOGIN_ROUTES: [(&str, &str); 2] = [("POST", "/login"), ("POST", "/logout")];

@@ -13,7 +13,8 @@ use reqwest::header::{AUTHORIZATION, COOKIE, RETRY_AFTER, SET_COOKIE};
 use reqwest::StatusCode;
 
 use crate::dashboard_auth::{client, client_from, database, spawn, status_from, TOKEN};
-use crate::pause::{until, wait_for_line};
+use crate::pause::wait_for_line;
+use crawler_tests::wait::until;
 
 /// The dashboards' environment: the same token for all.
 const ENV: [(&str, &str); 1] = [("CRAWLER_DASHBOARD_TOKEN", TOKEN)];

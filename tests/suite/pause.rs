@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crawler_queue::{Db, Queue};
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::site::{spawn_site, Page};
+use crawler_tests::wait::{until, until_some};
 use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{assert_report_matches, seed, url_file, wait, FAST};
@@ -82,16 +83,27 @@ pub fn wait_for_line(lines: &mpsc::Receiver<String>, text: &str, limit: Duration
     panic!("no log line saying {text:?} within {limit:?}");
 }
 
-/// Polls `probe` every 50 ms until it holds, up to `limit`.
-pub async fn until<F: std::future::Future<Output = bool>>(
-    what: &str,
-    limit: Duration,
-    mut probe: impl FnMut() -> F,
-) {
-    let deadline = Instant::now() + limit;
-    while !probe().await {
-        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+/// Waits for `n` more heartbeats of worker `id` (each on the database's clock), up to ten
+/// seconds each.
+pub async fn heartbeats(queue: &Queue, id: &str, n: usize) {
+    let heartbeat = || async {
+        let workers = queue.reports().workers().await.unwrap();
+        workers
+            .iter()
+            .find(|w| w.id == id)
+            .map_or(0, |w| w.heartbeat_at)
+    };
+    let mut last = heartbeat().await;
+    for _ in 0..n {
+        last = until_some(
+            "the worker's next heartbeat",
+            Duration::from_secs(10),
+            || async {
+                let now = heartbeat().await;
+                (now > last).then_some(now)
+            },
+        )
+        .await;
     }
 }
 
@@ -158,7 +170,7 @@ on_every_backend!(
         let pending = queue.reports().state_counts().await.unwrap().pending;
         let held = claimed(&queue).await;
         assert!(!held.is_empty(), "the worker held nothing when it paused");
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        heartbeats(&queue, "w", 2).await;
         let requests = |site: &crawler_tests::site::Site| site.requests().values().sum::<usize>();
         let before = requests(&site);
         // Watched over the waits below for the leases to be extended (a second at least).
@@ -238,7 +250,10 @@ on_every_backend!(
         let (mut worker, lines) =
             spawn_logged_worker(&db, "w", &["--heartbeat", "200ms", "--drain"]);
         wait_for_line(&lines, "fleet paused", Duration::from_secs(30));
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        // Three heartbeats later, longer than the claimer's pause when nothing is due (half a
+        // second): a worker that did not heed the pause would have found the queue drained
+        // and exited by then.
+        heartbeats(&queue, "w", 3).await;
         assert!(
             worker.0.try_wait().unwrap().is_none(),
             "exited as drained while paused"

@@ -23,6 +23,7 @@
 //! - [`webhook`]: a webhook receiver that records each POST and answers as told (the
 //!   notifier's tests).
 //! - [`terminal`]: a pseudo-terminal to run a binary in, as a person would.
+//! - [`wait`]: bounded waits for a condition, in place of fixed sleeps.
 //! - [`static_site`]: a static website from a table of paths, counting every request (the
 //!   recursive checks' site).
 //! - [`soft404_site`]: a labelled corpus of soft 404s and hard negatives on many loopback
@@ -52,6 +53,7 @@ pub mod soft404_site;
 pub mod stamped;
 pub mod static_site;
 pub mod terminal;
+pub mod wait;
 pub mod webhook;
 
 pub use backend::{Backend, PrivateServer, TestDb};
