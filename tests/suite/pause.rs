@@ -170,7 +170,9 @@ on_every_backend!(
         let pending = queue.reports().state_counts().await.unwrap().pending;
         let held = claimed(&queue).await;
         assert!(!held.is_empty(), "the worker held nothing when it paused");
-        heartbeats(&queue, "w", 2).await;
+        // Two heartbeat periods at least (three heartbeats): a request let through the gate
+        // before it closed has started by then.
+        heartbeats(&queue, "w", 3).await;
         let requests = |site: &crawler_tests::site::Site| site.requests().values().sum::<usize>();
         let before = requests(&site);
         // Watched over the waits below for the leases to be extended (a second at least).
@@ -250,10 +252,10 @@ on_every_backend!(
         let (mut worker, lines) =
             spawn_logged_worker(&db, "w", &["--heartbeat", "200ms", "--drain"]);
         wait_for_line(&lines, "fleet paused", Duration::from_secs(30));
-        // Three heartbeats later, longer than the claimer's pause when nothing is due (half a
-        // second): a worker that did not heed the pause would have found the queue drained
-        // and exited by then.
-        heartbeats(&queue, "w", 3).await;
+        // Four heartbeats later (three periods of 200 ms at least), longer than the claimer's
+        // pause when nothing is due (half a second): a worker that did not heed the pause
+        // would have found the queue drained and exited by then.
+        heartbeats(&queue, "w", 4).await;
         assert!(
             worker.0.try_wait().unwrap().is_none(),
             "exited as drained while paused"

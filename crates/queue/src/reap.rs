@@ -37,7 +37,8 @@ pub struct Reaped {
     pub rechecked: u64,
     /// Dead sites made due again for a confirming check (`confirm.rs`).
     pub confirming: u64,
-    /// Old verdict changes deleted by [`History::prune`](crate::History::prune), when the pass was asked to.
+    /// Old verdict changes deleted by [`History::prune`](crate::History::prune), when the
+    /// pass was asked to.
     pub pruned: Option<u64>,
 }
 
