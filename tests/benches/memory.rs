@@ -175,6 +175,8 @@ fn run_lychee(list: &Path) -> (Duration, u64) {
 /// Runs `command` to its end: its wall time and peak RSS (KiB), from `wait4`.
 fn measured(command: &mut Command) -> (Duration, u64) {
     let started = Instant::now();
+    // Reaped by `wait4` below, which also gives its peak memory.
+    #[allow(clippy::zombie_processes)]
     let child = command.spawn().expect("start the command");
     let mut status = 0;
     // SAFETY: wait4 fills the status and the struct it is given; the pid is our child, reaped

@@ -19,7 +19,7 @@ use crawler_queue::State;
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::mariadb::drop_database;
 
-use super::{Bench, Cpu, ServerWork};
+use super::measure::{Bench, Cpu, ServerWork};
 
 /// Sites one claim stamps (the worker's default batch).
 const CLAIM: usize = 500;

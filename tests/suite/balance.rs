@@ -55,6 +55,35 @@ async fn owner_of(queue: &Queue, part: i16) -> Option<String> {
     }
 }
 
+/// The owner of partition `part`, and the worker that asked for it, if any.
+async fn owner_and_heir(queue: &Queue, part: i16) -> (Option<String>, Option<String>) {
+    let sql = &queue
+        .db()
+        .statement("SELECT owner, heir_owner FROM parts WHERE id = ?");
+    match queue.db() {
+        crawler_queue::Db::MySql(pool) => sqlx::query_as(sql).bind(part).fetch_one(pool).await,
+        crawler_queue::Db::Postgres(pool) => sqlx::query_as(sql).bind(part).fetch_one(pool).await,
+        crawler_queue::Db::Sqlite(pool) => sqlx::query_as(sql).bind(part).fetch_one(pool).await,
+    }
+    .unwrap()
+}
+
+/// Whether partition `part` is being handed over.
+async fn is_draining(queue: &Queue, part: i16) -> bool {
+    let sql = &queue
+        .db()
+        .statement("SELECT COUNT(*) FROM parts WHERE id = ? AND draining <> 0");
+    let n: i64 = match queue.db() {
+        crawler_queue::Db::MySql(pool) => sqlx::query_scalar(sql).bind(part).fetch_one(pool).await,
+        crawler_queue::Db::Postgres(pool) => {
+            sqlx::query_scalar(sql).bind(part).fetch_one(pool).await
+        }
+        crawler_queue::Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(part).fetch_one(pool).await,
+    }
+    .unwrap();
+    n > 0
+}
+
 on_every_backend!(
     async fn a_partition_asked_for_is_declined_or_goes_to_its_heir_once_nothing_of_it_is_in_flight(
         backend: Backend,
@@ -265,26 +294,39 @@ on_every_backend!(
         // Room for 512 requests and six hosts at one at a time: each host goes at its own
         // pace, and would only stop while it moved.
         let (parts, workers, expected) = six_slow_hosts_and_a_late_worker(&db, 40, &[]).await;
-        let mut asked = false;
+        // The idle worker asks every keeper round (a second here), and the holder answers at
+        // its next round: watched until an ask is seen declined (asked, then no heir, the
+        // partitions still the first worker's), or has stood for two rounds unanswered by a
+        // hand-over, whichever comes first; never a partition draining or moved meanwhile.
         let started = std::time::Instant::now();
-        // The idle worker asks every keeper round (a second here); each ask is declined.
-        while started.elapsed() < Duration::from_secs(6) {
-            asked |= crawler_tests::raw::scalar(
-                queue.db(),
-                "SELECT COUNT(*) FROM parts WHERE heir_owner = 'late'",
-            )
-            .await
-                > 0;
+        let mut asked_at = None;
+        loop {
+            let mut asking = false;
             for &part in &parts {
+                let (owner, heir) = owner_and_heir(&queue, part).await;
                 assert_eq!(
-                    owner_of(&queue, part).await.as_deref(),
+                    owner.as_deref(),
                     Some("first"),
                     "a host being worked at its pace moved to the idle worker"
                 );
+                assert!(
+                    !is_draining(&queue, part).await,
+                    "a host being worked at its pace is being handed over"
+                );
+                asking |= heir.as_deref() == Some("late");
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            match asked_at {
+                None if asking => asked_at = Some(std::time::Instant::now()),
+                Some(_) if !asking => break,
+                Some(at) if at.elapsed() > Duration::from_secs(2) => break,
+                _ => {}
+            }
+            assert!(
+                asked_at.is_some() || started.elapsed() < Duration::from_secs(20),
+                "the idle worker never asked for a busy partition"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        assert!(asked, "the idle worker never asked for a busy partition");
         finish(&db, workers, &expected).await;
     }
 );

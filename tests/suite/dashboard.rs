@@ -13,7 +13,8 @@ use fantoccini::{Client, Locator};
 
 use crate::browser::{Driver, Proxy};
 use crate::e2e::{seed, url_file, wait};
-use crate::pause::{spawn_logged, spawn_logged_worker, until, wait_for_line, Killed, PAUSABLE};
+use crate::pause::{spawn_logged, spawn_logged_worker, wait_for_line, Killed, PAUSABLE};
+use crawler_tests::wait::until;
 
 /// The database URL's password, if it has one (the MariaDB tests' does).
 fn password(db: &TestDb) -> Option<String> {
@@ -55,7 +56,7 @@ on_every_backend!(
             assert!(!state.to_string().contains(&password));
         }
         assert_eq!(control(&http, &base, "pause").await, 403);
-        assert!(!queue.is_paused().await.unwrap());
+        assert!(!queue.control().is_paused().await.unwrap());
         for asset in ["/", "/app.js", "/style.css"] {
             let page = http.get(format!("{base}{asset}")).send().await.unwrap();
             assert_eq!(page.status(), 200, "{asset}");
@@ -65,13 +66,13 @@ on_every_backend!(
         let (_control, base) = spawn_dashboard(&db, &["--allow-control"]);
         let bare = http.post(format!("{base}/api/pause")).send().await.unwrap();
         assert_eq!(bare.status(), 403, "a control request without its header");
-        assert!(!queue.is_paused().await.unwrap());
+        assert!(!queue.control().is_paused().await.unwrap());
         assert_eq!(control(&http, &base, "pause").await, 200);
-        assert!(queue.is_paused().await.unwrap());
+        assert!(queue.control().is_paused().await.unwrap());
         let get = http.get(format!("{base}/api/resume")).send().await.unwrap();
         assert_eq!(get.status(), 405);
         assert_eq!(control(&http, &base, "resume").await, 200);
-        assert!(!queue.is_paused().await.unwrap());
+        assert!(!queue.control().is_paused().await.unwrap());
 
         // The latest dead sites, searched with LIKE's wildcards taken as written.
         let batch = queue.claim("t", 10, Duration::from_secs(60)).await.unwrap();
@@ -341,7 +342,7 @@ async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_
     until(
         "the database says paused",
         Duration::from_secs(10),
-        || async { queue.is_paused().await.unwrap() },
+        || async { queue.control().is_paused().await.unwrap() },
     )
     .await;
     wait_for_line(&lines, "fleet paused", Duration::from_secs(10));
@@ -362,7 +363,7 @@ async fn the_dashboard_in_a_browser_shows_the_crawl_live_and_pauses_and_resumes_
     until(
         "the database says resumed",
         Duration::from_secs(10),
-        || async { !queue.is_paused().await.unwrap() },
+        || async { !queue.control().is_paused().await.unwrap() },
     )
     .await;
     assert!(wait(&mut worker.0, Duration::from_secs(120)).success());
@@ -621,7 +622,7 @@ async fn a_page_of_another_site_can_neither_read_nor_pause_nor_log_out_the_dashb
     assert_eq!(got[0], 421, "{got}");
     assert_eq!(got[1], 421, "{got}");
     assert!(!got[2].as_str().unwrap().contains("totals"), "{got}");
-    assert!(!queue.is_paused().await.unwrap());
+    assert!(!queue.control().is_paused().await.unwrap());
 
     // A page of the attacker's own site asks the dashboard to pause: refused.
     browser
@@ -639,7 +640,7 @@ async fn a_page_of_another_site_can_neither_read_nor_pause_nor_log_out_the_dashb
         "failed",
         "its preflight refused"
     );
-    assert!(!queue.is_paused().await.unwrap());
+    assert!(!queue.control().is_paused().await.unwrap());
 
     // Logged in to the dashboard with a token, then on the attacker's page, whose form posts
     // to /logout: refused as cross-origin, and the session lives on.

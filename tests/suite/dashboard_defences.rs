@@ -14,7 +14,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
 use crate::dashboard_auth::{client, database, spawn, status, ROUTES, TOKEN};
-use crate::pause::{until, wait_for_line};
+use crate::pause::wait_for_line;
+use crawler_tests::wait::until;
 
 /// The routes of the login form, which answer before the door.
 const LOGIN_ROUTES: [(&str, &str); 2] = [("POST", "/login"), ("POST", "/logout")];
@@ -93,7 +94,7 @@ async fn a_foreign_host_is_refused_on_every_route_open_or_with_a_token() {
             }
         }
         assert!(
-            !queue.is_paused().await.unwrap(),
+            !queue.control().is_paused().await.unwrap(),
             "paused through a foreign host"
         );
         // An address (no DNS answer decides it), localhost, and the names it was given, on
@@ -122,7 +123,7 @@ async fn a_foreign_host_is_refused_on_every_route_open_or_with_a_token() {
         let nameless = raw(p, "GET /api/state HTTP/1.0\r\n\r\n").await;
         assert!(nameless.starts_with("HTTP/1.0 421"), "{nameless}");
     }
-    assert!(!queue.is_paused().await.unwrap());
+    assert!(!queue.control().is_paused().await.unwrap());
 }
 
 /// The status of a control request with the control header and `headers`.
@@ -155,13 +156,13 @@ async fn a_change_from_another_origin_is_refused() {
             403,
             "{headers:?}"
         );
-        assert!(!queue.is_paused().await.unwrap(), "{headers:?}");
+        assert!(!queue.control().is_paused().await.unwrap(), "{headers:?}");
     }
     let own = [("origin", &*base), ("sec-fetch-site", "same-origin")];
     assert_eq!(control_with(&base, "pause", &own).await, 200);
-    assert!(queue.is_paused().await.unwrap());
+    assert!(queue.control().is_paused().await.unwrap());
     assert_eq!(control_with(&base, "resume", &own[..1]).await, 200);
-    assert!(!queue.is_paused().await.unwrap());
+    assert!(!queue.control().is_paused().await.unwrap());
     // Reads are not changes: a page of another site may load them (it cannot read them).
     let read = client()
         .get(format!("{base}/api/state"))

@@ -13,7 +13,8 @@ use reqwest::header::{AUTHORIZATION, COOKIE, RETRY_AFTER, SET_COOKIE};
 use reqwest::StatusCode;
 
 use crate::dashboard_auth::{client, client_from, database, spawn, status_from, TOKEN};
-use crate::pause::{until, wait_for_line};
+use crate::pause::wait_for_line;
+use crawler_tests::wait::until;
 
 /// The dashboards' environment: the same token for all.
 const ENV: [(&str, &str); 1] = [("CRAWLER_DASHBOARD_TOKEN", TOKEN)];
@@ -318,7 +319,7 @@ async fn pause_and_resume_are_logged_with_the_client_and_how_it_got_in() {
     };
     let paused = act(7, "pause", ("cookie", cookie.clone())).await.unwrap();
     assert_eq!(paused.status(), 200);
-    assert!(queue.is_paused().await.unwrap());
+    assert!(queue.control().is_paused().await.unwrap());
     let line = wait_for_line(&lines, "fleet paused", Duration::from_secs(10));
     assert!(
         line.contains("client=127.0.0.7") && line.contains(&format!("session {id}")),

@@ -81,22 +81,17 @@ on_every_backend!(
 
         assert_eq!(
             queue
-                .prune_verdict_changes(Duration::from_secs(3600))
+                .history()
+                .prune(Duration::from_secs(3600))
                 .await
                 .unwrap(),
             0
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
-        assert_eq!(
-            queue.prune_verdict_changes(Duration::ZERO).await.unwrap(),
-            2
-        );
+        assert_eq!(queue.history().prune(Duration::ZERO).await.unwrap(), 2);
         let changes = queue.reports().verdict_changes(id).await.unwrap();
         assert_eq!(verdicts(&changes), ["alive"], "the current verdict stays");
-        assert_eq!(
-            queue.prune_verdict_changes(Duration::ZERO).await.unwrap(),
-            0
-        );
+        assert_eq!(queue.history().prune(Duration::ZERO).await.unwrap(), 0);
     }
 );
 

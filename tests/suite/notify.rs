@@ -6,12 +6,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crawler_queue::Db;
 use crawler_tests::bins::command;
 use crawler_tests::raw::scalar;
 use crawler_tests::static_site::{spawn_static_site, Answer, StaticSite};
+use crawler_tests::wait::until;
 use crawler_tests::webhook::{spawn_webhook, Reply, Webhook};
 use crawler_tests::{on_every_backend, TestDb};
 use hmac::{Hmac, Mac};
@@ -69,21 +70,10 @@ fn notifier(db: &TestDb, hook: &Webhook, id: &str) -> Reaper {
 /// Waits until a notifier has started (its cursor exists): changes from then on are told.
 async fn started(db: &TestDb) {
     let raw = Db::connect(&db.url, 1).await.unwrap();
-    until(Duration::from_secs(30), || async {
+    until("a notifier started", Duration::from_secs(30), || async {
         scalar(&raw, "SELECT COUNT(*) FROM notifier").await == 1
     })
     .await;
-}
-
-async fn until<F: std::future::Future<Output = bool>>(
-    limit: Duration,
-    mut done: impl FnMut() -> F,
-) {
-    let started = Instant::now();
-    while !done().await {
-        assert!(started.elapsed() < limit, "not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// Seeds the site's links (`--recheck` after the first pass) and drains them with one worker.
@@ -155,9 +145,11 @@ fn delivered(hook: &Webhook, site: &StaticSite) -> BTreeSet<Told> {
 
 /// Waits until every change of the passes so far is delivered.
 async fn all_delivered(hook: &Webhook, site: &StaticSite, want: &BTreeSet<Told>) {
-    until(Duration::from_secs(60), || async {
-        delivered(hook, site).is_superset(want)
-    })
+    until(
+        "every change delivered",
+        Duration::from_secs(60),
+        || async { delivered(hook, site).is_superset(want) },
+    )
     .await;
 }
 
@@ -247,7 +239,7 @@ on_every_backend!(
         let mut killed = notifier(&db, &hook, "r1");
         started(&db).await;
         pass(&db, &site, false);
-        until(Duration::from_secs(30), || async {
+        until("a first POST", Duration::from_secs(30), || async {
             !hook.posts().is_empty()
         })
         .await;

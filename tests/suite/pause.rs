@@ -1,4 +1,4 @@
-//! Pausing and resuming the fleet (`crawler-reap --pause`/`--resume`, `Queue::pause`/`resume`),
+//! Pausing and resuming the fleet (`crawler-reap --pause`/`--resume`, `Control::pause`/`resume`),
 //! on every backend: a paused worker starts no request, keeps what it holds and its leases,
 //! and claims nothing; resumed, it finishes the crawl, one verdict per site.
 
@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crawler_queue::{Db, Queue};
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::site::{spawn_site, Page};
+use crawler_tests::wait::{until, until_some};
 use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{assert_report_matches, seed, url_file, wait, FAST};
@@ -82,16 +83,27 @@ pub fn wait_for_line(lines: &mpsc::Receiver<String>, text: &str, limit: Duration
     panic!("no log line saying {text:?} within {limit:?}");
 }
 
-/// Polls `probe` every 50 ms until it holds, up to `limit`.
-pub async fn until<F: std::future::Future<Output = bool>>(
-    what: &str,
-    limit: Duration,
-    mut probe: impl FnMut() -> F,
-) {
-    let deadline = Instant::now() + limit;
-    while !probe().await {
-        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+/// Waits for `n` more heartbeats of worker `id` (each on the database's clock), up to ten
+/// seconds each.
+pub async fn heartbeats(queue: &Queue, id: &str, n: usize) {
+    let heartbeat = || async {
+        let workers = queue.reports().workers().await.unwrap();
+        workers
+            .iter()
+            .find(|w| w.id == id)
+            .map_or(0, |w| w.heartbeat_at)
+    };
+    let mut last = heartbeat().await;
+    for _ in 0..n {
+        last = until_some(
+            "the worker's next heartbeat",
+            Duration::from_secs(10),
+            || async {
+                let now = heartbeat().await;
+                (now > last).then_some(now)
+            },
+        )
+        .await;
     }
 }
 
@@ -149,7 +161,7 @@ on_every_backend!(
         let out = run(command("crawler-reap", db.url.expose()).arg("--pause"));
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(stdout(&out).contains("fleet paused"), "{}", stdout(&out));
-        assert!(queue.is_paused().await.unwrap());
+        assert!(queue.control().is_paused().await.unwrap());
         wait_for_line(&lines, "fleet paused", Duration::from_secs(10));
 
         // From now on nothing is claimed: pending never goes down (a site given back may
@@ -158,7 +170,9 @@ on_every_backend!(
         let pending = queue.reports().state_counts().await.unwrap().pending;
         let held = claimed(&queue).await;
         assert!(!held.is_empty(), "the worker held nothing when it paused");
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        // Two heartbeat periods at least (three heartbeats): a request let through the gate
+        // before it closed has started by then.
+        heartbeats(&queue, "w", 3).await;
         let requests = |site: &crawler_tests::site::Site| site.requests().values().sum::<usize>();
         let before = requests(&site);
         // Watched over the waits below for the leases to be extended (a second at least).
@@ -203,7 +217,7 @@ on_every_backend!(
         wait_for_line(&lines, "fleet resumed", Duration::from_secs(10));
         assert!(wait(&mut worker.0, Duration::from_secs(120)).success());
         assert_report_matches(&db, &expected);
-        assert!(!queue.is_paused().await.unwrap());
+        assert!(!queue.control().is_paused().await.unwrap());
     }
 );
 
@@ -211,16 +225,19 @@ on_every_backend!(
     async fn pause_and_resume_say_whether_they_changed_anything(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
-        assert_eq!(queue.fleet_state().await.unwrap().changed_at, 0);
-        assert!(queue.pause().await.unwrap());
-        let paused_at = queue.fleet_state().await.unwrap().changed_at;
+        assert_eq!(queue.control().fleet_state().await.unwrap().changed_at, 0);
+        assert!(queue.control().pause().await.unwrap());
+        let paused_at = queue.control().fleet_state().await.unwrap().changed_at;
         assert!(paused_at > 0);
-        assert!(!queue.pause().await.unwrap());
-        assert_eq!(queue.fleet_state().await.unwrap().changed_at, paused_at);
+        assert!(!queue.control().pause().await.unwrap());
+        assert_eq!(
+            queue.control().fleet_state().await.unwrap().changed_at,
+            paused_at
+        );
         let out = run(command("crawler-reap", db.url.expose()).arg("--pause"));
         assert_eq!(stdout(&out).trim(), "fleet already paused");
-        assert!(queue.resume().await.unwrap());
-        assert!(!queue.resume().await.unwrap());
+        assert!(queue.control().resume().await.unwrap());
+        assert!(!queue.control().resume().await.unwrap());
         let out = run(command("crawler-reap", db.url.expose()).args(["--resume", "--every", "1s"]));
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     }
@@ -230,17 +247,20 @@ on_every_backend!(
     async fn a_draining_worker_does_not_exit_while_the_fleet_is_paused(backend: Backend) {
         let db = backend.fresh().await;
         let queue = db.queue().await;
-        assert!(queue.pause().await.unwrap());
+        assert!(queue.control().pause().await.unwrap());
         // Nothing to do at all: a draining worker would exit at once, were it not paused.
         let (mut worker, lines) =
             spawn_logged_worker(&db, "w", &["--heartbeat", "200ms", "--drain"]);
         wait_for_line(&lines, "fleet paused", Duration::from_secs(30));
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        // Four heartbeats later (three periods of 200 ms at least), longer than the claimer's
+        // pause when nothing is due (half a second): a worker that did not heed the pause
+        // would have found the queue drained and exited by then.
+        heartbeats(&queue, "w", 4).await;
         assert!(
             worker.0.try_wait().unwrap().is_none(),
             "exited as drained while paused"
         );
-        assert!(queue.resume().await.unwrap());
+        assert!(queue.control().resume().await.unwrap());
         wait_for_line(&lines, "fleet resumed", Duration::from_secs(10));
         assert!(wait(&mut worker.0, Duration::from_secs(30)).success());
     }

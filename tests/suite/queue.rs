@@ -10,9 +10,13 @@ use crawler_queue::{
     Verdict,
 };
 use crawler_tests::raw::scalar;
+use crawler_tests::wait::{until_database_time, until_some};
 use crawler_tests::{on_every_backend, Backend};
 
 const LONG: Duration = Duration::from_secs(600);
+/// How long a test waits at most for what is due within about a second (a lease, a delay, a
+/// backoff): room for a busy machine, still short enough to fail one that comes far too late.
+const SOON: Duration = Duration::from_secs(3);
 
 fn sites(n: usize) -> Vec<NewSite> {
     (0..n)
@@ -285,8 +289,13 @@ on_every_backend!(
             .unwrap()
             .sites
             .is_empty());
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        assert_eq!(queue.reaping().reap(LONG).await.unwrap().expired, 10);
+        // Every site of the claim lapses at once, 200 ms after it by the database's clock.
+        let expired = until_some("the slow claim's lease lapses", SOON, || async {
+            let expired = queue.reaping().reap(LONG).await.unwrap().expired;
+            (expired > 0).then_some(expired)
+        })
+        .await;
+        assert_eq!(expired, 10);
         let second = queue.claim("fast", 10, LONG).await.unwrap();
         assert_eq!(second.sites.len(), 10);
         let late = queue
@@ -390,12 +399,14 @@ on_every_backend!(
             .claim("w", 5, Duration::from_millis(300))
             .await
             .unwrap();
+        // The first lease ends by then, by the database's clock.
+        let first_lease_over = queue.now().await.unwrap() + 300;
         let lost = queue
             .extend(batch.token, &ids(&batch.sites), LONG)
             .await
             .unwrap();
         assert!(lost.is_empty());
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        until_database_time(&queue, first_lease_over).await;
         assert_eq!(queue.reaping().reap(LONG).await.unwrap().expired, 0);
         let done = queue
             .complete(&outcomes(&batch.sites, Verdict::Alive, false))
@@ -448,8 +459,12 @@ on_every_backend!(
             ids(&again.sites).into_iter().collect::<HashSet<_>>(),
             ids(now).into_iter().collect()
         );
-        tokio::time::sleep(Duration::from_millis(1000)).await;
-        assert_eq!(queue.claim("w", 6, LONG).await.unwrap().sites.len(), 3);
+        let later = until_some("the delayed sites due again", SOON, || async {
+            let n = queue.claim("w", 6, LONG).await.unwrap().sites.len();
+            (n > 0).then_some(n)
+        })
+        .await;
+        assert_eq!(later, 3);
     }
 );
 
@@ -457,10 +472,12 @@ on_every_backend!(
     async fn a_dead_workers_claims_are_released_before_its_lease_expires(backend: Backend) {
         let (_db, queue) = seeded(backend, 8, QueueConfig::default()).await;
         queue.register("dead", "host", 1).await.unwrap();
+        // The dead worker's last heartbeat is 300 ms old by then.
+        let silent = queue.now().await.unwrap() + 300;
         queue.register("alive", "host", 2).await.unwrap();
         let held = queue.claim("dead", 4, LONG).await.unwrap();
         let kept = queue.claim("alive", 4, LONG).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        until_database_time(&queue, silent + 1).await;
         assert!(queue.heartbeat("alive", 4).await.unwrap());
         let reaped = queue
             .reaping()
@@ -503,7 +520,17 @@ on_every_backend!(
         };
         let (_db, queue) = seeded(backend, 1, config).await;
         for attempt in 1..=3 {
-            let batch = queue.claim("w", 1, LONG).await.unwrap();
+            // Due at once the first time, then after its backoff (300 ms, then 600, with
+            // jitter of a fifth at most).
+            let backoff = match attempt {
+                1 => Duration::ZERO,
+                _ => Duration::from_millis(300 * 2u64.pow(attempt as u32 - 2) * 6 / 5),
+            };
+            let batch = until_some("the site due again", backoff + SOON, || async {
+                let batch = queue.claim("w", 1, LONG).await.unwrap();
+                (!batch.sites.is_empty()).then_some(batch)
+            })
+            .await;
             assert_eq!(batch.sites.len(), 1, "attempt {attempt} finds the site due");
             assert_eq!(batch.sites[0].tries, attempt - 1);
             let result = queue
@@ -516,10 +543,6 @@ on_every_backend!(
                     queue.claim("w", 1, LONG).await.unwrap().sites.is_empty(),
                     "not due yet"
                 );
-                tokio::time::sleep(Duration::from_millis(
-                    300 * 2u64.pow(attempt as u32 - 1) * 6 / 5 + 100,
-                ))
-                .await;
             } else {
                 assert_eq!(result.done, 1, "the third transient failure is final");
             }
@@ -554,11 +577,21 @@ on_every_backend!(
         outcome[0].finding.next = Next::Transient {
             not_before: Some(Duration::from_millis(1200)),
         };
+        let before = queue.now().await.unwrap();
         assert_eq!(queue.complete(&outcome).await.unwrap().retrying, 1);
-        tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(queue.claim("w", 1, LONG).await.unwrap().sites.is_empty());
-        tokio::time::sleep(Duration::from_millis(1000)).await;
-        assert_eq!(queue.claim("w", 1, LONG).await.unwrap().sites.len(), 1);
+        let due_at = until_some("the site due after Retry-After", SOON, || async {
+            let now = queue.now().await.unwrap();
+            let n = queue.claim("w", 1, LONG).await.unwrap().sites.len();
+            (n > 0).then_some((n, now))
+        })
+        .await;
+        assert_eq!(due_at.0, 1);
+        assert!(
+            due_at.1 - before >= 1200,
+            "due {} ms after the result, before its Retry-After of 1200",
+            due_at.1 - before
+        );
     }
 );
 
@@ -623,8 +656,10 @@ on_every_backend!(
             .complete(&outcomes(&batch.sites, Verdict::Alive, false))
             .await
             .unwrap();
+        // The verdicts are 200 ms old by then.
+        let old = queue.now().await.unwrap() + 200;
         assert_eq!(reaping.recheck(Duration::from_secs(60)).await.unwrap(), 0);
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        until_database_time(&queue, old + 1).await;
         assert_eq!(
             reaping.recheck(Duration::from_millis(200)).await.unwrap(),
             5
@@ -657,7 +692,12 @@ on_every_backend!(
         let try_all = |queue: Queue, skip: Option<usize>| async move {
             let mut winners = Vec::new();
             for i in (0..5).filter(|i| Some(*i) != skip) {
-                if queue.try_lead("reap", &format!("p{i}"), ttl).await.unwrap() {
+                if queue
+                    .leases()
+                    .try_lead("reap", &format!("p{i}"), ttl)
+                    .await
+                    .unwrap()
+                {
                     winners.push(i);
                 }
             }
@@ -676,11 +716,14 @@ on_every_backend!(
         }
         // The holder stops renewing: nobody wins until its lease lapses, then exactly one does.
         assert!(try_all(queue.clone(), Some(holder)).await.is_empty());
-        tokio::time::sleep(ttl + Duration::from_millis(100)).await;
-        let next = try_all(queue.clone(), Some(holder)).await;
+        let next = until_some("a new holder once the lease lapses", SOON, || async {
+            let winners = try_all(queue.clone(), Some(holder)).await;
+            (!winners.is_empty()).then_some(winners)
+        })
+        .await;
         assert_eq!(next.len(), 1, "one new holder: {next:?}");
         assert_ne!(next[0], holder);
-        assert_eq!(queue.lead_runs("reap").await.unwrap(), 5);
+        assert_eq!(queue.leases().runs("reap").await.unwrap(), 5);
     }
 );
 

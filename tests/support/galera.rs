@@ -202,7 +202,7 @@ fn provider() -> PathBuf {
         .unwrap_or_else(|| {
             panic!(
                 "{} (looked in {PROVIDERS:?}); the Galera tests start their own cluster with it",
-                crate::not_installed("libgalera_smm.so", "galera-4")
+                crate::installed::not_installed("libgalera_smm.so", "galera-4")
             )
         })
 }

@@ -17,11 +17,13 @@
 //! - [`recorder`]: servers that record every request, or never answer; [`dns`]: a DNS
 //!   server that counts queries.
 //! - [`bins`]: the crawler's binaries, built once and run as a user would.
+//! - [`installed`]: the message of a test that needs a Debian package not installed.
 //! - [`archive`]: a stand-in for the Wayback Machine's availability API (`--archive-lookup`).
 //! - [`findings`]: findings and outcomes to write back without an HTTP check.
 //! - [`webhook`]: a webhook receiver that records each POST and answers as told (the
 //!   notifier's tests).
 //! - [`terminal`]: a pseudo-terminal to run a binary in, as a person would.
+//! - [`wait`]: bounded waits for a condition, in place of fixed sleeps.
 //! - [`static_site`]: a static website from a table of paths, counting every request (the
 //!   recursive checks' site).
 //! - [`soft404_site`]: a labelled corpus of soft 404s and hard negatives on many loopback
@@ -36,6 +38,7 @@ pub mod bins;
 pub mod dns;
 pub mod findings;
 pub mod galera;
+pub mod installed;
 pub mod mariadb;
 pub mod meter;
 pub mod nginx;
@@ -50,15 +53,8 @@ pub mod soft404_site;
 pub mod stamped;
 pub mod static_site;
 pub mod terminal;
+pub mod wait;
 pub mod webhook;
 
 pub use backend::{Backend, PrivateServer, TestDb};
-
-/// The message of a test that needs a Debian package which is not installed: it names the
-/// README's test command, which installs every package the suite needs (`scripts/test`).
-pub fn not_installed(what: &str, package: &str) -> String {
-    format!(
-        "{what} is not installed: run ./scripts/test (the README's test command), which \
-         installs Debian's {package} and the suite's other packages, or apt-get install {package}"
-    )
-}
+pub use installed::not_installed;

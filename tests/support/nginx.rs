@@ -24,7 +24,7 @@ impl Nginx {
         assert!(
             Path::new(NGINX).exists(),
             "{}",
-            crate::not_installed(NGINX, "nginx-light")
+            crate::installed::not_installed(NGINX, "nginx-light")
         );
         let dir = tempfile::Builder::new().prefix("nginx").tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")

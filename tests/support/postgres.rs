@@ -303,7 +303,7 @@ fn bin_dir() -> PathBuf {
     dirs.pop().map(|(_, bin)| bin).unwrap_or_else(|| {
         panic!(
             "{}; the tests start their own private server with it",
-            crate::not_installed(
+            crate::installed::not_installed(
                 "a PostgreSQL server (/usr/lib/postgresql/*/bin/initdb, postgres)",
                 "postgresql"
             )
@@ -324,7 +324,7 @@ fn server_user() -> Option<(u32, u32)> {
         panic!(
             "the tests run as root and PostgreSQL refuses root, and there is no `postgres` user \
              to run it as: {}",
-            crate::not_installed(
+            crate::installed::not_installed(
                 "PostgreSQL's package (which creates the user)",
                 "postgresql"
             )

@@ -21,104 +21,13 @@ use std::time::{Duration, Instant};
 use crate::mariadb::MariaDb;
 use crate::soft404_pages::{words, Label};
 
+mod config;
+mod system;
 mod wordpress;
+
+pub use config::{Config, Missing, Server, ALL};
+use system::{chmod, is_root, nginx_main, php_fpm};
 pub use wordpress::KNOWN_MISSES as WORDPRESS_KNOWN_MISSES;
-
-/// The server software behind a configuration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Server {
-    Nginx,
-    Apache,
-    Lighttpd,
-    Caddy,
-    /// MediaWiki behind nginx and php-fpm.
-    MediaWiki,
-    /// WordPress behind nginx and php-fpm, on MariaDB.
-    WordPress,
-}
-
-impl Server {
-    /// The Debian binary that runs it.
-    pub fn binary(self) -> &'static str {
-        match self {
-            Server::Nginx => "/usr/sbin/nginx",
-            Server::Apache => "/usr/sbin/apache2",
-            Server::Lighttpd => "/usr/sbin/lighttpd",
-            Server::Caddy => "/usr/bin/caddy",
-            Server::MediaWiki => "/usr/share/mediawiki/index.php",
-            Server::WordPress => wordpress::INSTALLED,
-        }
-    }
-
-    /// The Debian package of [`Server::binary`].
-    pub fn package(self) -> &'static str {
-        match self {
-            Server::Nginx => "nginx-light",
-            Server::Apache => "apache2",
-            Server::Lighttpd => "lighttpd",
-            Server::Caddy => "caddy",
-            Server::MediaWiki => "mediawiki",
-            Server::WordPress => "wordpress",
-        }
-    }
-}
-
-/// What a configuration answers for a path it has no file for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Missing {
-    /// 404 (a hard 404: dead by its status).
-    Honest,
-    /// 200, the app shell `/index.html` (`try_files $uri /index.html`, `FallbackResource`).
-    Spa,
-    /// 200, a "page not found" page (`error_page 404 =200 /notfound.html`).
-    NotFound200,
-    /// A redirect to `/`.
-    Home,
-    /// A redirect to `/login?next=…`.
-    Login,
-    /// A wiki's "there is currently no text in this page", 200.
-    Wiki200,
-    /// The same, 404 (MediaWiki's default).
-    Wiki404,
-}
-
-/// One server configured one way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Config {
-    pub name: &'static str,
-    pub server: Server,
-    pub missing: Missing,
-}
-
-const fn config(name: &'static str, server: Server, missing: Missing) -> Config {
-    Config {
-        name,
-        server,
-        missing,
-    }
-}
-
-/// Every configuration of the corpus.
-pub const ALL: [Config; 18] = [
-    config("nginx-honest", Server::Nginx, Missing::Honest),
-    config("nginx-spa", Server::Nginx, Missing::Spa),
-    config("nginx-200", Server::Nginx, Missing::NotFound200),
-    config("nginx-login", Server::Nginx, Missing::Login),
-    config("apache-honest", Server::Apache, Missing::Honest),
-    config("apache-spa", Server::Apache, Missing::Spa),
-    config("apache-200", Server::Apache, Missing::NotFound200),
-    config("apache-home", Server::Apache, Missing::Home),
-    config("lighttpd-spa", Server::Lighttpd, Missing::Spa),
-    config("lighttpd-200", Server::Lighttpd, Missing::NotFound200),
-    config("caddy-spa", Server::Caddy, Missing::Spa),
-    config("caddy-home", Server::Caddy, Missing::Home),
-    config("caddy-login", Server::Caddy, Missing::Login),
-    config("mediawiki-200", Server::MediaWiki, Missing::Wiki200),
-    config("mediawiki-404", Server::MediaWiki, Missing::Wiki404),
-    config("wordpress-404", Server::WordPress, Missing::Honest),
-    config("wordpress-200", Server::WordPress, Missing::NotFound200),
-    config("wordpress-home", Server::WordPress, Missing::Home),
-];
 
 /// A wiki's articles (their text is made up).
 const ARTICLES: &[&str] = &[
@@ -263,7 +172,7 @@ impl RealCorpus {
         if let Some(server) = missing_servers(configs).first() {
             panic!(
                 "{}",
-                crate::not_installed(server.binary(), server.package())
+                crate::installed::not_installed(server.binary(), server.package())
             );
         }
         let dir = tempfile::Builder::new()
@@ -427,7 +336,11 @@ impl RealCorpus {
             }
             Server::WordPress => {
                 for (config, addr) in &hosts {
-                    self.start_wordpress(config, addr);
+                    let commands =
+                        wordpress::start(config, addr, self.dir.path(), &mut self.mariadb);
+                    for cmd in commands {
+                        self.spawn_child(cmd);
+                    }
                 }
             }
         }
@@ -580,16 +493,6 @@ fn listed(config: &Config) -> Vec<(&'static str, Label)> {
     real.chain(missing.iter().map(|p| (*p, label))).collect()
 }
 
-fn is_root() -> bool {
-    // SAFETY: a plain libc call.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn chmod(path: &Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
-}
-
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.3.1:0").expect("bind 127.0.3.1");
     listener.local_addr().unwrap().port()
@@ -726,19 +629,6 @@ fn chmod_tree_writable(path: &Path) {
     }
 }
 
-/// Debian's php-fpm binary (`php-fpm8.2` on bookworm).
-fn php_fpm() -> PathBuf {
-    fs::read_dir("/usr/sbin")
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("php-fpm"))
-        })
-        .expect("php-fpm installed")
-}
-
 /// nginx in front of a wiki: short URLs `/wiki/Title`, anything else to `index.php` as well
 /// (as MediaWiki's manual configures it).
 fn wiki_nginx_conf(dir: &Path, logs: &Path, name: &str, addr: &str, socket: &Path) -> String {
@@ -754,30 +644,6 @@ fn wiki_nginx_conf(dir: &Path, logs: &Path, name: &str, addr: &str, socket: &Pat
          }}\n"
     );
     nginx_main(dir, logs, &server)
-}
-
-/// nginx's main configuration around `servers`: in the foreground, its pid, temporary files
-/// and error log under `dir` and `logs`, an access log format of request, status and body
-/// bytes sent; as `nobody` when run as root.
-pub(crate) fn nginx_main(dir: &Path, logs: &Path, servers: &str) -> String {
-    let (dir, logs) = (dir.display(), logs.display());
-    let user = if is_root() {
-        "user nobody nogroup;"
-    } else {
-        ""
-    };
-    format!(
-        "daemon off; worker_processes 1; pid {dir}/nginx.pid; {user}\n\
-         error_log {logs}/nginx-error.log;\n\
-         events {{ worker_connections 512; }}\n\
-         http {{\n\
-         include /etc/nginx/mime.types;\n\
-         log_format plain '$request $status $body_bytes_sent';\n\
-         client_body_temp_path {dir}/nginx-body; proxy_temp_path {dir}/nginx-proxy;\n\
-         fastcgi_temp_path {dir}/nginx-fastcgi; uwsgi_temp_path {dir}/nginx-uwsgi;\n\
-         scgi_temp_path {dir}/nginx-scgi;\n\
-         {servers}}}\n"
-    )
 }
 
 fn chmod_tree(path: &Path) {
@@ -932,7 +798,7 @@ const FLAGS: &[&str] = &[
 /// when `soft`): every site as checked.
 pub async fn crawl(list: &Path, soft: bool) -> Vec<crawler_queue::Checked> {
     use crate::bins::{command, run, stderr};
-    let db = crate::Backend::Sqlite.fresh().await;
+    let db = crate::backend::Backend::Sqlite.fresh().await;
     let url = db.url.expose();
     let seeded = run(command("crawler-seed", url).arg(list));
     assert!(seeded.status.success(), "crawler-seed: {}", stderr(&seeded));

@@ -4,7 +4,7 @@
 
 use crawler_queue::Queue;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Pauses (`pause`) or resumes the fleet; returns the line that says what happened, which
 /// tells whether it was so already.
@@ -20,8 +20,8 @@ pub async fn set_paused(queue: &Queue, pause: bool) -> Result<String, Error> {
 
 async fn pause_or_resume(queue: &Queue, pause: bool) -> Result<bool, Error> {
     Ok(if pause {
-        queue.pause().await?
+        queue.control().pause().await?
     } else {
-        queue.resume().await?
+        queue.control().resume().await?
     })
 }

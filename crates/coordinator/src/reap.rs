@@ -8,7 +8,7 @@ use std::time::Duration;
 use crawler_cli::bounds::DurationRange;
 use crawler_queue::{Queue, Reaped};
 
-use crate::Error;
+use crate::error::Error;
 
 /// The range of `--recheck-after`: shorter would recheck the whole list on every pass, and
 /// monitoring yearly or less often is still monitoring.
@@ -46,7 +46,7 @@ async fn recheck(queue: &Queue, config: &ReapConfig, mut reaped: Reaped) -> Resu
         reaped.rechecked = queue.reaping().recheck(age).await?;
     }
     if let Some(age) = config.prune_history_after {
-        reaped.pruned = Some(queue.prune_verdict_changes(age).await?);
+        reaped.pruned = Some(queue.history().prune(age).await?);
         // The notifier's acknowledged digests age with the history they told.
         queue.notifier().prune(age).await?;
     }
@@ -83,7 +83,7 @@ pub async fn reap_every(
             Ok(Some(reaped)) => crawler_cli::print_line(describe(&reaped)),
             Ok(None) => tracing::debug!("another process holds the reaper lease"),
             Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), "reap failed; will try again")
+                tracing::warn!(error = %crate::error::chain(&error), "reap failed; will try again")
             }
         }
     }

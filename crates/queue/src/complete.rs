@@ -24,6 +24,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 
 use crate::backoff::Backoff;
 use crate::config::MAX_DELAY;
+use crate::confirm::confirm_dead;
 use crate::db::with_pool;
 use crate::db::Dialect;
 use crate::error::Error;
@@ -37,9 +38,6 @@ use crate::verdict::{ErrorKind, Finding, Fragment, Next, Verdict, VerdictCounts}
 /// Rows per statement at most: each row binds two parameters per column (under SQLite's
 /// 32,766 and MySQL's 65,535), and the CASE lists stay short enough to evaluate cheaply.
 const CHUNK: usize = 128;
-/// Chunks of a write-back written at once on a database server (see `Queue::write_back`). Two:
-/// four, on twice the connections, drained no faster (the politeness bench's z on MariaDB).
-const CONCURRENT_CHUNKS: usize = 2;
 
 /// The shortest first retry delay, whatever the configuration says (the worker's
 /// `--retry-delay` is at least 100 ms already): a backoff starts above zero.
@@ -215,14 +213,10 @@ impl Queue {
             chunks.extend(rows.chunks(CHUNK).map(|chunk| (fence, *write, chunk)));
         }
         // A few chunks at a time on a server: each is one statement on its own connection, on
-        // rows no other chunk touches, and a server runs them on as many threads. So a
-        // write-back of 500 takes the time of two statements rather than four, which was
-        // what held a fast worker's drain back (the writer was busy all the time). SQLite
-        // writes one statement at a time whatever its callers do.
-        let at_once = match self.db.dialect() {
-            Dialect::Sqlite => 1,
-            Dialect::MySql | Dialect::Postgres => CONCURRENT_CHUNKS,
-        };
+        // rows no other chunk touches. So a write-back of 500 takes the time of two statements
+        // rather than four, which was what held a fast worker's drain back (the writer was
+        // busy all the time).
+        let at_once = self.db.dialect().concurrent_writes();
         let mut chunks = chunks.into_iter();
         let mut writing = FuturesUnordered::new();
         let mut completed = Completed::default();
@@ -355,7 +349,7 @@ impl Queue {
             .map(|r| claimed(&r.outcome.site))
             .collect();
         if !replaced.is_empty() {
-            self.record_replaced(&padded(&replaced)).await?;
+            self.history().record_replaced(&padded(&replaced)).await?;
         }
         let verdict = shared.verdict;
         let dead = i32::from(verdict == Verdict::Dead);
@@ -416,7 +410,7 @@ impl Queue {
             let dead: Vec<(i64, i64)> = rows.iter().map(|r| claimed(&r.outcome.site)).collect();
             // A failure here loses nothing: the site stays due for its next confirming check,
             // which confirms it then.
-            if let Err(error) = self.confirm_dead(policy, &dead).await {
+            if let Err(error) = confirm_dead(&self.db, policy, &dead).await {
                 tracing::warn!(%error, "cannot mark dead sites confirmed; their next check will");
             }
         }
@@ -457,7 +451,7 @@ impl Queue {
                 .collect()
         });
         counts.unwrap_or_else(|error| {
-            let error = crate::error_chain(&error);
+            let error = crate::error::error_chain(&error);
             tracing::warn!(%error, "cannot read back which results were stored; counting the first ones");
             verdicts.take(written as usize).collect()
         })
@@ -519,7 +513,7 @@ impl Queue {
             .as_deref()
             .is_some_and(|v| v != Verdict::Error.as_str())
         {
-            self.record_replaced(&[claimed(site)]).await?;
+            self.history().record_replaced(&[claimed(site)]).await?;
         }
         let written = with_pool!(&self.db, pool => {
             retry("complete", || {

@@ -16,46 +16,44 @@
 //! `confirmed_at`, so `crawler-report --dead --confirmed` needs no flag of its own.
 
 use crate::config::Confirm;
-use crate::db::with_pool;
-use crate::queue::{millis, Queue};
+use crate::db::{with_pool, Db};
+use crate::queue::millis;
 use crate::retry::retry;
 use crate::sql::{cached, owned_rows, owned_rows_binds, sites_using, SitesIndex};
 use crate::verdict::Verdict;
 
-impl Queue {
-    /// Stamps `confirmed_at` on the sites of `rows` (each a site's id and the token of the
-    /// claim that just wrote it dead) whose streak now meets the policy; returns how many.
-    pub(crate) async fn confirm_dead(
-        &self,
-        policy: Confirm,
-        rows: &[(i64, i64)],
-    ) -> Result<u64, sqlx::Error> {
-        if rows.is_empty() {
-            return Ok(0);
-        }
-        let sql = cached!(self.db.dialect(), rows.len(), |dialect, n| {
-            format!(
-                "UPDATE {} SET confirmed_at = {{now}}, confirm_check_at = NULL \
-                 WHERE {} AND verdict = ? AND confirmed_at IS NULL \
-                 AND dead_streak >= ? AND {{now}} - dead_since >= ?",
-                sites_using(dialect, SitesIndex::Primary),
-                owned_rows(dialect, "{done}", n)
-            )
-        });
-        let confirmed = with_pool!(&self.db, pool => {
-            retry("confirm dead sites", || {
-                let mut q = sqlx::query(&sql);
-                for value in owned_rows_binds(rows.iter().copied()) {
-                    q = q.bind(value);
-                }
-                q.bind(Verdict::Dead.as_str())
-                    .bind(i64::from(policy.results))
-                    .bind(millis(policy.span))
-                    .execute(pool)
-            })
-            .await?
-            .rows_affected()
-        });
-        Ok(confirmed)
+/// Stamps `confirmed_at` on the sites of `rows` (each a site's id and the token of the
+/// claim that just wrote it dead) whose streak now meets the policy; returns how many.
+pub(crate) async fn confirm_dead(
+    db: &Db,
+    policy: Confirm,
+    rows: &[(i64, i64)],
+) -> Result<u64, sqlx::Error> {
+    if rows.is_empty() {
+        return Ok(0);
     }
+    let sql = cached!(db.dialect(), rows.len(), |dialect, n| {
+        format!(
+            "UPDATE {} SET confirmed_at = {{now}}, confirm_check_at = NULL \
+             WHERE {} AND verdict = ? AND confirmed_at IS NULL \
+             AND dead_streak >= ? AND {{now}} - dead_since >= ?",
+            sites_using(dialect, SitesIndex::Primary),
+            owned_rows(dialect, "{done}", n)
+        )
+    });
+    let confirmed = with_pool!(db, pool => {
+        retry("confirm dead sites", || {
+            let mut q = sqlx::query(&sql);
+            for value in owned_rows_binds(rows.iter().copied()) {
+                q = q.bind(value);
+            }
+            q.bind(Verdict::Dead.as_str())
+                .bind(i64::from(policy.results))
+                .bind(millis(policy.span))
+                .execute(pool)
+        })
+        .await?
+        .rows_affected()
+    });
+    Ok(confirmed)
 }

@@ -3,9 +3,10 @@
 //! The switch is one row of the `fleet` table. Workers read it with their heartbeat, so a
 //! pause reaches the whole fleet within one `--heartbeat`, wherever its machines are, and
 //! holds across worker restarts: a worker that starts while the fleet is paused claims nothing.
-//! A paused worker finishes what it holds and keeps its leases; it only stops claiming.
+//! A paused worker finishes what it holds and keeps its leases; it only stops claiming. The
+//! view [`Control`] ([`Queue::control`]).
 
-use crate::db::with_pool;
+use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
@@ -19,7 +20,21 @@ pub struct FleetState {
     pub changed_at: i64,
 }
 
+/// The fleet's switch: pause, resume, and whether it is paused. Obtained from
+/// [`Queue::control`]; it borrows the queue's database handle.
+#[derive(Clone, Copy, Debug)]
+pub struct Control<'q> {
+    db: &'q Db,
+}
+
 impl Queue {
+    /// The fleet's switch ([`Control`]).
+    pub fn control(&self) -> Control<'_> {
+        Control { db: &self.db }
+    }
+}
+
+impl Control<'_> {
     /// Pauses the fleet: workers stop claiming at their next heartbeat. Returns whether this
     /// call changed anything (false when it was paused already).
     pub async fn pause(&self) -> Result<bool, Error> {
@@ -43,7 +58,7 @@ impl Queue {
             self.db.dialect(),
             "SELECT paused, changed_at FROM fleet WHERE id = 1"
         );
-        let row: Option<(i16, i64)> = with_pool!(&self.db, pool => {
+        let row: Option<(i16, i64)> = with_pool!(self.db, pool => {
             retry("fleet state", || sqlx::query_as(sql).fetch_optional(pool))
             .await?
         });
@@ -62,7 +77,7 @@ impl Queue {
             "UPDATE fleet SET paused = ?, changed_at = {now} WHERE id = 1 AND paused <> ?"
         );
         let flag = i16::from(paused);
-        let changed = with_pool!(&self.db, pool => {
+        let changed = with_pool!(self.db, pool => {
             retry("pause or resume", || sqlx::query(sql).bind(flag).bind(flag).execute(pool))
                 .await?
                 .rows_affected()

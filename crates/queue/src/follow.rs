@@ -8,7 +8,6 @@
 //! All of it, and robots.txt shared by the fleet, is [`Follow`], a view of the queue
 //! ([`Queue::follow`]); a page's anchors are the next module's, `anchors.rs`.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 use sqlx::Row;
@@ -91,22 +90,34 @@ impl Links {
 }
 
 /// Counts `referrer` on the sites of `keys` (url keys) and remembers it for them, in the
-/// transaction `tx`, with `s`'s statements: the sites' keys sorted, so that two transactions
-/// update rows in the same order and never deadlock. A macro, as the transaction's type is
-/// each backend's (`with_pool!`).
+/// transaction `tx`, in `dialect`: the sites' keys sorted, so that two transactions update
+/// rows in the same order and never deadlock. A macro, as the transaction's type is each
+/// backend's (`with_pool!`).
 macro_rules! count_referrer {
-    ($s:expr, $tx:ident, $referrer:expr, $keys:expr) => {{
+    ($dialect:expr, $tx:ident, $referrer:expr, $keys:expr) => {{
+        let dialect: Dialect = $dialect;
         let mut keys: Vec<[u8; 16]> = $keys;
         keys.sort_unstable();
         keys.dedup();
         for chunk in keys.chunks(CHUNK) {
-            let sql = $s.count(chunk.len());
+            let sql = cached!(dialect, chunk.len(), |_, n| {
+                format!(
+                    "UPDATE sites SET found_count = found_count + 1 WHERE url_key IN ({})",
+                    placeholders(n)
+                )
+            });
             let mut q = sqlx::query(&sql);
             for key in chunk {
                 q = q.bind(key.to_vec());
             }
             q.execute(&mut *$tx).await?;
-            let sql = $s.remember(chunk.len());
+            let sql = cached!(dialect, chunk.len(), |_, n| {
+                format!(
+                    "INSERT INTO referrers (site_id, n, referrer) \
+                     SELECT id, found_count, ? FROM sites WHERE url_key IN ({}) AND found_count <= ?",
+                    placeholders(n)
+                )
+            });
             let mut q = sqlx::query(&sql).bind($referrer);
             for key in chunk {
                 q = q.bind(key.to_vec());
@@ -249,12 +260,20 @@ impl Follow<'_> {
                 links
             })
             .collect();
-        let s = Statements::new(self.db.dialect());
+        let dialect = self.db.dialect();
+        let fence = cached!(
+            dialect,
+            "UPDATE sites SET crawl = NULL \
+             WHERE id = ? AND claim_token = ? AND state = {claimed} AND crawl IS NOT NULL"
+        );
+        let take_pages = cached!(dialect, "UPDATE crawls SET pages = pages + ? WHERE id = ?");
+        let pages_of = cached!(dialect, "SELECT pages FROM crawls WHERE id = ?");
+        let set_pages = cached!(dialect, "UPDATE crawls SET pages = ? WHERE id = ?");
         Ok(with_pool!(self.db, pool => {
             retry("links", || async {
                 let mut tx = pool.begin().await?;
                 if let Some(page) = page {
-                    let fenced = sqlx::query(s.fence).bind(page.site_id).bind(page.token)
+                    let fenced = sqlx::query(fence).bind(page.site_id).bind(page.token)
                         .execute(&mut *tx).await?.rows_affected();
                     if fenced == 0 {
                         return Ok(None);
@@ -270,7 +289,12 @@ impl Follow<'_> {
                         let mut fresh = Vec::new();
                         for chunk in follow.chunks(CHUNK) {
                             let known: Vec<Vec<u8>> = {
-                                let sql = s.known(chunk.len());
+                                let sql = cached!(dialect, chunk.len(), |_, n| {
+                                    format!(
+                                        "SELECT url_key FROM sites WHERE url_key IN ({})",
+                                        placeholders(n)
+                                    )
+                                });
                                 let mut q = sqlx::query_scalar(&sql);
                                 for site in chunk {
                                     q = q.bind(url_key(&site.url).to_vec());
@@ -282,11 +306,11 @@ impl Follow<'_> {
                             }).cloned());
                         }
                         let wanted = fresh.len() as i64;
-                        sqlx::query(s.take_pages).bind(wanted).bind(crawl).execute(&mut *tx).await?;
-                        let pages: i64 = sqlx::query_scalar(s.pages).bind(crawl).fetch_one(&mut *tx).await?;
+                        sqlx::query(take_pages).bind(wanted).bind(crawl).execute(&mut *tx).await?;
+                        let pages: i64 = sqlx::query_scalar(pages_of).bind(crawl).fetch_one(&mut *tx).await?;
                         let allowed = (max - (pages - wanted)).clamp(0, wanted);
                         if allowed < wanted {
-                            sqlx::query(s.set_pages).bind(pages - wanted + allowed).bind(crawl)
+                            sqlx::query(set_pages).bind(pages - wanted + allowed).bind(crawl)
                                 .execute(&mut *tx).await?;
                             check.extend(fresh.split_off(allowed as usize));
                         }
@@ -304,7 +328,7 @@ impl Follow<'_> {
                             pages.sort_unstable();
                             pages.dedup();
                             for chunk in pages.chunks(CHUNK) {
-                                let sql = pages_to_read(s.dialect, chunk.len());
+                                let sql = pages_to_read(dialect, chunk.len());
                                 let mut q = sqlx::query_scalar(&sql);
                                 for page in chunk {
                                     q = q.bind(page.to_vec());
@@ -313,7 +337,7 @@ impl Follow<'_> {
                                 if to_read.is_empty() {
                                     continue;
                                 }
-                                let sql = pages_stored(s.dialect, to_read.len());
+                                let sql = pages_stored(dialect, to_read.len());
                                 let mut q = sqlx::query_scalar(&sql);
                                 for page in &to_read {
                                     q = q.bind(page.clone());
@@ -330,7 +354,17 @@ impl Follow<'_> {
                         }
                         let depth = frontier.map(|f| f.depth);
                         for chunk in sites.chunks(CHUNK) {
-                            let sql = s.insert(chunk.len());
+                            let sql = cached!(dialect, chunk.len(), |dialect, n| {
+                                let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
+                                insert_ignore(
+                                    dialect,
+                                    &format!(
+                                        "INTO sites (url, url_key, host, part, next_check_at, created_at, crawl, depth) \
+                                         VALUES {}",
+                                        vec![row; n].join(", ")
+                                    ),
+                                )
+                            });
                             let mut q = sqlx::query(&sql);
                             for site in chunk {
                                 let key = url_key(&site.url);
@@ -357,7 +391,7 @@ impl Follow<'_> {
                         })
                         .collect();
                     for chunk in holds.chunks(CHUNK) {
-                        let sql = hold(s.dialect, chunk.len());
+                        let sql = hold(dialect, chunk.len());
                         let mut q = sqlx::query(&sql);
                         for (page, site) in chunk {
                             q = q.bind(page.to_vec()).bind(site.to_vec());
@@ -366,7 +400,7 @@ impl Follow<'_> {
                     }
                     if let Some(referrer) = &links.referrer {
                         let keys = follow.iter().chain(&check).map(|s| url_key(&s.url)).collect();
-                        count_referrer!(s, tx, referrer, keys);
+                        count_referrer!(dialect, tx, referrer, keys);
                     }
                 }
                 tx.commit().await?;
@@ -388,8 +422,8 @@ impl Follow<'_> {
         referrer: &str,
         decided: &[(String, Fragment)],
     ) -> Result<u64, Error> {
-        let s = Statements::new(self.db.dialect());
-        let insert = cached!(self.db.dialect(), |dialect| {
+        let dialect = self.db.dialect();
+        let insert = cached!(dialect, |dialect| {
             insert_ignore(
                 dialect,
                 "INTO sites (url, url_key, host, part, state, verdict, fragment, checked_at, \
@@ -415,7 +449,7 @@ impl Follow<'_> {
                         .execute(&mut *tx).await?;
                     keys.push(key);
                 }
-                count_referrer!(s, tx, referrer, keys);
+                count_referrer!(dialect, tx, referrer, keys);
                 tx.commit().await?;
                 Ok::<u64, sqlx::Error>(new)
             })
@@ -426,73 +460,6 @@ impl Follow<'_> {
 
 /// The host of a local file's sites (`file://` URLs name none).
 const FILE_HOST: &str = "localhost";
-
-/// The statements of [`Follow::add_links`], in the queue's dialect.
-struct Statements {
-    dialect: Dialect,
-    fence: &'static str,
-    take_pages: &'static str,
-    pages: &'static str,
-    set_pages: &'static str,
-}
-
-impl Statements {
-    fn new(dialect: Dialect) -> Self {
-        Statements {
-            dialect,
-            fence: cached!(
-                dialect,
-                "UPDATE sites SET crawl = NULL \
-                 WHERE id = ? AND claim_token = ? AND state = {claimed} AND crawl IS NOT NULL"
-            ),
-            take_pages: cached!(dialect, "UPDATE crawls SET pages = pages + ? WHERE id = ?"),
-            pages: cached!(dialect, "SELECT pages FROM crawls WHERE id = ?"),
-            set_pages: cached!(dialect, "UPDATE crawls SET pages = ? WHERE id = ?"),
-        }
-    }
-
-    fn known(&self, n: usize) -> Cow<'static, str> {
-        cached!(self.dialect, n, |_, n| {
-            format!(
-                "SELECT url_key FROM sites WHERE url_key IN ({})",
-                placeholders(n)
-            )
-        })
-    }
-
-    fn insert(&self, n: usize) -> Cow<'static, str> {
-        cached!(self.dialect, n, |dialect, n| {
-            let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
-            insert_ignore(
-                dialect,
-                &format!(
-                    "INTO sites (url, url_key, host, part, next_check_at, created_at, crawl, depth) \
-                     VALUES {}",
-                    vec![row; n].join(", ")
-                ),
-            )
-        })
-    }
-
-    fn count(&self, n: usize) -> Cow<'static, str> {
-        cached!(self.dialect, n, |_, n| {
-            format!(
-                "UPDATE sites SET found_count = found_count + 1 WHERE url_key IN ({})",
-                placeholders(n)
-            )
-        })
-    }
-
-    fn remember(&self, n: usize) -> Cow<'static, str> {
-        cached!(self.dialect, n, |_, n| {
-            format!(
-                "INSERT INTO referrers (site_id, n, referrer) \
-                 SELECT id, found_count, ? FROM sites WHERE url_key IN ({}) AND found_count <= ?",
-                placeholders(n)
-            )
-        })
-    }
-}
 
 /// robots.txt as the fleet shares it: fetched once per origin (`scheme://host:port`).
 impl Follow<'_> {

@@ -21,34 +21,21 @@
 //! (`changes.rs`). Rows written before
 //! `verdict_since` existed recorded every verdict, the current one included: the reader shows
 //! a current verdict only when the latest recorded change is not that verdict. Pruning drops
-//! changes older than a given age; the current verdict is in `sites`, never pruned. A site's
-//! changes are read through [`Reports`].
+//! changes older than a given age; the current verdict is in `sites`, never pruned. The view
+//! [`History`] ([`Queue::history`]) writes and prunes; a site's changes are read through
+//! [`Reports`](crate::Reports) (`report/history.rs`).
 
 use std::time::Duration;
 
-use crate::db::with_pool;
+use crate::db::{with_pool, Db};
 use crate::error::Error;
 use crate::queue::{millis, Queue};
-use crate::report::Reports;
 use crate::retry::retry;
 use crate::sql::{cached, owned_rows, owned_rows_binds, sites_using, SitesIndex};
 use crate::verdict::Verdict;
 
 /// Rows one pruning statement deletes at most: a large prune never holds one long transaction.
 const PRUNE_CHUNK: i64 = 10_000;
-
-/// One change of a site's verdict.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
-pub struct VerdictChange {
-    /// When the check that found the new verdict ran, Unix milliseconds.
-    pub changed_at: i64,
-    pub verdict: String,
-    pub http_status: Option<i32>,
-    pub error_kind: Option<String>,
-    /// The verdict this one replaced; none for a site's first (and for changes recorded
-    /// before this was).
-    pub previous_verdict: Option<String>,
-}
 
 /// The columns a replaced verdict is recorded with, read from its `sites` row.
 const REPLACED: &str = "INSERT INTO verdict_changes \
@@ -61,7 +48,22 @@ const UNRECORDED: &str = "verdict IS NOT NULL AND checked_at IS NOT NULL AND COA
                           (SELECT v.verdict FROM verdict_changes AS v WHERE v.site_id = sites.id \
                           ORDER BY v.id DESC LIMIT 1), '') <> verdict";
 
+/// The history of verdicts: recording the ones replaced (with the write-back, or a host's
+/// decision) and pruning the old ones. Obtained from [`Queue::history`]; it borrows the queue's
+/// database handle.
+#[derive(Clone, Copy, Debug)]
+pub struct History<'q> {
+    db: &'q Db,
+}
+
 impl Queue {
+    /// The history of verdicts ([`History`]).
+    pub fn history(&self) -> History<'_> {
+        History { db: &self.db }
+    }
+}
+
+impl History<'_> {
     /// Records the verdicts of `rows` (each a site's id and the token of the claim that holds
     /// it), sites about to get another verdict (their result differs from the verdict they had
     /// when claimed).
@@ -74,7 +76,7 @@ impl Queue {
                 owned_rows(dialect, "{claimed}", n)
             )
         });
-        with_pool!(&self.db, pool => {
+        with_pool!(self.db, pool => {
             retry("record verdict changes", || {
                 let mut q = sqlx::query(&sql);
                 for value in owned_rows_binds(rows.iter().copied()) {
@@ -103,7 +105,7 @@ impl Queue {
                 sites_using(dialect, SitesIndex::Host)
             )
         });
-        with_pool!(&self.db, pool => {
+        with_pool!(self.db, pool => {
             retry("record verdict changes", || {
                 sqlx::query(sql)
                     .bind(host)
@@ -120,7 +122,7 @@ impl Queue {
 
     /// Deletes the verdict changes recorded longer ago than `older_than`; returns how many. A
     /// site's current verdict is its `sites` row, which stays.
-    pub async fn prune_verdict_changes(&self, older_than: Duration) -> Result<u64, Error> {
+    pub async fn prune(&self, older_than: Duration) -> Result<u64, Error> {
         // The inner SELECT is wrapped in a derived table: MySQL refuses both `LIMIT` in an
         // `IN` subquery and a subquery on the table a `DELETE` deletes from.
         let sql = cached!(
@@ -131,7 +133,7 @@ impl Queue {
         );
         let mut pruned = 0;
         loop {
-            let deleted = with_pool!(&self.db, pool => {
+            let deleted = with_pool!(self.db, pool => {
                 retry("prune verdict changes", || {
                     sqlx::query(sql).bind(millis(older_than)).bind(PRUNE_CHUNK).execute(pool)
                 })
@@ -143,43 +145,5 @@ impl Queue {
                 return Ok(pruned);
             }
         }
-    }
-}
-
-impl Reports<'_> {
-    /// The verdicts of site `id`, oldest first: the recorded changes, then its current verdict
-    /// unless that is the latest recorded change (rows written before `verdict_since`).
-    pub async fn verdict_changes(&self, id: i64) -> Result<Vec<VerdictChange>, Error> {
-        let recorded = &cached!(
-            self.db.dialect(),
-            "SELECT changed_at, verdict, http_status, error_kind, previous_verdict \
-             FROM verdict_changes WHERE site_id = ? ORDER BY id"
-        );
-        let current = &cached!(
-            self.db.dialect(),
-            "SELECT COALESCE(verdict_since, checked_at) AS changed_at, verdict, http_status, \
-             error_kind, previous_verdict FROM sites \
-             WHERE id = ? AND verdict IS NOT NULL AND checked_at IS NOT NULL"
-        );
-        let (mut changes, current) = with_pool!(&self.db, pool => {
-            let changes = retry("read verdict changes", || {
-                sqlx::query_as::<_, VerdictChange>(recorded).bind(id).fetch_all(pool)
-            })
-            .await?;
-            let current = retry("read the current verdict", || {
-                sqlx::query_as::<_, VerdictChange>(current).bind(id).fetch_optional(pool)
-            })
-            .await?;
-            (changes, current)
-        });
-        if let Some(current) = current {
-            if changes
-                .last()
-                .is_none_or(|last| last.verdict != current.verdict)
-            {
-                changes.push(current);
-            }
-        }
-        Ok(changes)
     }
 }

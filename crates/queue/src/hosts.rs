@@ -148,6 +148,7 @@ impl Hosts<'_> {
         let prefix = format!("{origin}/");
         self.record_unreachable(host, Some(why)).await?;
         self.queue
+            .history()
             .record_replaced_of_host(parts_token, host, &prefix, Verdict::Unreachable)
             .await?;
         let sql = cached!(self.queue.db.dialect(), decide_pending);

@@ -32,17 +32,17 @@
 //!   partition), more of [`Partitions`]; [`hosts`]: what the fleet learned about a host
 //!   (backoff, recent error rate), the view [`Hosts`].
 //! - [`complete`]: bulk, fenced write-back of results, with retry backoff; [`history`]: a
-//!   row per verdict change, written with it, pruned by age (continuous monitoring), and read
-//!   through [`Reports`].
+//!   row per verdict change, written with it, pruned by age (continuous monitoring): the view
+//!   [`History`]; read through [`Reports`].
 //! - [`reap`]: giving back the work of dead workers, under the fleet's one reaper lease, and
 //!   rechecks: the view [`Reaping`] (`Reaping::reap_as_leader`, which the workers and
-//!   `crawler-reap` share); `singleton`: such leases.
+//!   `crawler-reap` share); `singleton`: such leases, the view [`Leases`].
 //! - [`seed`], `workers`: the other operations.
 //! - [`report`]: the read side, [`Reports`]: pages of checked sites and of hosts, counts, the
-//!   workers, the dashboard's lists (hosts in backoff, the latest dead), and, from the modules
-//!   of what they read, referrers, dead links by page and a site's verdict changes.
+//!   workers, the dashboard's lists (hosts in backoff, the latest dead), referrers, dead links
+//!   by page and a site's verdict changes: every method of [`Reports`] is under `report/`.
 //! - [`control`]: pausing and resuming the whole fleet (a flag workers read with their
-//!   heartbeat).
+//!   heartbeat), the view [`Control`].
 //! - [`verdict`]: what a check found; [`backoff`]: the one exponential backoff (a base
 //!   doubling to a cap, jitter if asked) of every wait that grows with failures, never past
 //!   [`MAX_DELAY`]; [`filter`]: `--include` and `--exclude`, which URLs the seed takes and the
@@ -61,7 +61,7 @@
 //! # Features
 //! - `testing`: `Queue::claim`, a claim in any partition, for the tests and benchmarks
 //!   (`crawler-tests` enables it). A worker claims only in the partitions it holds. And
-//!   `Queue::try_lead` and `Queue::lead_runs`, a lease of any name and its count of runs, for
+//!   `Leases::try_lead` and `Leases::runs`, a lease of any name and its count of runs, for
 //!   the tests of leases.
 
 pub mod anchors;
@@ -100,31 +100,32 @@ mod workers;
 pub use crawler_verdict::{backoff, filter, verdict};
 
 pub use anchors::{Anchors, PageAnchors};
-pub use archive::{Archived, ToArchive};
+pub use archive::{Archive, Archived, ToArchive};
 pub use backoff::MAX_DELAY;
 pub use balance::DuePart;
 pub use complete::{Completed, Outcome};
 pub use config::Confirm;
 pub use config::{ClaimMethod, QueueConfig};
-pub use control::FleetState;
+pub use control::{Control, FleetState};
 pub use database_url::{BadDatabaseUrl, DatabaseUrl, DEFAULT_DATABASE_URL};
 pub use db::{Db, Missing};
 pub use dialect::Dialect;
 pub use error::{error_chain, Error};
 pub use follow::{Added, Crawl, Follow, Frontier, Links, NewCrawl, Page};
-pub use history::VerdictChange;
+pub use history::History;
 pub use hosts::{HostChecks, HostPace, HostState, Hosts, Throttled, Unreachable};
 pub use notify::{Advanced, Change, Cursor, Digest, Notifier};
 pub use parts::{part_of, HeldPart, Partitions, PARTS};
 pub use queue::{Batch, Queue, Site};
 pub use reap::{Reaped, Reaping};
 pub use report::{
-    After, Backoff, ChangeCount, Changed, ChangesIn, Checked, ChecksIn, HostFilter, HostRow, Only,
-    Reports, Scope, StateCounts, VerdictsIn, WorkerRow,
+    After, Backoff, ChangeCount, Changed, ChangesIn, Checked, ChecksIn, DeadOnPage, HostFilter,
+    HostRow, Only, Reports, Scope, StateCounts, VerdictChange, VerdictsIn, WorkerRow,
 };
 pub use retry::is_transient;
 pub use seed::{NewSite, Seeded};
 pub use sessions::{SessionCheck, Sessions};
+pub use singleton::Leases;
 pub use soft404::Probes;
 pub use sqlite_work::SqliteWork;
 pub use state::State;

@@ -136,12 +136,12 @@ struct ChangeRow {
 impl Notifier<'_> {
     /// Takes or renews the notifier's lease for `owner`: whether the caller holds it.
     pub async fn lead(&self, owner: &str, ttl: Duration) -> Result<bool, Error> {
-        self.queue.lead(LEASE, owner, ttl).await
+        self.queue.leases().lead(LEASE, owner, ttl).await
     }
 
     /// Gives the lease up (at a clean shutdown).
     pub async fn resign(&self, owner: &str) -> Result<(), Error> {
-        self.queue.resign(LEASE, owner).await
+        self.queue.leases().resign(LEASE, owner).await
     }
 
     /// The cursor; on a database whose notifier never ran, it is made at `start` (Unix

@@ -37,7 +37,8 @@ pub struct Reaped {
     pub rechecked: u64,
     /// Dead sites made due again for a confirming check (`confirm.rs`).
     pub confirming: u64,
-    /// Old verdict changes deleted by `prune_verdict_changes`, when the pass was asked to.
+    /// Old verdict changes deleted by [`History::prune`](crate::History::prune), when the
+    /// pass was asked to.
     pub pruned: Option<u64>,
 }
 
@@ -69,7 +70,7 @@ impl Reaping<'_> {
         dead_after: Duration,
         every: Duration,
     ) -> Result<Option<Reaped>, Error> {
-        if !self.queue.lead(REAPER, id, every * 2).await? {
+        if !self.queue.leases().lead(REAPER, id, every * 2).await? {
             return Ok(None);
         }
         self.reap(dead_after).await.map(Some)
@@ -78,7 +79,7 @@ impl Reaping<'_> {
     /// Gives the reaper lease up (at a clean shutdown), so that another process reaps at its
     /// next tick rather than after the lease expires.
     pub async fn resign_reaper(&self, id: &str) -> Result<(), Error> {
-        self.queue.resign(REAPER, id).await
+        self.queue.leases().resign(REAPER, id).await
     }
 
     /// Expired leases back to pending, and the claims of workers whose last heartbeat is older

@@ -636,11 +636,12 @@ mod tests {
             claim.starts_with("WITH picked AS MATERIALIZED (SELECT id FROM sites WHERE "),
             "{claim}"
         );
+        let claimed = State::Claimed.as_sql();
         assert!(
-            claim.contains(
-                "LIMIT $4 FOR UPDATE SKIP LOCKED) UPDATE sites SET state = 1, owner = $1, \
-                 claim_token = $2, "
-            ),
+            claim.contains(&format!(
+                "LIMIT $4 FOR UPDATE SKIP LOCKED) UPDATE sites SET state = {claimed}, \
+                 owner = $1, claim_token = $2, "
+            )),
             "{claim}"
         );
         assert!(

@@ -89,7 +89,7 @@ impl Archiver {
     /// Returns how many were looked up, or `None` when there was nothing to do (another process
     /// holds the lease, or no dead site is left after a full turn).
     pub async fn pass(&mut self, owner: &str) -> Option<u64> {
-        match self.queue.lead_archive(owner, self.lease()).await {
+        match self.queue.archive().lead(owner, self.lease()).await {
             Ok(true) => {}
             Ok(false) => return None,
             Err(error) => {
@@ -97,7 +97,7 @@ impl Archiver {
                 return None;
             }
         }
-        let page = match self.queue.to_archive(self.after, PAGE).await {
+        let page = match self.queue.archive().to_archive(self.after, PAGE).await {
             Ok(page) => page,
             Err(error) => {
                 tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot read the dead sites to look up");
@@ -123,7 +123,7 @@ impl Archiver {
                     return Some(looked_up);
                 }
             };
-            if let Err(error) = self.queue.store_archived(site.id, found.as_ref()).await {
+            if let Err(error) = self.queue.archive().store(site.id, found.as_ref()).await {
                 tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot store an archived copy");
                 return Some(looked_up);
             }
@@ -145,7 +145,7 @@ impl Archiver {
         if total > 0 {
             tracing::info!(sites = total, "looked up archived copies of dead sites");
         }
-        let _ = self.queue.resign_archive(owner).await;
+        let _ = self.queue.archive().resign(owner).await;
     }
 
     /// The archive's closest copy of `site`, or none; retries what may pass.

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use futures::{stream, StreamExt};
 use reqwest::redirect::Policy;
 
+use super::bench::{Bench, CONCURRENCY};
 use super::proc::Running;
-use super::{raise_fd_limit, Bench, CONCURRENCY};
+use crawler_tests::bench::raise_fd_limit;
 
 const LIST: &str = "SYSTEM_BENCH_LIST";
 

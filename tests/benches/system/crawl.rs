@@ -10,31 +10,11 @@ use crawler_tests::mariadb::{self, MariaDb};
 use sqlx::{Connection, MySqlConnection};
 
 use super::bare::limit;
+use super::bench::{Bench, CONCURRENCY, SMALL};
+use super::figures::Crawl;
 use super::fixtures::Expected;
-use super::proc::{cpu_of, open_files, rss_kb, Measured, Running};
-use super::{Bench, CONCURRENCY};
+use super::proc::{cpu_of, open_files, rss_kb, Running};
 use crawler_tests::bench::machine_cpu;
-
-/// One crawl's figures: the seed's and the worker's costs, and the CPU around them.
-pub struct Crawl {
-    pub backend: &'static str,
-    pub n: usize,
-    pub seed: Measured,
-    pub worker: Measured,
-    /// CPU seconds during the worker phase: (HTTP server, mariadbd, whole machine busy,
-    /// whole machine capacity).
-    pub cpu: (f64, f64, f64, f64),
-}
-
-impl Crawl {
-    pub fn end_to_end_rate(&self) -> f64 {
-        self.n as f64 / (self.seed.wall + self.worker.wall).as_secs_f64()
-    }
-
-    pub fn worker_rate(&self) -> f64 {
-        self.n as f64 / self.worker.wall.as_secs_f64()
-    }
-}
 
 /// Seeds `list` into a fresh database (on `mariadb`, or SQLite when `None`), drains it
 /// with one worker, checks the verdicts, prints a row and drops the database.
@@ -62,7 +42,7 @@ pub fn run(bench: &Bench, mariadb: Option<&MariaDb>, list: &Path, expected: &Exp
     let before = (cpu_of(bench.server_pid), cpu_of(db_pid), machine_cpu());
     let worker = Running::start(worker_command(bench, &url), bench.tmp.path(), "worker");
     let perf = match &bench.perf {
-        Some(dir) if backend == "MariaDB" && n == super::SMALL => vec![
+        Some(dir) if backend == "MariaDB" && n == SMALL => vec![
             perf_record(dir, "worker", worker.pid()),
             perf_record(dir, "mariadbd", db_pid),
         ],

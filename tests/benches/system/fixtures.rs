@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crawler_tests::site::Page;
 
-use super::{host, raise_fd_limit, HOSTS};
+use crawler_tests::bench::{host, raise_fd_limit, HOSTS};
 
 /// How many URLs of a list should end alive and dead.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -21,6 +21,8 @@
 //!
 //! # Layout
 //! - this file: the bench's flow, start to end (`orchestrate`), and the children's roles
+//! - `bench`: what the parts share: `Bench`, the checks in flight, the main list's length
+//! - `figures`: one crawl's figures
 //! - `fixtures`: what is crawled: the URL list (page kinds by a hash of the index) and the
 //!   HTTP server child, one listener per loopback host
 //! - `bare`: the bare reqwest HEAD loop child
@@ -32,28 +34,22 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crawler_tests::bench::{host, raise_fd_limit, HOSTS};
+use crawler_tests::bench::{raise_fd_limit, HOSTS};
 use crawler_tests::mariadb::MariaDb;
-use tempfile::TempDir;
+
+use bench::{Bench, ROLE, SMALL};
 
 mod bare;
+mod bench;
 mod crawl;
+mod figures;
 mod fixtures;
 mod proc;
 mod report;
 mod scale;
 
-/// Checks in flight, the same for the worker and the bare loop: `SYSTEM_BENCH_CONCURRENCY`,
-/// 128 by default (the worker's own default is 512: run with it to see its memory there).
-static CONCURRENCY: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
-    std::env::var("SYSTEM_BENCH_CONCURRENCY")
-        .map(|v| v.parse().expect("SYSTEM_BENCH_CONCURRENCY: a number"))
-        .unwrap_or(128)
-});
-/// The list of the main comparison, and the long one for memory flatness.
-const SMALL: usize = 100_000;
+/// The long list, for memory flatness.
 const BIG: usize = 1_000_000;
-const ROLE: &str = "SYSTEM_BENCH_ROLE";
 /// A redo log and buffer pool for a write-heavy run, as in `tests/benches/queue.rs`.
 const SERVER_FLAGS: &str = "--innodb-log-file-size=512M --innodb-buffer-pool-size=2G";
 /// Extra `mariadbd` flags for the private server (`tests/support/mariadb/command.rs`).
@@ -64,28 +60,6 @@ fn main() {
         Ok("server") => fixtures::serve(),
         Ok("bare") => bare::run(),
         _ => orchestrate(),
-    }
-}
-
-/// What every run needs: where the binaries are, a scratch directory, the HTTP server.
-struct Bench {
-    bins: PathBuf,
-    tmp: TempDir,
-    port: u16,
-    server_pid: u32,
-    runtime: tokio::runtime::Runtime,
-    perf: Option<PathBuf>,
-}
-
-impl Bench {
-    fn bin(&self, name: &str) -> Command {
-        let mut command = Command::new(self.bins.join(name));
-        command.env("RUST_LOG", "warn");
-        command
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.tmp.path().join(name)
     }
 }
 
@@ -183,12 +157,6 @@ fn big_runs() -> Vec<&'static str> {
         Ok(_) if flag("SYSTEM_BENCH_BIG", false) => vec!["mariadb", "sqlite"],
         Ok(_) => Vec::new(),
     }
-}
-
-/// The number after `name` on a line of a /proc file such as /proc/meminfo.
-fn field(text: &str, name: &str) -> Option<f64> {
-    let line = text.lines().find(|l| l.starts_with(name))?;
-    line[name.len()..].split_whitespace().next()?.parse().ok()
 }
 
 /// A boolean env var: `1`/`true`/`yes` or `0`/`false`/`no`; `default` when unset.

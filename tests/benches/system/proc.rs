@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::ROLE;
+use super::bench::{field, ROLE};
 
 /// This bench re-executed in `role`, dying with the bench.
 pub fn self_command(role: &str) -> Command {
@@ -196,7 +196,7 @@ impl Running {
 /// The resident memory (VmRSS) of a live process, KiB (0 if it is gone).
 pub fn rss_kb(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    super::field(&status, "VmRSS:").map_or(0, |kb| kb as u64)
+    field(&status, "VmRSS:").map_or(0, |kb| kb as u64)
 }
 
 /// Open file descriptors of a live process (sockets included; 0 if it is gone).

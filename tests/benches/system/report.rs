@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use crawler_tests::bench::source_state;
 
-use super::crawl::Crawl;
+use super::bench::{field, CONCURRENCY};
+use super::figures::Crawl;
 use super::proc::Measured;
-use super::{field, CONCURRENCY};
 
 /// The machine, the source, the command and the flags, before any figure.
 pub fn header(big: &[&str], scale: bool) {

@@ -4,12 +4,13 @@
 
 use std::time::{Duration, Instant};
 
-use crawler_queue::{DatabaseUrl, Db, Queue, QueueConfig};
+use crawler_queue::{DatabaseUrl, Db, Queue, QueueConfig, State, Verdict};
 use crawler_tests::mariadb::MariaDb;
 use sqlx::{Connection, MySqlConnection};
 
+use super::bench::Bench;
+use super::fixtures;
 use super::proc::Running;
-use super::{fixtures, Bench};
 
 const SAMPLES: usize = 300;
 /// Rows per UPDATE when marking sites dead: one statement over 10M rows would build a huge
@@ -68,9 +69,11 @@ async fn mark_dead(url: &str) {
         .expect("read the largest id");
     for from in (0..max).step_by(MARK_CHUNK as usize) {
         sqlx::query(
-            "UPDATE sites SET state = 2, verdict = 'dead', http_status = 404, checked_at = 0 \
+            "UPDATE sites SET state = ?, verdict = ?, http_status = 404, checked_at = 0 \
              WHERE id % 10 = 0 AND id > ? AND id <= ?",
         )
+        .bind(State::Done.as_sql())
+        .bind(Verdict::Dead.as_str())
         .bind(from)
         .bind(from + MARK_CHUNK)
         .execute(&mut connection)

@@ -21,7 +21,7 @@ fn missing(program: &str) -> ! {
     panic!(
         "{} (looked in PATH, /usr/sbin, /usr/local/sbin); the tests start their own private \
          server with it",
-        crate::not_installed(program, "mariadb-server-core")
+        crate::installed::not_installed(program, "mariadb-server-core")
     )
 }
 

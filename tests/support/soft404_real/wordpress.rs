@@ -19,7 +19,8 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use super::{chmod, is_root, php_fpm, Config, Missing, RealCorpus, Server};
+use super::config::{Config, Missing, Server};
+use super::system::{chmod, is_root, nginx_main, php_fpm};
 use crate::mariadb::MariaDb;
 use crate::soft404_pages::{words, Label};
 
@@ -108,65 +109,65 @@ pub(super) fn listed(missing: Missing) -> Vec<(&'static str, Label)> {
 /// The path that answers once the blog is installed and served.
 pub(super) const READY_PATH: &str = "/hello-world/";
 
-/// Debian's WordPress and its default theme (`apt-get install wordpress
-/// wordpress-theme-twentytwentythree php-fpm`).
-pub(super) const INSTALLED: &str = "/usr/share/wordpress/wp-content/themes/twentytwentythree";
-
 const INSTALL_PHP: &str = include_str!("wordpress/install.php");
 const NOT_FOUND_200_PHP: &str = include_str!("wordpress/not-found-200.php");
 const REDIRECT_HOME_PHP: &str = include_str!("wordpress/redirect-home.php");
 
 const WORDPRESS: &str = "/usr/share/wordpress";
 
-impl RealCorpus {
-    /// Installs a blog on its own database of the corpus's private MariaDB server, and serves
-    /// it with php-fpm and nginx on `addr`.
-    pub(super) fn start_wordpress(&mut self, config: &Config, addr: &str) {
-        let dir = self.dir.path().join(config.name);
-        let root = dir.join("root");
-        write_root(&root, config);
-        let database = create_database(self.mariadb.get_or_insert_with(MariaDb::start));
-        fs::write(root.join("wp-config.php"), wp_config(&database, addr)).unwrap();
-        let site = dir.join("site.json");
-        fs::write(&site, site_json().to_string()).unwrap();
-        let install = dir.join("install.php");
-        fs::write(&install, INSTALL_PHP).unwrap();
-        let out = Command::new("php")
-            .arg(&install)
-            .arg(&root)
-            .arg(&site)
-            .output()
-            .expect("php");
-        assert!(
-            out.status.success(),
-            "installing WordPress for {}: {}{}",
-            config.name,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let socket = dir.join("fpm.sock");
-        let fpm = dir.join("fpm.conf");
-        fs::write(&fpm, fpm_conf(&dir, &socket)).unwrap();
-        let mut cmd = Command::new(php_fpm());
-        cmd.arg("-y").arg(&fpm);
-        if is_root() {
-            cmd.arg("-R");
-        }
-        self.spawn_child(cmd);
-        let logs = self.dir.path().join("logs");
-        let nginx = dir.join("nginx.conf");
-        fs::write(
-            &nginx,
-            nginx_conf(&dir, &root, &logs, config.name, addr, &socket),
-        )
-        .unwrap();
-        let mut cmd = Command::new(Server::Nginx.binary());
-        cmd.arg("-c")
-            .arg(&nginx)
-            .arg("-e")
-            .arg(logs.join("nginx-error.log"));
-        self.spawn_child(cmd);
+/// Installs a blog on its own database of the corpus's private MariaDB server (started with
+/// the first blog), under the corpus's directory `corpus`: the commands that serve it with
+/// php-fpm and nginx on `addr`, for the corpus to start.
+pub(super) fn start(
+    config: &Config,
+    addr: &str,
+    corpus: &Path,
+    mariadb: &mut Option<MariaDb>,
+) -> [Command; 2] {
+    let dir = corpus.join(config.name);
+    let root = dir.join("root");
+    write_root(&root, config);
+    let database = create_database(mariadb.get_or_insert_with(MariaDb::start));
+    fs::write(root.join("wp-config.php"), wp_config(&database, addr)).unwrap();
+    let site = dir.join("site.json");
+    fs::write(&site, site_json().to_string()).unwrap();
+    let install = dir.join("install.php");
+    fs::write(&install, INSTALL_PHP).unwrap();
+    let out = Command::new("php")
+        .arg(&install)
+        .arg(&root)
+        .arg(&site)
+        .output()
+        .expect("php");
+    assert!(
+        out.status.success(),
+        "installing WordPress for {}: {}{}",
+        config.name,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let socket = dir.join("fpm.sock");
+    let fpm = dir.join("fpm.conf");
+    fs::write(&fpm, fpm_conf(&dir, &socket)).unwrap();
+    let mut php = Command::new(php_fpm());
+    php.arg("-y").arg(&fpm);
+    if is_root() {
+        php.arg("-R");
     }
+    let logs = corpus.join("logs");
+    let nginx = dir.join("nginx.conf");
+    fs::write(
+        &nginx,
+        nginx_conf(&dir, &root, &logs, config.name, addr, &socket),
+    )
+    .unwrap();
+    let mut server = Command::new(Server::Nginx.binary());
+    server
+        .arg("-c")
+        .arg(&nginx)
+        .arg("-e")
+        .arg(logs.join("nginx-error.log"));
+    [php, server]
 }
 
 /// The blog's document root: Debian's WordPress, the top-level scripts copied and the rest
@@ -328,5 +329,5 @@ fn nginx_conf(
              fastcgi_pass unix:{socket}; }}\n\
          }}\n"
     );
-    super::nginx_main(dir, logs, &server)
+    nginx_main(dir, logs, &server)
 }

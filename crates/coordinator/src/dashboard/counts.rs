@@ -47,7 +47,7 @@ pub async fn sample(queue: Queue, counts: Counts, stop: CancellationToken) {
         match read(queue.reports()).await {
             Ok(sample) => counts.set(sample),
             Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), "cannot count the sites; will try again")
+                tracing::warn!(error = %crate::error::chain(&error), "cannot count the sites; will try again")
             }
         }
         let wait = SAMPLE_EVERY.max(started.elapsed() * 4);

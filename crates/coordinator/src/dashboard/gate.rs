@@ -46,7 +46,7 @@ pub enum Refused {
     /// The client sent too many wrong tokens lately; it may try again after this.
     Limited(Duration),
     /// The database could not say whether the session lives.
-    Database(crate::Error),
+    Database(crate::error::Error),
 }
 
 /// Lets a request with `headers`, from `client`, in, or says why not.

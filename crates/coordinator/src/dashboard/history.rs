@@ -18,7 +18,7 @@ use crawler_queue::{Queue, Verdict};
 use serde::Serialize;
 use tokio::sync::Mutex;
 
-use crate::Error;
+use crate::error::Error;
 
 /// The buckets a window is cut in, about.
 pub const BUCKETS: i64 = 120;

@@ -17,7 +17,7 @@ use super::gate::wrong_token;
 use super::reply::{login_page, retry_after, see_other, text, unauthorized, unavailable, Reply};
 use super::session::{expired_cookie, Session};
 use super::shared::Dashboard;
-use crate::report::rfc3339;
+use crate::report::timestamp::rfc3339;
 
 /// The login form's body read at most: a token is far shorter.
 const LOGIN_BODY: usize = 4096;

@@ -57,7 +57,7 @@ pub fn json<T: Serialize>(value: &T) -> Reply {
     }
 }
 
-pub fn json_or_error<T: Serialize>(value: Result<T, crate::Error>) -> Reply {
+pub fn json_or_error<T: Serialize>(value: Result<T, crate::error::Error>) -> Reply {
     match value {
         Ok(value) => json(&value),
         Err(error) => unavailable(&error),
@@ -65,8 +65,8 @@ pub fn json_or_error<T: Serialize>(value: Result<T, crate::Error>) -> Reply {
 }
 
 /// 503: the database did not answer; logged.
-pub fn unavailable(error: &crate::Error) -> Reply {
-    let message = crate::chain(error);
+pub fn unavailable(error: &crate::error::Error) -> Reply {
+    let message = crate::error::chain(error);
     tracing::warn!(error = %message, "cannot read the database for the dashboard");
     text(StatusCode::SERVICE_UNAVAILABLE, &message)
 }

@@ -8,9 +8,9 @@ use crawler_queue::{ChangesIn, Queue, Verdict};
 use serde::Serialize;
 
 use super::history::{add, buckets, series, window, Series};
+use crate::error::Error;
 use crate::redact::strip_userinfo;
-use crate::report::rfc3339;
-use crate::Error;
+use crate::report::timestamp::rfc3339;
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 24 * HOUR_MS;

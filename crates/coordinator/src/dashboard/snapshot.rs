@@ -12,9 +12,9 @@ use crawler_queue::{Backoff, Checked, Queue, Reports, Verdict};
 use serde::Serialize;
 
 use super::counts::{Counts, Sample};
+use crate::error::Error;
 use crate::redact::strip_userinfo;
-use crate::report::{rfc3339, summary::Worker};
-use crate::Error;
+use crate::report::{summary::Worker, timestamp::rfc3339};
 
 /// The hosts in backoff the page lists at most.
 const BACKOFFS: u32 = 50;
@@ -79,7 +79,7 @@ impl Snapshot {
         allow_control: bool,
         token_required: bool,
     ) -> Result<Snapshot, Error> {
-        let fleet = queue.fleet_state().await?;
+        let fleet = queue.control().fleet_state().await?;
         let reports = queue.reports();
         let now = reports.now().await?;
         let workers = reports.workers().await?;

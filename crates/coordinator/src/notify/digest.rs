@@ -11,7 +11,7 @@ use crawler_queue::{Change, Verdict};
 use serde::Serialize;
 
 use crate::redact::strip_userinfo;
-use crate::report::rfc3339;
+use crate::report::timestamp::rfc3339;
 
 /// Changes a digest holds at most (the bound: more changes, more digests).
 pub const MAX_CHANGES: u32 = 1000;

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 pub use digest::{MAX_BYTES, MAX_CHANGES};
 pub use post::{signature, BadUrl, Receiver};
 
-use crate::Error;
+use crate::error::Error;
 
 /// The waits between POSTs of a digest that was not acknowledged: 1 s doubling to 5 min,
 /// ±20 %, unless the receiver asked for another (`Retry-After`, bounded).
@@ -80,7 +80,7 @@ pub async fn notify_every(
             Ok(sent) if sent.digests > 0 => crawler_cli::print_line(describe(sent)),
             Ok(_) => {}
             Err(error) => {
-                tracing::warn!(error = %crate::chain(&error), "notify failed; will try again")
+                tracing::warn!(error = %crate::error::chain(&error), "notify failed; will try again")
             }
         }
         tokio::select! {

@@ -9,14 +9,15 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::referrers::{DeadOnPage, InFile};
+use crawler_queue::referrers::InFile;
+use crawler_queue::DeadOnPage;
 use crawler_queue::Reports;
 use serde::Serialize;
 
+use super::format::Format;
 use super::rows::{Row, Rows};
-use super::Format;
+use crate::error::Error;
 use crate::redact::strip_userinfo;
-use crate::Error;
 
 /// Pairs fetched per query.
 const PAGE: u32 = 5000;

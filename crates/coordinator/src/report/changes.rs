@@ -8,9 +8,10 @@ use std::io::Write;
 use crawler_queue::{ChangeCount, HostFilter, Reports, Verdict};
 use serde::Serialize;
 
+use super::format::Format;
 use super::rows::{Row, Rows};
-use super::{rfc3339, Format};
-use crate::Error;
+use super::timestamp::rfc3339;
+use crate::error::Error;
 
 /// The columns in order: the CSV header's, the JSON keys.
 const COLUMNS: [&str; 4] = ["since", "previous_verdict", "verdict", "changes"];

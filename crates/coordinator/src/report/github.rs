@@ -15,7 +15,7 @@ use std::io::Write;
 use crawler_queue::referrers::InFile;
 use crawler_queue::{Only, Verdict};
 
-use super::FailOn;
+use super::fail_on::FailOn;
 
 /// A link that failed, as a site row of the report holds it.
 pub(super) struct Finding<'a> {
@@ -220,7 +220,7 @@ pub(super) mod tests {
     use super::*;
 
     /// A dead link found at `found_on`.
-    pub(in crate::report) fn dead<'a>(found_on: &'a [Cow<'a, str>]) -> Finding<'a> {
+    pub(crate) fn dead<'a>(found_on: &'a [Cow<'a, str>]) -> Finding<'a> {
         Finding {
             url: "https://a.example/x?a=1%20b",
             verdict: Verdict::Dead,

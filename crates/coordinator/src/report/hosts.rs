@@ -12,9 +12,10 @@ use std::io::Write;
 use crawler_queue::{HostRow, Reports};
 use serde::Serialize;
 
+use super::format::Format;
 use super::rows::{Row, Rows};
-use super::{rfc3339, Format};
-use crate::Error;
+use super::timestamp::rfc3339;
+use crate::error::Error;
 
 /// Hosts fetched per query: fewer than the site report's rows, as each one sums all its sites.
 const PAGE: u32 = 1000;

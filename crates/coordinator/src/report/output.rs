@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
 
-use crate::Error;
+use crate::error::Error;
 
 /// A report's destination.
 pub enum Output {
@@ -148,7 +148,7 @@ mod tests {
             let Err(error) = Output::open(Some(&path)) else {
                 panic!("{} opened", path.display());
             };
-            let message = crate::chain(&error);
+            let message = crate::error::chain(&error);
             assert!(
                 message.starts_with(&format!("cannot write the report to {}: ", path.display())),
                 "{message}"

@@ -6,10 +6,11 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use super::fail_on::FailOn;
+use super::format::Format;
 use super::github::{self, Finding};
 use super::sarif;
-use super::{FailOn, Format};
-use crate::Error;
+use crate::error::Error;
 
 /// One row of a streamed report. JSON and NDJSON print it as an object (its serialization: a
 /// contract, scripts depend on the keys).

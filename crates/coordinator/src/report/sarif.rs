@@ -13,8 +13,8 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 
+use super::fail_on::FailOn;
 use super::github::{Finding, Problem};
-use super::FailOn;
 
 /// Where the schema of the format is, for editors (the `$schema` of the log).
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";

@@ -6,11 +6,13 @@ use std::io::Write;
 use crawler_queue::{After, Checked, Fragment, Only, Reports, Scope, Verdict};
 use serde::Serialize;
 
+use super::fail_on::FailOn;
+use super::format::Format;
 use super::github::Finding;
 use super::rows::{Case, Failure, Row, Rows, Tally};
-use super::{rfc3339, FailOn, Format};
+use super::timestamp::rfc3339;
+use crate::error::Error;
 use crate::redact::strip_userinfo;
-use crate::Error;
 
 /// Rows fetched per query.
 const PAGE: u32 = 5000;

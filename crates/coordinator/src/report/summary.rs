@@ -8,12 +8,14 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{Only, Reports, Scope, Verdict, WorkerRow};
-use serde::Serialize;
+use crawler_queue::{Only, Reports, Scope, Verdict, VerdictCounts, WorkerRow};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
+use super::format::Format;
 use super::rows::{Row, Rows};
-use super::{rfc3339, Format};
-use crate::Error;
+use super::timestamp::rfc3339;
+use crate::error::Error;
 
 /// The hosts with the most dead sites that the summary names.
 const TOP_DEAD_HOSTS: u32 = 10;
@@ -39,13 +41,10 @@ struct Summary {
     pending: i64,
     claimed: i64,
     done: i64,
-    alive: i64,
-    dead: i64,
-    blocked: i64,
-    unreachable: i64,
-    error: i64,
-    /// Sites the workers' `--include`/`--exclude` left out, never asked.
-    excluded: i64,
+    /// Sites per verdict, a key each (`excluded`: sites the workers' `--include`/`--exclude`
+    /// left out, never asked).
+    #[serde(flatten)]
+    verdicts: PerVerdict,
     /// The registered workers, most recently heard first.
     workers: Vec<Worker>,
     top_dead_hosts: Vec<DeadHost>,
@@ -55,6 +54,19 @@ struct Summary {
     /// The database's clock, for the text's "last heard".
     #[serde(skip)]
     now: i64,
+}
+
+/// The counts per verdict, written as one key per verdict in [`Verdict::ALL`]'s order.
+struct PerVerdict(VerdictCounts);
+
+impl Serialize for PerVerdict {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(Verdict::ALL.len()))?;
+        for (verdict, n) in self.0.iter() {
+            map.serialize_entry(verdict.as_str(), &n)?;
+        }
+        map.end()
+    }
 }
 
 /// A worker as the summary and the dashboard show it.
@@ -101,13 +113,10 @@ impl Worker {
 impl Summary {
     async fn read(reports: Reports<'_>) -> Result<Summary, Error> {
         let states = reports.state_counts().await?;
-        let verdicts = reports.verdict_counts().await?;
-        let count = |v: Verdict| {
-            verdicts
-                .iter()
-                .find(|(x, _)| *x == v)
-                .map_or(0, |(_, n)| *n)
-        };
+        let mut verdicts = VerdictCounts::default();
+        for (verdict, n) in reports.verdict_counts().await? {
+            verdicts.add(verdict, u64::try_from(n).unwrap_or(0));
+        }
         let top_dead_hosts = reports.top_dead_hosts(TOP_DEAD_HOSTS).await?;
         let missing_fragments = reports
             .checked_count(
@@ -122,12 +131,7 @@ impl Summary {
             pending: states.pending,
             claimed: states.claimed,
             done: states.done,
-            alive: count(Verdict::Alive),
-            dead: count(Verdict::Dead),
-            blocked: count(Verdict::Blocked),
-            unreachable: count(Verdict::Unreachable),
-            error: count(Verdict::Error),
-            excluded: count(Verdict::Excluded),
+            verdicts: PerVerdict(verdicts),
             workers: reports
                 .workers()
                 .await?
@@ -144,18 +148,8 @@ impl Summary {
     }
 
     /// The counts per verdict, in [`Verdict::ALL`]'s order.
-    fn verdicts(&self) -> [(Verdict, i64); Verdict::ALL.len()] {
-        Verdict::ALL.map(|v| {
-            let n = match v {
-                Verdict::Alive => self.alive,
-                Verdict::Dead => self.dead,
-                Verdict::Blocked => self.blocked,
-                Verdict::Unreachable => self.unreachable,
-                Verdict::Error => self.error,
-                Verdict::Excluded => self.excluded,
-            };
-            (v, n)
-        })
+    fn verdicts(&self) -> impl Iterator<Item = (Verdict, u64)> + '_ {
+        self.verdicts.0.iter()
     }
 }
 
@@ -171,9 +165,8 @@ impl Row for Summary {
     /// A short list: the verdicts checked, what is left, and where the dead sites are.
     fn write_markdown(&self, out: &mut impl Write) -> std::io::Result<()> {
         // An excluded site has a verdict, but was never asked.
-        let checked: i64 = self
+        let checked: u64 = self
             .verdicts()
-            .iter()
             .filter(|(v, _)| *v != Verdict::Excluded)
             .map(|(_, n)| n)
             .sum();
@@ -206,11 +199,15 @@ impl Row for Summary {
     }
 
     fn csv_fields(&self) -> Vec<Cow<'_, str>> {
-        let mut counts = vec![self.pending, self.claimed, self.done];
-        counts.extend(self.verdicts().map(|(_, n)| n));
-        counts.push(self.workers.len() as i64);
-        counts.push(self.missing_fragments as i64);
-        counts.into_iter().map(|n| n.to_string().into()).collect()
+        let states = [self.pending, self.claimed, self.done].map(|n| n.to_string());
+        let verdicts = self.verdicts().map(|(_, n)| n.to_string());
+        let rest = [self.workers.len() as u64, self.missing_fragments].map(|n| n.to_string());
+        states
+            .into_iter()
+            .chain(verdicts)
+            .chain(rest)
+            .map(Cow::Owned)
+            .collect()
     }
 
     fn write_text(&self, out: &mut impl Write) -> std::io::Result<()> {
@@ -267,12 +264,15 @@ mod tests {
             pending: 1,
             claimed: 2,
             done: 10,
-            alive: 6,
-            dead: 3,
-            blocked: 1,
-            unreachable: 0,
-            error: 0,
-            excluded: 2,
+            verdicts: PerVerdict(VerdictCounts::from_iter(
+                [
+                    [Verdict::Alive; 6].as_slice(),
+                    &[Verdict::Dead; 3],
+                    &[Verdict::Blocked],
+                    &[Verdict::Excluded; 2],
+                ]
+                .concat(),
+            )),
             workers: vec![Worker::new(WorkerRow {
                 id: "w1".into(),
                 host: "box".into(),

@@ -8,8 +8,8 @@ use crawler_queue::filter::UrlFilter;
 use crawler_queue::{Frontier, Links, NewCrawl, NewSite, Queue};
 use url::Url;
 
-use super::{SeedSummary, Unread};
-use crate::Error;
+use super::summary::{SeedSummary, Unread};
+use crate::error::Error;
 
 /// The options of a recursive check.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -270,7 +270,7 @@ pub async fn start<'q>(
 
 /// Names a source that could not be read in the summary (exit 3), and on stderr.
 pub(super) fn unread(summary: &mut SeedSummary, name: &str, error: &Error) {
-    crawler_cli::eprint_line(format_args!("{}", crate::chain(error)));
+    crawler_cli::eprint_line(format_args!("{}", crate::error::chain(error)));
     summary.unread.push(Unread {
         name: name.to_owned(),
         lines: None,

@@ -13,9 +13,9 @@ use crawler_queue::Fragment;
 use url::Url;
 
 use super::crawl::{unread, Seeding};
+use super::summary::SeedSummary;
 use super::walk::{File, Kind, Walking};
-use super::SeedSummary;
-use crate::Error;
+use crate::error::Error;
 
 /// Seeds the links of every file that `sources` name (files, folders, globs), walked as
 /// `walking` says; a source or file that cannot be read is named, and the rest are read.

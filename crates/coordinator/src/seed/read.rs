@@ -10,10 +10,10 @@ use crawler_queue::NewSite;
 use indicatif::ProgressBar;
 use tokio::sync::mpsc;
 
-use super::Unread;
+use super::summary::Unread;
+use crate::error::Error;
 use crate::input::{self, Lines, SeedUrl};
 use crate::redact::strip_userinfo;
-use crate::Error;
 
 /// How reading one source ended.
 pub(super) struct SourceRead {
@@ -114,7 +114,7 @@ fn read_lines(
 
 /// Prints `error: …` on stderr, above the spinner.
 fn tell(bar: &ProgressBar, error: &Error) {
-    bar.suspend(|| crawler_cli::eprint_line(format_args!("error: {}", crate::chain(error))));
+    bar.suspend(|| crawler_cli::eprint_line(format_args!("error: {}", crate::error::chain(error))));
 }
 
 /// Valid URLs, gathered into chunks of [`SEED_CHUNK`] for the inserters.

@@ -12,8 +12,8 @@ use flate2::write::GzDecoder;
 use url::Url;
 
 use super::crawl::{unread, Seeding};
-use super::SeedSummary;
-use crate::Error;
+use super::summary::SeedSummary;
+use crate::error::Error;
 
 /// URLs added at once.
 const BATCH: usize = 1000;

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::str::FromStr;
 
-use crate::Error;
+use crate::error::Error;
 
 /// How a file's links are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

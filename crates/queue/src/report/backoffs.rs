@@ -4,9 +4,9 @@
 //! The `hosts` table has a row only for hosts that throttled or failed, so this reads a small
 //! table whatever the size of the list; each row's partition lease is joined for its holder.
 
+use super::reports::Reports;
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::report::Reports;
 use crate::sql::cached;
 
 /// A host in trouble: deferred until `backoff_until`, decided unreachable, or throttled.

@@ -6,13 +6,12 @@
 //! `verdict_changes` (when each began, what it replaced), in the window a range of its
 //! `verdict_changes_age` index: together, every verdict that began in the window.
 
-use super::host_filter::{self, Shape};
-use super::Reports;
+use super::host_filter::{self, HostFilter, Shape};
+use super::reports::Reports;
 use crate::db::with_pool;
 use crate::error::Error;
 use crate::sql::{cached, int_div, placeholders};
 use crate::verdict::{ErrorKind, Verdict};
-use crate::HostFilter;
 
 /// How many sites went from one verdict to another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,10 +5,10 @@
 //! order from the `sites_host` index), so a report of millions of hosts holds one page in
 //! memory. The partition's lease and the throttle record are joined to the page's hosts only.
 
+use super::reports::Reports;
 use crate::db::with_pool;
 use crate::dialect::Dialect;
 use crate::error::Error;
-use crate::report::Reports;
 use crate::sql::{cached, sites_using, SitesIndex};
 
 /// One host, as the hosts report prints it.

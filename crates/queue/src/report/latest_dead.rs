@@ -7,9 +7,10 @@
 //! few URLs contain reads further back, up to every done site for one no URL contains (bounded
 //! by the list's size, and only while someone types it).
 
+use super::checked::{Checked, CheckedRow, CHECKED_COLUMNS};
+use super::reports::Reports;
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::report::{Checked, CheckedRow, Reports, CHECKED_COLUMNS};
 use crate::sql::{cached, case_insensitive_like, sites_using_on_sqlite_too, SitesIndex};
 
 /// `LIKE`'s escape character here: not the backslash, which MySQL would read inside the SQL

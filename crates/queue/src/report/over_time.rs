@@ -9,9 +9,9 @@
 //! window asked for, not the table. `checked_by` (which worker gave the verdict) is NULL for
 //! the verdicts decided for a whole host at once, and for those written before it existed.
 
+use super::reports::Reports;
 use crate::db::with_pool;
 use crate::error::Error;
-use crate::report::Reports;
 use crate::sql::{as_text, cached, int_div, sites_using_on_sqlite_too, SitesIndex};
 use crate::verdict::Verdict;
 
@@ -34,7 +34,7 @@ pub struct ChecksIn {
 
 /// The `FROM … WHERE` of both: the done sites checked at `from` or later (binds: from, from),
 /// through the due index's done part.
-fn checked_since(dialect: crate::Dialect) -> String {
+fn checked_since(dialect: crate::dialect::Dialect) -> String {
     let sites = sites_using_on_sqlite_too(dialect, SitesIndex::Due);
     format!("FROM {sites} WHERE state = {{done}} AND next_check_at >= ? AND checked_at >= ?")
 }

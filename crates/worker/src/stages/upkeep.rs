@@ -58,7 +58,7 @@ pub async fn heartbeat(ctx: &Ctx) {
 /// Reads the fleet's pause switch into `ctx.paused`, and logs a change once. A read that fails
 /// keeps the last value: a database gone away neither pauses nor resumes the fleet.
 pub async fn read_paused(ctx: &Ctx) {
-    let paused = match ctx.queue.is_paused().await {
+    let paused = match ctx.queue.control().is_paused().await {
         Ok(paused) => paused,
         Err(error) => {
             tracing::warn!(error = %crawler_queue::error_chain(&error), "cannot read whether the fleet is paused");
