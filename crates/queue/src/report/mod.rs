@@ -1,6 +1,6 @@
 //! Reading results: pages of checked sites and of hosts for the report, and counts for
 //! summaries, progress bars and `--drain`. All of it is [`Reports`], the read-side view of the
-//! queue ([`Queue::reports`]); the queue itself only moves work.
+//! queue ([`Queue::reports`](crate::Queue::reports)); the queue itself only moves work.
 //!
 //! Pages are keyset-paginated per verdict, in the order the sites got it
 //! (`WHERE verdict = ? AND (verdict_since, id) > (?, ?) ORDER BY verdict_since, id LIMIT ?`,
