@@ -106,6 +106,11 @@ fn expected() -> BTreeSet<Told> {
     .collect()
 }
 
+/// The changes of the first pass: every link's first verdict.
+fn first_pass() -> BTreeSet<Told> {
+    expected().into_iter().filter(|t| t.2 == "new").collect()
+}
+
 /// Every change delivered (repeats of an id dropped), asserting that none is in two digests.
 fn delivered(hook: &Webhook, site: &StaticSite) -> BTreeSet<Told> {
     let prefix = site.url("");
@@ -202,8 +207,7 @@ on_every_backend!(
         let reaper = notifier(&db, &hook, "r1");
         started(&db).await;
         pass(&db, &site, false);
-        let first: BTreeSet<Told> = expected().into_iter().filter(|t| t.2 == "new").collect();
-        all_delivered(&hook, &site, &first).await;
+        all_delivered(&hook, &site, &first_pass()).await;
         change(&site);
         pass(&db, &site, true);
         all_delivered(&hook, &site, &expected()).await;
@@ -242,9 +246,13 @@ on_every_backend!(
         let mut child = killed.0.take().unwrap();
         child.kill().unwrap();
         child.wait().unwrap();
+        // The next notifier sends the digest in flight and what the first had not read yet,
+        // before the second pass: a change replaced before any digest held it is told once, at
+        // its latest state (notify.rs), which would leave the first pass's untold.
+        let next = notifier(&db, &hook, "r2");
+        all_delivered(&hook, &site, &first_pass()).await;
         change(&site);
         pass(&db, &site, true);
-        let next = notifier(&db, &hook, "r2");
         all_delivered(&hook, &site, &expected()).await;
         assert_eq!(delivered(&hook, &site), expected());
         let posts = hook.posts();
@@ -267,6 +275,8 @@ on_every_backend!(
         let two = notifier(&db, &hook, "r2");
         started(&db).await;
         pass(&db, &site, false);
+        // Told before the second pass replaces them (see the test above).
+        all_delivered(&hook, &site, &first_pass()).await;
         change(&site);
         pass(&db, &site, true);
         all_delivered(&hook, &site, &expected()).await;

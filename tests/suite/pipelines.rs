@@ -37,7 +37,7 @@ const BINARIES: [&str; 5] = [
 const SITE_HEADER: &str = "url,verdict,status,error_kind,final_url,checked_at,attempts,\
                            latency_ms,redirects,last_alive_at,consecutive_failures,detail,\
                            found_on,found_count,dead_since,confirmed_at,archived_url,archived_at,\
-                           fragment,changed_at,previous_verdict";
+                           fragment,changed_at,previous_verdict,moved_to,moved_at";
 
 /// A final result with `verdict` and `status`.
 fn finding(verdict: Verdict, status: u16) -> Finding {

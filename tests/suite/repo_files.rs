@@ -296,14 +296,19 @@ fn failing(
 fn sarif_schema() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    // Only this machine's platform: cargo has not fetched the dependencies of others
+    // (Windows' console crates), and `--offline` would fail on them.
+    let rustc = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("run rustc -vV");
+    let host = String::from_utf8_lossy(&rustc.stdout)
+        .lines()
+        .find_map(|line| line.strip_prefix("host: ").map(str::to_owned))
+        .expect("rustc -vV names the host");
     let metadata = Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--offline",
-            "--manifest-path",
-        ])
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["--filter-platform", &host, "--manifest-path"])
         .arg(&manifest)
         .output()
         .expect("run cargo metadata");

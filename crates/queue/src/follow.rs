@@ -237,11 +237,29 @@ impl Follow<'_> {
         frontier: Option<Frontier>,
         links: &Links,
     ) -> Result<Option<Added>, Error> {
-        let mut links = links.clone();
-        if frontier.is_none() {
-            let follow = std::mem::take(&mut links.follow);
-            links.check.extend(follow);
-        }
+        self.add_found(page, frontier, std::slice::from_ref(links))
+            .await
+    }
+
+    /// Adds each of `found` as [`Follow::add_links`] adds one `Links`, all in one transaction:
+    /// the links of a file, each found at a line of its own (`--links-in`), cost one commit.
+    pub async fn add_found(
+        &self,
+        page: Option<Page>,
+        frontier: Option<Frontier>,
+        found: &[Links],
+    ) -> Result<Option<Added>, Error> {
+        let found: Vec<Links> = found
+            .iter()
+            .map(|links| {
+                let mut links = links.clone();
+                if frontier.is_none() {
+                    let follow = std::mem::take(&mut links.follow);
+                    links.check.extend(follow);
+                }
+                links
+            })
+            .collect();
         let dialect = self.db.dialect();
         let fence = cached!(
             dialect,
@@ -261,127 +279,129 @@ impl Follow<'_> {
                         return Ok(None);
                     }
                 }
-                let mut follow = links.follow.clone();
-                let mut check = links.check.clone();
-                if let Some(max) = frontier.and_then(|f| f.max_pages) {
-                    let crawl = frontier.map_or(0, |f| f.crawl);
-                    // The pages not known yet take the crawl's budget, in the page's order.
-                    let mut fresh = Vec::new();
-                    for chunk in follow.chunks(CHUNK) {
-                        let known: Vec<Vec<u8>> = {
-                            let sql = cached!(dialect, chunk.len(), |_, n| {
-                                format!(
-                                    "SELECT url_key FROM sites WHERE url_key IN ({})",
-                                    placeholders(n)
+                let mut added = Added::default();
+                for links in &found {
+                    let mut follow = links.follow.clone();
+                    let mut check = links.check.clone();
+                    if let Some(max) = frontier.and_then(|f| f.max_pages) {
+                        let crawl = frontier.map_or(0, |f| f.crawl);
+                        // The pages not known yet take the crawl's budget, in the page's order.
+                        let mut fresh = Vec::new();
+                        for chunk in follow.chunks(CHUNK) {
+                            let known: Vec<Vec<u8>> = {
+                                let sql = cached!(dialect, chunk.len(), |_, n| {
+                                    format!(
+                                        "SELECT url_key FROM sites WHERE url_key IN ({})",
+                                        placeholders(n)
+                                    )
+                                });
+                                let mut q = sqlx::query_scalar(&sql);
+                                for site in chunk {
+                                    q = q.bind(url_key(&site.url).to_vec());
+                                }
+                                q.fetch_all(&mut *tx).await?
+                            };
+                            fresh.extend(chunk.iter().filter(|site| {
+                                !known.iter().any(|k| k[..] == url_key(&site.url)[..])
+                            }).cloned());
+                        }
+                        let wanted = fresh.len() as i64;
+                        sqlx::query(take_pages).bind(wanted).bind(crawl).execute(&mut *tx).await?;
+                        let pages: i64 = sqlx::query_scalar(pages_of).bind(crawl).fetch_one(&mut *tx).await?;
+                        let allowed = (max - (pages - wanted)).clamp(0, wanted);
+                        if allowed < wanted {
+                            sqlx::query(set_pages).bind(pages - wanted + allowed).bind(crawl)
+                                .execute(&mut *tx).await?;
+                            check.extend(fresh.split_off(allowed as usize));
+                        }
+                        follow = fresh;
+                    }
+                    // The links to sections of pages still to be read (once the pages are in)
+                    // wait for those reads: held, and listed for them (anchors.rs).
+                    let mut held = HashSet::new();
+                    let lists = [(&follow, frontier.map(|f| f.crawl)), (&check, None)];
+                    for (list, (sites, crawl)) in lists.into_iter().enumerate() {
+                        // Once the pages are in: a page found on this one is to be read too.
+                        if list == 1 {
+                            let mut pages: Vec<[u8; 16]> =
+                                check.iter().filter_map(|site| page_of_fragment(&site.url)).collect();
+                            pages.sort_unstable();
+                            pages.dedup();
+                            for chunk in pages.chunks(CHUNK) {
+                                let sql = pages_to_read(dialect, chunk.len());
+                                let mut q = sqlx::query_scalar(&sql);
+                                for page in chunk {
+                                    q = q.bind(page.to_vec());
+                                }
+                                let to_read: Vec<Vec<u8>> = q.fetch_all(&mut *tx).await?;
+                                if to_read.is_empty() {
+                                    continue;
+                                }
+                                let sql = pages_stored(dialect, to_read.len());
+                                let mut q = sqlx::query_scalar(&sql);
+                                for page in &to_read {
+                                    q = q.bind(page.clone());
+                                }
+                                let stored: Vec<Vec<u8>> =
+                                    q.bind(ANCHORS_TTL_MS).fetch_all(&mut *tx).await?;
+                                held.extend(
+                                    to_read
+                                        .into_iter()
+                                        .filter(|page| !stored.contains(page))
+                                        .filter_map(|page| <[u8; 16]>::try_from(page).ok()),
+                                );
+                            }
+                        }
+                        let depth = frontier.map(|f| f.depth);
+                        for chunk in sites.chunks(CHUNK) {
+                            let sql = cached!(dialect, chunk.len(), |dialect, n| {
+                                let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
+                                insert_ignore(
+                                    dialect,
+                                    &format!(
+                                        "INTO sites (url, url_key, host, part, next_check_at, created_at, crawl, depth) \
+                                         VALUES {}",
+                                        vec![row; n].join(", ")
+                                    ),
                                 )
                             });
-                            let mut q = sqlx::query_scalar(&sql);
+                            let mut q = sqlx::query(&sql);
                             for site in chunk {
-                                q = q.bind(url_key(&site.url).to_vec());
+                                let key = url_key(&site.url);
+                                let spread = match page_of_fragment(&site.url) {
+                                    Some(page) if held.contains(&page) => -HOLD_FOR_PAGE_MS,
+                                    _ => i64::from(u32::from_le_bytes(key[..4].try_into().unwrap()))
+                                        % crate::seed::SPREAD_MS,
+                                };
+                                q = q.bind(&site.url).bind(key.to_vec()).bind(&site.host)
+                                    .bind(part_of(&site.host)).bind(spread).bind(crawl).bind(depth);
                             }
-                            q.fetch_all(&mut *tx).await?
-                        };
-                        fresh.extend(chunk.iter().filter(|site| {
-                            !known.iter().any(|k| k[..] == url_key(&site.url)[..])
-                        }).cloned());
-                    }
-                    let wanted = fresh.len() as i64;
-                    sqlx::query(take_pages).bind(wanted).bind(crawl).execute(&mut *tx).await?;
-                    let pages: i64 = sqlx::query_scalar(pages_of).bind(crawl).fetch_one(&mut *tx).await?;
-                    let allowed = (max - (pages - wanted)).clamp(0, wanted);
-                    if allowed < wanted {
-                        sqlx::query(set_pages).bind(pages - wanted + allowed).bind(crawl)
-                            .execute(&mut *tx).await?;
-                        check.extend(fresh.split_off(allowed as usize));
-                    }
-                    follow = fresh;
-                }
-                let mut added = Added::default();
-                // The links to sections of pages still to be read (once the pages are in)
-                // wait for those reads: held, and listed for them (anchors.rs).
-                let mut held = HashSet::new();
-                let lists = [(&follow, frontier.map(|f| f.crawl)), (&check, None)];
-                for (list, (sites, crawl)) in lists.into_iter().enumerate() {
-                    // Once the pages are in: a page found on this one is to be read too.
-                    if list == 1 {
-                        let mut pages: Vec<[u8; 16]> =
-                            check.iter().filter_map(|site| page_of_fragment(&site.url)).collect();
-                        pages.sort_unstable();
-                        pages.dedup();
-                        for chunk in pages.chunks(CHUNK) {
-                            let sql = pages_to_read(dialect, chunk.len());
-                            let mut q = sqlx::query_scalar(&sql);
-                            for page in chunk {
-                                q = q.bind(page.to_vec());
+                            let new = q.execute(&mut *tx).await?.rows_affected();
+                            added.new += new;
+                            if crawl.is_some() {
+                                added.pages += new;
                             }
-                            let to_read: Vec<Vec<u8>> = q.fetch_all(&mut *tx).await?;
-                            if to_read.is_empty() {
-                                continue;
-                            }
-                            let sql = pages_stored(dialect, to_read.len());
-                            let mut q = sqlx::query_scalar(&sql);
-                            for page in &to_read {
-                                q = q.bind(page.clone());
-                            }
-                            let stored: Vec<Vec<u8>> =
-                                q.bind(ANCHORS_TTL_MS).fetch_all(&mut *tx).await?;
-                            held.extend(
-                                to_read
-                                    .into_iter()
-                                    .filter(|page| !stored.contains(page))
-                                    .filter_map(|page| <[u8; 16]>::try_from(page).ok()),
-                            );
                         }
                     }
-                    let depth = frontier.map(|f| f.depth);
-                    for chunk in sites.chunks(CHUNK) {
-                        let sql = cached!(dialect, chunk.len(), |dialect, n| {
-                            let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
-                            insert_ignore(
-                                dialect,
-                                &format!(
-                                    "INTO sites (url, url_key, host, part, next_check_at, created_at, crawl, depth) \
-                                     VALUES {}",
-                                    vec![row; n].join(", ")
-                                ),
-                            )
-                        });
+                    let holds: Vec<([u8; 16], [u8; 16])> = check
+                        .iter()
+                        .filter_map(|site| {
+                            let page = page_of_fragment(&site.url).filter(|p| held.contains(p))?;
+                            Some((page, url_key(&site.url)))
+                        })
+                        .collect();
+                    for chunk in holds.chunks(CHUNK) {
+                        let sql = hold(dialect, chunk.len());
                         let mut q = sqlx::query(&sql);
-                        for site in chunk {
-                            let key = url_key(&site.url);
-                            let spread = match page_of_fragment(&site.url) {
-                                Some(page) if held.contains(&page) => -HOLD_FOR_PAGE_MS,
-                                _ => i64::from(u32::from_le_bytes(key[..4].try_into().unwrap()))
-                                    % crate::seed::SPREAD_MS,
-                            };
-                            q = q.bind(&site.url).bind(key.to_vec()).bind(&site.host)
-                                .bind(part_of(&site.host)).bind(spread).bind(crawl).bind(depth);
+                        for (page, site) in chunk {
+                            q = q.bind(page.to_vec()).bind(site.to_vec());
                         }
-                        let new = q.execute(&mut *tx).await?.rows_affected();
-                        added.new += new;
-                        if crawl.is_some() {
-                            added.pages += new;
-                        }
+                        q.execute(&mut *tx).await?;
                     }
-                }
-                let holds: Vec<([u8; 16], [u8; 16])> = check
-                    .iter()
-                    .filter_map(|site| {
-                        let page = page_of_fragment(&site.url).filter(|p| held.contains(p))?;
-                        Some((page, url_key(&site.url)))
-                    })
-                    .collect();
-                for chunk in holds.chunks(CHUNK) {
-                    let sql = hold(dialect, chunk.len());
-                    let mut q = sqlx::query(&sql);
-                    for (page, site) in chunk {
-                        q = q.bind(page.to_vec()).bind(site.to_vec());
+                    if let Some(referrer) = &links.referrer {
+                        let keys = follow.iter().chain(&check).map(|s| url_key(&s.url)).collect();
+                        count_referrer!(dialect, tx, referrer, keys);
                     }
-                    q.execute(&mut *tx).await?;
-                }
-                if let Some(referrer) = &links.referrer {
-                    let keys = follow.iter().chain(&check).map(|s| url_key(&s.url)).collect();
-                    count_referrer!(dialect, tx, referrer, keys);
                 }
                 tx.commit().await?;
                 Ok(Some(added))

@@ -183,7 +183,7 @@ impl Notifier<'_> {
         let next = cached!(
             db.dialect(),
             "SELECT verdict_since, id FROM sites WHERE verdict = ? AND verdict_since <= ? \
-             AND (verdict_since > ? OR (verdict_since = ? AND id > ?)) \
+             AND verdict_since >= ? AND (verdict_since > ? OR (verdict_since = ? AND id > ?)) \
              ORDER BY verdict_since, id LIMIT ?"
         );
         let mut first: Vec<(i64, i64)> = Vec::new();
@@ -193,6 +193,7 @@ impl Notifier<'_> {
                     sqlx::query_as(next)
                         .bind(verdict.as_str())
                         .bind(until)
+                        .bind(after.since)
                         .bind(after.since)
                         .bind(after.since)
                         .bind(after.id)

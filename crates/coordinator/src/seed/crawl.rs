@@ -154,6 +154,18 @@ impl Seeding<'_> {
         referrer: Option<String>,
         summary: &mut SeedSummary,
     ) -> Result<(), Error> {
+        let links = self.sort(urls, referrer, summary);
+        self.store(&[links], summary).await
+    }
+
+    /// `urls` found at `referrer`, sorted by the crawl's rules into the links to follow and
+    /// those only to check (each once); the excluded are counted in `summary`.
+    pub fn sort(
+        &self,
+        urls: impl IntoIterator<Item = Url>,
+        referrer: Option<String>,
+        summary: &mut SeedSummary,
+    ) -> Links {
         let mut links = Links {
             referrer,
             ..Links::default()
@@ -176,15 +188,20 @@ impl Seeding<'_> {
             };
             links.add(&mut seen, follow, site(normal), fragment.map(site));
         }
-        let total = (links.follow.len() + links.check.len()) as u64;
+        links
+    }
+
+    /// Stores `found` (links [`Seeding::sort`]ed, each with its referrer) in one transaction.
+    pub async fn store(&self, found: &[Links], summary: &mut SeedSummary) -> Result<(), Error> {
+        let total: usize = found.iter().map(|l| l.follow.len() + l.check.len()).sum();
         let added = self
             .queue
             .follow()
-            .add_links(None, self.frontier, &links)
+            .add_found(None, self.frontier, found)
             .await?
             .unwrap_or_default();
         summary.seeded.added += added.new;
-        summary.seeded.known += total - added.new;
+        summary.seeded.known += total as u64 - added.new;
         summary.pages += added.pages;
         Ok(())
     }

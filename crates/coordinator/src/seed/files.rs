@@ -56,6 +56,9 @@ pub async fn seed_files(
     Ok(())
 }
 
+/// How many links of a file one transaction stores.
+const STORED_AT_ONCE: usize = 500;
+
 /// Seeds the links of `file`, whose text is `text`: each link a referrer of its own.
 async fn seed_file(
     seeding: &Seeding<'_>,
@@ -70,6 +73,9 @@ async fn seed_file(
         (base, _) => base.cloned(),
     };
     let mut own = OwnSections::new(file, text);
+    // A file's links are stored a few hundred at a time, one transaction each: one per link
+    // made a repository's docs slow to seed.
+    let mut found_links = Vec::new();
     for found in &links {
         let referrer = InFile::referrer(&file.name, found.line, found.col);
         if let Some(fragment) = found.url.strip_prefix('#').filter(|_| seeding.fragments) {
@@ -83,9 +89,17 @@ async fn seed_file(
             continue;
         }
         match resolve(base.as_ref(), &found.url) {
-            Some(url) => seeding.add([url], Some(referrer), summary).await?,
+            Some(url) => found_links.push(seeding.sort([url], Some(referrer), summary)),
             None => summary.relative += 1,
         }
+        if found_links.len() >= STORED_AT_ONCE {
+            seeding
+                .store(&std::mem::take(&mut found_links), summary)
+                .await?;
+        }
+    }
+    if !found_links.is_empty() {
+        seeding.store(&found_links, summary).await?;
     }
     Ok(())
 }

@@ -27,9 +27,11 @@ impl Reports<'_> {
                 Only::Moved => sites_using(dialect, SitesIndex::Moved),
                 Only::All | Only::Confirmed | Only::MissingFragments => "sites",
             };
+            // `{key} >= ?` repeats the OR's bound so that PostgreSQL starts the index range
+            // there (an OR alone is a filter to it: each page read the range from its start).
             format!(
                 "SELECT {CHECKED_COLUMNS} FROM {sites} WHERE verdict = ? \
-                 AND ({key} > ? OR ({key} = ? AND id > ?)) {} \
+                 AND {key} >= ? AND ({key} > ? OR ({key} = ? AND id > ?)) {} \
                  ORDER BY {key}, id LIMIT ?",
                 scope_condition(shape)
             )
@@ -37,6 +39,7 @@ impl Reports<'_> {
         let rows: Vec<CheckedRow> = with_pool!(&self.db, pool => {
             let q = sqlx::query_as(&sql)
                 .bind(verdict.as_str())
+                .bind(after.since)
                 .bind(after.since)
                 .bind(after.since)
                 .bind(after.id);
