@@ -39,7 +39,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crawler_queue::{SqliteWork, Verdict};
+use crawler_queue::{SqliteWork, Verdict, VerdictCounts};
 use crawler_tests::bench::{find_lychee, raise_fd_limit, source_state, Lychee};
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::mariadb::{drop_database, URL_VAR};
@@ -345,7 +345,9 @@ impl Scenario {
             queue.db().close().await;
             counts
         });
-        if counts != [(Verdict::Alive, self.urls as i64)] {
+        let mut all_alive = VerdictCounts::default();
+        all_alive.add(Verdict::Alive, self.urls as u64);
+        if counts != all_alive {
             println!(
                 "  WARNING: verdicts {counts:?}; expected {} alive",
                 self.urls

@@ -325,7 +325,7 @@ on_every_backend!(
                 asked_at.is_some() || started.elapsed() < Duration::from_secs(20),
                 "the idle worker never asked for a busy partition"
             );
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         finish(&db, workers, &expected).await;
     }

@@ -267,13 +267,7 @@ async fn database_totals(queue: &Queue) -> Vec<(&'static str, i64)> {
         ("done", states.done),
     ];
     for v in Verdict::ALL {
-        totals.push((
-            v.as_str(),
-            verdicts
-                .iter()
-                .find(|(x, _)| *x == v)
-                .map_or(0, |(_, n)| *n),
-        ));
+        totals.push((v.as_str(), verdicts.get(v) as i64));
     }
     totals
 }

@@ -10,6 +10,7 @@ use crawler_queue::{
 };
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::site::Page;
+use crawler_tests::wait::until_some;
 use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{assert_report_matches, seed, spawn_worker, spread_url_file, unfinished, wait};
@@ -85,8 +86,13 @@ on_every_backend!(
             .await
             .unwrap();
         assert_eq!(queue.parts().take("b", 2, 1024, LEASE).await.unwrap(), 0);
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        assert_eq!(queue.parts().take("b", 2, 1024, LEASE).await.unwrap(), 1024);
+        // Free once a's lease lapses, 200 ms on by the database's clock: all at once.
+        let taken = until_some("a's lease lapses", Duration::from_secs(3), || async {
+            let taken = queue.parts().take("b", 2, 1024, LEASE).await.unwrap();
+            (taken > 0).then_some(taken)
+        })
+        .await;
+        assert_eq!(taken, 1024);
         assert!(
             queue.parts().keep(1, LEASE).await.unwrap().is_empty(),
             "a lost them all"

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crawler_queue::{
     part_of, ClaimMethod, Db, ErrorKind, Finding, NewSite, Next, Outcome, Queue, QueueConfig, Site,
-    Verdict,
+    Verdict, VerdictCounts,
 };
 use crawler_tests::raw::scalar;
 use crawler_tests::wait::{until_database_time, until_some};
@@ -316,7 +316,7 @@ on_every_backend!(
         let counts = queue.reports().verdict_counts().await.unwrap();
         assert_eq!(
             counts,
-            vec![(Verdict::Alive, 10)],
+            VerdictCounts::from_iter([Verdict::Alive; 10]),
             "the late result overwrote nothing"
         );
     }
@@ -636,7 +636,7 @@ on_every_backend!(
         assert_eq!((seeded.added, seeded.known, seeded.rechecked), (10, 51, 0));
         assert_eq!(
             queue.reports().verdict_counts().await.unwrap(),
-            vec![(Verdict::Dead, 50)]
+            VerdictCounts::from_iter([Verdict::Dead; 50])
         );
         let rechecked = queue.seed(&sites(60), true).await.unwrap();
         assert_eq!(

@@ -10,6 +10,7 @@ use crawler_tests::archive::{spawn_archive, Archive, SNAPSHOT};
 use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::findings::{alive, outcomes_of};
 use crawler_tests::site::{spawn_site, Page};
+use crawler_tests::wait::until_database_time;
 use crawler_tests::{on_every_backend, TestDb};
 
 use crate::e2e::{seed, spawn_worker, wait};
@@ -271,7 +272,9 @@ on_every_backend!(
         report_exits(&db, &["--fail-on", "confirmed-dead"], 4);
         let text = report_exits(&db, &["--dead", "--confirmed"], 0);
         assert!(text.trim_end().ends_with(" confirmed"), "{text}");
-        tokio::time::sleep(policy.interval() + Duration::from_millis(500)).await;
+        // When its next confirming check would have been due, had it not been confirmed.
+        let interval = i64::try_from(policy.interval().as_millis()).unwrap();
+        until_database_time(&queue, queue.now().await.unwrap() + interval).await;
         assert_eq!(
             queue.reaping().reap(LEASE).await.unwrap().confirming,
             0,
@@ -327,8 +330,9 @@ on_every_backend!(
         seed(&db, list.path());
         let mut worker = spawn_worker(&db, "w1", &["--drain"]);
         assert!(wait(&mut worker, Duration::from_secs(60)).success());
-        std::thread::sleep(Duration::from_millis(1500));
         let queue = db.queue().await;
+        // Twice the interval the policy above would have waited (2:1s, half a second).
+        until_database_time(&queue, queue.now().await.unwrap() + 1_000).await;
         assert_eq!(queue.reaping().reap(LEASE).await.unwrap().confirming, 0);
         assert!(ndjson(&db, &["--dead"])[&url]["dead_since"].is_string());
     }

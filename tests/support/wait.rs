@@ -8,8 +8,10 @@ use std::time::{Duration, Instant};
 
 use crawler_queue::Queue;
 
-/// How often a condition is asked again.
-const POLL: Duration = Duration::from_millis(20);
+/// How often a condition is asked again: as pause.rs's polling did, often enough that a
+/// wait ends within a heartbeat of what it waits for, rarely enough to load neither the
+/// database nor a browser.
+const POLL: Duration = Duration::from_millis(50);
 
 /// Polls `probe` until it holds, up to `limit`; panics naming `what` if it never does.
 pub async fn until<F: Future<Output = bool>>(

@@ -9,7 +9,10 @@
 //! never imports): the host partitions' leases, [`Queue::parts`] ([`Partitions`]); what the
 //! fleet learned of its hosts, [`Queue::hosts`] ([`Hosts`]); recursive checking,
 //! [`Queue::follow`] ([`Follow`]), and pages' anchors, [`Queue::anchors`] ([`Anchors`]);
-//! reaping, [`Queue::reaping`] ([`Reaping`]); what only reads the results, [`Queue::reports`]
+//! reaping, [`Queue::reaping`] ([`Reaping`]), and the leases of such periodic jobs,
+//! [`Queue::leases`] ([`Leases`]); the fleet's pause switch, [`Queue::control`] ([`Control`]);
+//! the history of verdicts, [`Queue::history`] ([`History`]); archived copies of dead links,
+//! [`Queue::archive`] ([`Archive`]); what only reads the results, [`Queue::reports`]
 //! ([`Reports`]); the fleet's soft-404 probes, [`Queue::probes`] ([`Probes`]).
 //!
 //! # Layout

@@ -147,16 +147,12 @@ async fn check_verdicts(url: &str, expected: &Expected) {
         .verdict_counts()
         .await
         .expect("count verdicts");
-    let count = |v| counts.iter().find(|(c, _)| *c == v).map_or(0, |(_, n)| *n);
-    let others: i64 = counts
-        .iter()
-        .filter(|(v, _)| !matches!(v, Verdict::Alive | Verdict::Dead))
-        .map(|(_, n)| n)
-        .sum();
+    let count = |v| counts.get(v) as i64;
     let got = Expected {
         alive: count(Verdict::Alive),
         dead: count(Verdict::Dead),
     };
+    let others = counts.total() as i64 - got.alive - got.dead;
     if got != *expected || others > 0 {
         println!(
             "  WARNING: verdicts {counts:?}; expected alive {}, dead {}",

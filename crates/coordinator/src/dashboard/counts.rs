@@ -60,10 +60,7 @@ pub async fn sample(queue: Queue, counts: Counts, stop: CancellationToken) {
 
 async fn read(reports: Reports<'_>) -> Result<Sample, crawler_queue::Error> {
     let states = reports.state_counts().await?;
-    let mut verdicts = VerdictCounts::default();
-    for (verdict, n) in reports.verdict_counts().await? {
-        verdicts.add(verdict, u64::try_from(n).unwrap_or(0));
-    }
+    let verdicts = reports.verdict_counts().await?;
     let at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);

@@ -113,10 +113,7 @@ impl Worker {
 impl Summary {
     async fn read(reports: Reports<'_>) -> Result<Summary, Error> {
         let states = reports.state_counts().await?;
-        let mut verdicts = VerdictCounts::default();
-        for (verdict, n) in reports.verdict_counts().await? {
-            verdicts.add(verdict, u64::try_from(n).unwrap_or(0));
-        }
+        let verdicts = reports.verdict_counts().await?;
         let top_dead_hosts = reports.top_dead_hosts(TOP_DEAD_HOSTS).await?;
         let missing_fragments = reports
             .checked_count(

@@ -6,7 +6,7 @@ use crate::db::with_pool;
 use crate::error::Error;
 use crate::sql::cached;
 use crate::state::State;
-use crate::verdict::Verdict;
+use crate::verdict::VerdictCounts;
 
 /// How many sites are in each state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,7 +52,7 @@ impl Reports<'_> {
     }
 
     /// Checked sites per verdict.
-    pub async fn verdict_counts(&self) -> Result<Vec<(Verdict, i64)>, Error> {
+    pub async fn verdict_counts(&self) -> Result<VerdictCounts, Error> {
         let sql = cached!(
             self.db.dialect(),
             "SELECT verdict, COUNT(*) FROM sites WHERE verdict IS NOT NULL GROUP BY verdict"
@@ -62,7 +62,11 @@ impl Reports<'_> {
             .fetch_all(pool)
             .await?
         });
-        rows.into_iter().map(|(v, n)| Ok((v.parse()?, n))).collect()
+        let mut counts = VerdictCounts::default();
+        for (verdict, n) in rows {
+            counts.add(verdict.parse()?, u64::try_from(n).unwrap_or(0));
+        }
+        Ok(counts)
     }
 
     /// The `limit` hosts with the most dead sites.

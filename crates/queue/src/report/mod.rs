@@ -1,6 +1,6 @@
 //! Reading results: pages of checked sites and of hosts for the report, and counts for
 //! summaries, progress bars and `--drain`. All of it is [`Reports`], the read-side view of the
-//! queue ([`Queue::reports`]); the queue itself only moves work.
+//! queue ([`Queue::reports`](crate::Queue::reports)); the queue itself only moves work.
 //!
 //! Pages are keyset-paginated per verdict, in the order the sites got it
 //! (`WHERE verdict = ? AND (verdict_since, id) > (?, ?) ORDER BY verdict_since, id LIMIT ?`,
@@ -13,6 +13,16 @@
 //! and each worker's checks per bucket of time (`over_time.rs`); referrers and dead links by
 //! page (`referrers.rs`), a site's verdict changes (`history.rs`). Every method of the view is
 //! in this folder, each beside the rows it reads.
+//!
+//! # Layout
+//! - `reports.rs`: [`Reports`] itself and [`Queue::reports`](crate::Queue::reports).
+//! - `checked.rs`: a checked site as read ([`Checked`]); `scope.rs`: which sites a page or a
+//!   count reads ([`Scope`], [`Only`]) and where the next page starts ([`After`]).
+//! - `sites.rs`: pages of checked sites, whether any (or how many) of a scope have a verdict.
+//! - `counts.rs`: sites per state ([`StateCounts`]) and per verdict, the hosts with the most
+//!   dead sites; `workers.rs`: the registered workers ([`WorkerRow`]).
+//! - the rest as above: `hosts.rs`, `host_filter.rs`, `changes.rs`, `backoffs.rs`,
+//!   `latest_dead.rs`, `over_time.rs`, `referrers.rs`, `history.rs`.
 
 mod backoffs;
 mod changes;
