@@ -45,6 +45,7 @@ use governor::{Quota, RateLimiter};
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
 
+use crate::addresses::{Address, Waiter};
 use crate::classify::is_throttling;
 use crate::config::HostLimit;
 
@@ -171,6 +172,8 @@ pub(crate) struct Permit<'a> {
     global: bool,
     /// When the request could start, for the host's latency.
     started: Option<Instant>,
+    /// The server address's slot, once held (`addresses.rs`).
+    address: Option<Arc<Address>>,
 }
 
 /// How much longer than `1 / rate` two requests' starts are apart. The rate is a promise about
@@ -204,9 +207,14 @@ impl Limits {
             .send_if_modified(|p| std::mem::replace(p, paused) != paused);
     }
 
-    /// Waits until `host` may be asked, then for a global slot, and while the fleet is paused;
-    /// `Err(wait)` at once when the server deferred the whole host past the horizon.
-    pub(crate) async fn acquire(&self, host: &Arc<HostLimits>) -> Result<Permit<'_>, Duration> {
+    /// Waits until `host` may be asked, then its server `address` (when limited), then for a
+    /// global slot, and while the fleet is paused; `Err(wait)` at once when the server deferred
+    /// the whole host past the horizon.
+    pub(crate) async fn acquire(
+        &self,
+        host: &Arc<HostLimits>,
+        address: Option<Waiter>,
+    ) -> Result<Permit<'_>, Duration> {
         let host = host.clone();
         host.waiting.fetch_add(1, Ordering::Relaxed);
         let _waiting = Waiting(host.clone());
@@ -223,8 +231,15 @@ impl Limits {
             host,
             global: false,
             started: None,
+            address: None,
         };
         permit.host.wait_for_pace(self.horizon).await?;
+        // The address's slot after the host's: a host queues for its own limits first, and
+        // holds no slot of its server while it does.
+        if let Some(waiter) = address {
+            waiter.address().acquire_slot().await;
+            permit.address = Some(waiter.address().clone());
+        }
         // The host's rate turn is taken only once the global slot is held, so a request starts
         // when it takes its turn: turns taken while waiting for a slot would all start together
         // when slots free up, a burst past the rate. A request whose turn has not come, or that
@@ -242,11 +257,27 @@ impl Limits {
                 self.unpaused().await;
                 continue;
             }
-            permit.started = Some(Instant::now());
+            let now = Instant::now();
+            permit.started = Some(now);
+            // The address's turn, then the host's: a turn of the address that the host's rate
+            // refuses is given back.
+            let turn = match permit.address.as_ref().map(|a| a.take_turn(now)) {
+                Some(Err(at)) => {
+                    self.global.add_permits(1);
+                    permit.global = false;
+                    tokio::time::sleep_until(at).await;
+                    continue;
+                }
+                Some(Ok(turn)) => Some(turn),
+                None => None,
+            };
             let Some(rate) = &permit.host.rate else { break };
             match rate.check() {
                 Ok(()) => break,
                 Err(not_until) => {
+                    if let (Some(address), Some(turn)) = (&permit.address, turn) {
+                        address.give_back(turn);
+                    }
                     self.global.add_permits(1);
                     permit.global = false;
                     tokio::time::sleep_until(not_until.earliest_possible().0).await;
@@ -465,6 +496,9 @@ impl Drop for Permit<'_> {
             self.host.latency_us.store(new, Ordering::Relaxed);
         }
         self.host.slots.add_permits(1);
+        if let Some(address) = &self.address {
+            address.release_slot();
+        }
         if self.global {
             self.limits.global.add_permits(1);
         }
@@ -601,7 +635,7 @@ mod tests {
         }
 
         async fn acquire(&self, name: &str) -> Result<Permit<'_>, Duration> {
-            self.limits.acquire(&self.host(name)).await
+            self.limits.acquire(&self.host(name), None).await
         }
 
         fn pause(&self, paused: bool) {
