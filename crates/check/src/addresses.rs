@@ -37,6 +37,11 @@ const MIN_SWEEP: usize = 1024;
 /// Host names remembered with their address for the fleet's reports, at most (then forgotten
 /// and learned again).
 const MAX_NAMES: usize = 65_536;
+/// How long the rate's past counts: a request rate is judged over any one second, so a share
+/// that joins others waits this long before its first start (the others' starts at their
+/// larger shares are then out of every window it is in), and a share that grows when another
+/// holder left waits as long (the leaver's last starts likewise).
+const WINDOW: Duration = Duration::from_secs(1);
 /// As the host rate's (`ratelimit.rs`): starts are spaced a fiftieth wider than `1 / rate`, so
 /// that a request that arrives late does not bunch with the next.
 const RATE_MARGIN: f64 = 1.02;
@@ -83,6 +88,8 @@ struct State {
     last_start: Option<Instant>,
     /// When a request last ended or started.
     last_used: Instant,
+    /// Fewer holders, from when: a share grows only a [`WINDOW`] after another holder left.
+    fewer: Option<(u32, Instant)>,
 }
 
 /// One server address's entry in the book.
@@ -347,6 +354,7 @@ impl Address {
                 next: now,
                 last_start: None,
                 last_used: now,
+                fewer: None,
             }),
             changed: Notify::new(),
         }
@@ -386,12 +394,31 @@ impl Address {
         if state.standing != Standing::Registered {
             return;
         }
-        if holders != state.holders {
-            // A smaller share spaces the next start from the last at once.
-            if let Some(last) = state.last_start {
-                state.next = state.next.max(last + self.spacing(holders));
+        let now = Instant::now();
+        if holders < state.holders {
+            // A larger share: once the holders that left are out of the window.
+            let since = match state.fewer {
+                Some((_, since)) => since,
+                None => now,
+            };
+            state.fewer = Some((holders, since));
+            if now >= since + WINDOW {
+                state.holders = holders;
+                state.fewer = None;
             }
-            state.holders = holders;
+        } else {
+            state.fewer = None;
+            if holders > state.holders {
+                // A smaller share spaces the next start from the last at once.
+                if let Some(last) = state.last_start {
+                    state.next = state.next.max(last + self.spacing(holders));
+                }
+                state.holders = holders;
+            }
+        }
+        if confirmed && !state.confirmed && state.holders > 1 {
+            // Joining others: their starts at their larger shares leave the window first.
+            state.next = state.next.max(now + WINDOW);
         }
         state.confirmed = confirmed;
         drop(state);
@@ -539,6 +566,13 @@ mod tests {
             "half of 4 slots"
         );
         let now = Instant::now();
+        assert_eq!(
+            address.take_turn(now).unwrap_err() - now,
+            WINDOW - Duration::from_millis(50),
+            "joining others: a window's wait"
+        );
+        tokio::time::sleep(WINDOW).await;
+        let now = Instant::now();
         assert!(address.take_turn(now).is_ok());
         assert_eq!(
             address.take_turn(now).unwrap_err() - now,
@@ -546,7 +580,16 @@ mod tests {
             "half of the rate"
         );
         assert!(book.within_shares());
-        // Alone again: the whole budget.
+        // Alone again: the whole budget, once the other holder's starts are out of the window.
+        book.set_shares(&[]);
+        let third = address.acquire_slot();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), third)
+                .await
+                .is_err(),
+            "the other holder's share is not taken at once"
+        );
+        tokio::time::sleep(WINDOW).await;
         book.set_shares(&[]);
         address.acquire_slot().await;
     }

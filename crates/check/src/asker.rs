@@ -229,12 +229,14 @@ impl Asker {
 
     /// The address a request to `url` connects to: the first its name resolves to that the
     /// policy allows, which the connector tries first (`None` when addresses are not limited,
-    /// or the name does not resolve: the request fails without reaching a server).
+    /// or the name does not resolve: the request fails without reaching a server). A host of
+    /// `--host-limits` is not counted at its address: its limits are the operator's word for
+    /// their own server.
     async fn address_of(&self, url: &Url) -> Option<std::net::IpAddr> {
-        if !self.addresses.is_on() {
+        let name = url.host_str()?;
+        if !self.addresses.is_on() || self.config.host_limits.contains_key(name) {
             return None;
         }
-        let name = url.host_str()?;
         let addrs = self.resolver.clone().resolve_host(name.to_owned()).await;
         addrs.ok()?.first().map(|a| a.ip())
     }

@@ -64,6 +64,7 @@
 //!   `Queue::try_lead` and `Queue::lead_runs`, a lease of any name and its count of runs, for
 //!   the tests of leases.
 
+pub mod addresses;
 pub mod anchors;
 pub mod archive;
 pub mod balance;
@@ -99,6 +100,7 @@ mod workers;
 // live in `crawler-verdict`, which both depend on, under the same paths as before.
 pub use crawler_verdict::{backoff, filter, verdict};
 
+pub use addresses::{AddressHolders, AddressLoad, AddressView, Addresses, SharesRead};
 pub use anchors::{Anchors, PageAnchors};
 pub use archive::{Archived, ToArchive};
 pub use backoff::MAX_DELAY;
