@@ -66,8 +66,7 @@ async fn drain_with(db: &TestDb, workers: usize, apart: Duration, flags: &[&str]
 on_every_backend!(
     async fn two_workers_keep_to_an_addresss_limits_over_all_its_names(backend: Backend) {
         let meter = spawn_meter(ADDRESSES, LATENCY).await;
-        let port = meter.url(0, 0).rsplit(':').next().unwrap().to_owned();
-        let port = port.split('/').next().unwrap().to_owned();
+        let port = url::Url::parse(&meter.url(0, 0)).unwrap().port().unwrap();
         let names: Vec<String> = (0..ADDRESSES * NAMES)
             .map(|i| format!("n{i}.addresses-test"))
             .collect();
