@@ -146,6 +146,9 @@ struct Pace {
     /// `Retry-After`, capped at `crawler_verdict::MAX_DELAY`).
     deferred_until: Option<Instant>,
     last_used: Instant,
+    /// When the last request actually started (a turn reserved may start later, after the
+    /// address's limits or a global slot): the next starts no sooner than the spacing after it.
+    last_start: Option<Instant>,
     /// The least time between two requests' starts: the host's `Crawl-delay` (zero: none).
     floor: Duration,
     /// Throttled answers in a row, since when, and (up to two) distinct paths among them.
@@ -233,13 +236,14 @@ impl Limits {
             started: None,
             address: None,
         };
-        permit.host.wait_for_pace(self.horizon).await?;
-        // The address's slot after the host's: a host queues for its own limits first, and
-        // holds no slot of its server while it does.
+        // The address's slot after the host's (a host queues for its own slots first, and holds
+        // none of its server's while it does), and before the host's pace, whose turn is
+        // reserved: a wait after it would start this request late, close to the next one.
         if let Some(waiter) = address {
             waiter.address().acquire_slot().await;
             permit.address = Some(waiter.address().clone());
         }
+        permit.host.wait_for_pace(self.horizon).await?;
         // The host's rate turn is taken only once the global slot is held, so a request starts
         // when it takes its turn: turns taken while waiting for a slot would all start together
         // when slots free up, a burst past the rate. A request whose turn has not come, or that
@@ -259,6 +263,14 @@ impl Limits {
             }
             let now = Instant::now();
             permit.started = Some(now);
+            // The pace's spacing from the last actual start: a reserved turn that started late
+            // (waiting for a slot or the address's rate) does not bring the next one closer.
+            if let Some(at) = permit.host.pace_wait(now) {
+                self.global.add_permits(1);
+                permit.global = false;
+                tokio::time::sleep_until(at).await;
+                continue;
+            }
             // The address's turn, then the host's: a turn of the address that the host's rate
             // refuses is given back.
             let turn = match permit.address.as_ref().map(|a| a.take_turn(now)) {
@@ -271,9 +283,15 @@ impl Limits {
                 Some(Ok(turn)) => Some(turn),
                 None => None,
             };
-            let Some(rate) = &permit.host.rate else { break };
+            let Some(rate) = &permit.host.rate else {
+                permit.host.started(now);
+                break;
+            };
             match rate.check() {
-                Ok(()) => break,
+                Ok(()) => {
+                    permit.host.started(now);
+                    break;
+                }
                 Err(not_until) => {
                     if let (Some(address), Some(turn)) = (&permit.address, turn) {
                         address.give_back(turn);
@@ -410,6 +428,19 @@ impl HostLimits {
         Ok(())
     }
 
+    /// When the next request may start at the pace's spacing from the last one's actual
+    /// start, if that is later than `now`.
+    fn pace_wait(&self, now: Instant) -> Option<Instant> {
+        let pace = self.pace();
+        let at = pace.last_start? + pace.spacing(self.base());
+        (at > now).then_some(at)
+    }
+
+    /// A request starts now.
+    fn started(&self, now: Instant) {
+        self.pace().last_start = Some(now);
+    }
+
     /// Whether checks queue for this host: as many wait as it has slots, and each turn takes a
     /// millisecond at least, so its rate or its slots bound them, not the worker's own limits.
     pub(crate) fn is_queueing(&self) -> bool {
@@ -533,6 +564,7 @@ impl Pace {
             next: now,
             deferred_until: None,
             last_used: now,
+            last_start: None,
             floor: Duration::ZERO,
             streak: 0,
             streak_since: None,
