@@ -29,6 +29,10 @@ pub const ROUND: Duration = Duration::from_millis(250);
 const LOADS_EVERY: Duration = Duration::from_secs(2);
 /// How often the shares of workers gone from the `workers` table are deleted.
 const FORGET_DEAD_EVERY: Duration = Duration::from_secs(60);
+/// How often every address held is registered again (rows already there are left as they
+/// are): a worker taken for dead and deleted while it was only stalled gets its rows back,
+/// unconfirmed, rather than using shares the others no longer count.
+const REREGISTER_EVERY: Duration = Duration::from_secs(10);
 
 /// Keeps this worker's shares until `done`, then gives them all back.
 pub async fn share_loop(ctx: Arc<Ctx>, done: CancellationToken) {
@@ -61,6 +65,7 @@ pub async fn share_loop(ctx: Arc<Ctx>, done: CancellationToken) {
 struct Rounds {
     loads_at: Option<Instant>,
     forgot_dead_at: Option<Instant>,
+    registered_at: Option<Instant>,
     /// The loads last written, by address.
     loads: HashMap<IpAddr, (usize, usize)>,
 }
@@ -76,6 +81,14 @@ async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Erro
         }
         addresses.release(id, &texts(&idle)).await?;
     }
+    if rounds
+        .registered_at
+        .is_some_and(|at| at.elapsed() >= REREGISTER_EVERY)
+    {
+        addresses.register(id, &texts(&book.held())).await?;
+        rounds.registered_at = Some(Instant::now());
+    }
+    rounds.registered_at.get_or_insert_with(Instant::now);
     let wanted = book.wanted();
     if !wanted.is_empty() {
         if let Err(error) = addresses.register(id, &texts(&wanted)).await {
