@@ -80,8 +80,12 @@ struct State {
     /// Live workers holding the address, this one included (1: alone).
     holders: u32,
     in_flight: usize,
-    /// Requests waiting for a slot (counted from [`AddressBook::enter`]).
+    /// Requests on their way to the address (counted from [`AddressBook::enter`], their
+    /// host's limits included): it is wanted, and kept.
     waiting: usize,
+    /// Requests waiting for the address itself (its slots or its share): what the address
+    /// holds up.
+    queued: usize,
     /// No request starts before this (the rate).
     next: Instant,
     /// The last request's start.
@@ -116,6 +120,7 @@ pub struct AddressShare {
 pub struct AddressReport {
     pub ip: IpAddr,
     pub in_flight: usize,
+    /// Requests waiting for the address itself (its slots, rate or share).
     pub waiting: usize,
     pub holders: u32,
 }
@@ -314,7 +319,8 @@ impl AddressBook {
         names
     }
 
-    /// The addresses with requests waiting or in flight, busiest first.
+    /// The addresses that requests wait for (their slots or their share, not their hosts'
+    /// limits), those with the most waiting first.
     pub fn reports(&self) -> Vec<AddressReport> {
         let map = self.map();
         let mut reports: Vec<AddressReport> = map
@@ -322,10 +328,10 @@ impl AddressBook {
             .values()
             .filter_map(|a| {
                 let state = a.state();
-                (state.waiting > 0 || state.in_flight > 0).then(|| AddressReport {
+                (state.queued > 0).then(|| AddressReport {
                     ip: a.ip,
                     in_flight: state.in_flight,
-                    waiting: state.waiting,
+                    waiting: state.queued,
                     holders: state.holders,
                 })
             })
@@ -351,6 +357,7 @@ impl Address {
                 holders: 1,
                 in_flight: 0,
                 waiting: 0,
+                queued: 0,
                 next: now,
                 last_start: None,
                 last_used: now,
@@ -427,6 +434,8 @@ impl Address {
 
     /// Waits for a slot of this worker's share (and, in a fleet, for the share itself).
     pub(crate) async fn acquire_slot(&self) {
+        self.state().queued += 1;
+        let _queued = Queued(self);
         loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
@@ -475,6 +484,15 @@ impl Address {
         let mut state = self.state();
         state.next = turn.next;
         state.last_start = turn.last_start;
+    }
+}
+
+/// Counts a request as waiting for the address itself until dropped (its wait cancelled too).
+struct Queued<'a>(&'a Address);
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.0.state().queued -= 1;
     }
 }
 

@@ -8,7 +8,8 @@
 //! ([`Addresses::register`]): a row, then, in a later statement, its `since` on the
 //! database's clock, so that whoever reads after `since` sees the row. Its share is the limit
 //! over the live holders it reads ([`Addresses::shares`]), and it may use it only once every
-//! other live holder has acknowledged a read that started after its `since`
+//! other live holder registered before it has acknowledged a read that started after its
+//! `since` (one registered after it reads its row anyway)
 //! ([`Addresses::acknowledge`]: the start of its last read, written once it applied what it
 //! read). So any two holders using their shares have each counted the other, and every share
 //! in use is at most the limit over the holders using it. A worker gives its rows back when an
@@ -154,7 +155,10 @@ impl Addresses<'_> {
     }
 
     /// Reads the holders of `worker`'s addresses: those it shares with other live workers
-    /// (a worker is live with a heartbeat within `dead_after`), and those it may not use yet.
+    /// (a worker is live with a heartbeat within `dead_after`), and those it may not use yet:
+    /// where a live holder registered before it (an earlier `since`) has not acknowledged a
+    /// read since. A holder registered after it needs no acknowledgement from it: its own
+    /// reads, after its `since`, see this worker's row, and it waits for this worker's.
     pub async fn shares(&self, worker: &str, dead_after: Duration) -> Result<SharesRead, Error> {
         let db = &self.queue.db;
         let now = cached!(db.dialect(), "SELECT {now}");
@@ -173,7 +177,8 @@ impl Addresses<'_> {
              JOIN workers w ON w.id = o.worker \
              LEFT JOIN address_syncs s ON s.worker = o.worker \
              WHERE m.worker = ? AND w.heartbeat_at >= {now} - ? \
-             AND (m.since IS NULL OR s.synced_at IS NULL OR s.synced_at <= m.since)"
+             AND (m.since IS NULL OR (o.since IS NOT NULL AND o.since <= m.since \
+             AND (s.synced_at IS NULL OR s.synced_at <= m.since)))"
         );
         let dead_after = millis(dead_after);
         let (started_at, shared, waiting) = with_pool!(db, pool => {

@@ -4,9 +4,10 @@
 //!
 //! A round, whenever a request waits for an address not registered yet, and every [`ROUND`]
 //! otherwise: give back the addresses idle for `crawler_check::ADDRESS_IDLE`, register the
-//! ones wanted, read the holders of every address held and apply the shares, then acknowledge
-//! that read, once no address has more requests in flight than its new share (so that the
-//! workers who wait for this acknowledgement can count on it). A request to a new address
+//! ones wanted, read the holders of every address held and apply the shares, then, when it
+//! shares any, acknowledge that read once no address has more requests in flight than its new
+//! share (so that the workers who wait for this acknowledgement can count on it). A worker
+//! alone on its addresses writes only its new ones. A request to a new address
 //! therefore waits for one round (a few statements) before it goes; a worker alone on an
 //! address takes its whole budget then.
 
@@ -25,7 +26,8 @@ use super::ctx::Ctx;
 /// after another worker gave its part back, and how soon a worker that registered after this
 /// one is acknowledged.
 pub const ROUND: Duration = Duration::from_millis(250);
-/// How often the requests waiting per address are written, for the per-address view.
+/// How often the requests waiting per address are written, for the per-address view (only
+/// for the addresses requests wait for, and those that had some).
 const LOADS_EVERY: Duration = Duration::from_secs(2);
 /// How often the shares of workers gone from the `workers` table are deleted.
 const FORGET_DEAD_EVERY: Duration = Duration::from_secs(60);
@@ -109,7 +111,9 @@ async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Erro
         })
         .collect();
     book.set_shares(&shares);
-    if book.within_shares() {
+    // Only a worker that shares an address can be waited for (a newcomer's row is in the
+    // read that counts it): alone everywhere, it writes nothing.
+    if !read.addresses.is_empty() && book.within_shares() {
         addresses.acknowledge(id, read.started_at).await?;
     }
     let names = book.take_names();
