@@ -180,3 +180,74 @@ on_every_backend!(
         assert_eq!(reported(&db).len(), urls.len(), "every site reported once");
     }
 );
+
+on_every_backend!(
+    async fn a_new_holder_of_an_address_waits_for_the_earlier_ones_to_count_it(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let addresses = queue.addresses();
+        let live = Duration::from_secs(60);
+        for id in ["x", "y", "z"] {
+            queue.register(id, "test", 1).await.unwrap();
+        }
+        let a = vec!["127.0.9.1".to_owned()];
+        // Alone: confirmed at once, nothing listed.
+        addresses.register("x", &a).await.unwrap();
+        let x = addresses.shares("x", live).await.unwrap();
+        assert!(x.addresses.is_empty(), "{:?}", x.addresses);
+        // A second holder: counted by both reads, confirmed once the first acknowledges a read
+        // that started after it registered.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        addresses.register("y", &a).await.unwrap();
+        let y = addresses.shares("y", live).await.unwrap();
+        assert_eq!(y.addresses.len(), 1);
+        assert_eq!(
+            (y.addresses[0].holders, y.addresses[0].confirmed),
+            (2, false)
+        );
+        addresses.acknowledge("x", x.started_at).await.unwrap();
+        let y = addresses.shares("y", live).await.unwrap();
+        assert!(
+            !y.addresses[0].confirmed,
+            "x's read started before y registered"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let x = addresses.shares("x", live).await.unwrap();
+        assert_eq!(
+            (x.addresses[0].holders, x.addresses[0].confirmed),
+            (2, true)
+        );
+        addresses.acknowledge("x", x.started_at).await.unwrap();
+        let y = addresses.shares("y", live).await.unwrap();
+        assert_eq!(
+            (y.addresses[0].holders, y.addresses[0].confirmed),
+            (2, true)
+        );
+        // A dead holder is not counted; a holder that leaves gives its share back.
+        let dead = Duration::ZERO;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert!(addresses
+            .shares("y", dead)
+            .await
+            .unwrap()
+            .addresses
+            .is_empty());
+        addresses.release("x", &a).await.unwrap();
+        assert!(addresses
+            .shares("y", live)
+            .await
+            .unwrap()
+            .addresses
+            .is_empty());
+        // The view of the addresses held, with the names asked at them.
+        addresses
+            .record_names(&[("n.example".to_owned(), a[0].clone())])
+            .await
+            .unwrap();
+        let view = addresses.view(live).await.unwrap();
+        assert_eq!(view.len(), 1);
+        assert_eq!((view[0].holders, view[0].hosts), (1, 1));
+        addresses.release_all("y").await.unwrap();
+        assert!(addresses.view(live).await.unwrap().is_empty());
+    }
+);
