@@ -18,7 +18,16 @@
 //!     same limits, if a `lychee` binary is on PATH or in ~/.cargo/bin (else that row is
 //!     skipped, saying so); 20 ms;
 //!   - `c`: 1 worker, 10,000 URLs on 100 hosts with 10 % of them on one host,
-//!     `--host-concurrency 10 --host-rate 50` (floor 20 s); 50 ms.
+//!     `--host-concurrency 10 --host-rate 50` (floor 20 s); 50 ms;
+//!   - `d`: shared hosting: 2 workers, 4,000 URLs on 100 host names resolved (a test DNS,
+//!     `--dns-server`) to 4 server addresses, 25 names each, `--host-concurrency 4 --host-rate
+//!     10` and the default per-address limits (`--ip-concurrency 32 --ip-rate 80`: per name
+//!     alone an address would see 250 a second); 200 ms. Its floor is an address's URLs at
+//!     `--ip-rate`.
+//!
+//!   Every row prints the maxima over the hosts and over the server addresses, each with its
+//!   limit: in `a` to `c` every host is an address of its own (the meter's), so the two agree;
+//!   in `d` the meter measures per address only, and the per-host columns say `-`.
 //! - `POLITENESS_BENCH_MYSQL=mysql://USER:PW@127.0.0.1:PORT/` keeps the queue on that server
 //!   (a fresh database per crawl, dropped after); by default it is a fresh SQLite file.
 //! - What the database did per URL: on MariaDB from the server's status counters; on SQLite,
@@ -35,13 +44,17 @@
 //!
 //! Every server listens on 127.0.0.0/8 only; every crawl is killed after ten minutes.
 
+use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crawler_queue::{SqliteWork, Verdict, VerdictCounts};
+use crawler_tests::bench::host;
 use crawler_tests::bench::{find_lychee, raise_fd_limit, source_state, Lychee};
 use crawler_tests::bins::{command, run, stderr};
+use crawler_tests::dns::{DnsServer, Record};
 use crawler_tests::mariadb::{drop_database, URL_VAR};
 use crawler_tests::meter::{spawn_meter, Meter, Report};
 use crawler_tests::scale::mysql_server_pid;
@@ -75,7 +88,14 @@ struct Scenario {
     /// The crawler's `--concurrency` (`None`: its default); lychee's `--max-concurrency` is
     /// this or 128.
     concurrency: Option<usize>,
+    /// Host names per server address, resolved through a test DNS (1: every host is an
+    /// address of the meter's, named by its IP).
+    names_per_address: usize,
 }
+
+/// The workers' default per-address limits (`crawler_check::defaults`).
+const IP_CONCURRENCY: usize = 32;
+const IP_RATE: usize = 80;
 
 /// Scenario `a`, which `a0` varies.
 const SCENARIO_A: Scenario = Scenario {
@@ -89,9 +109,10 @@ const SCENARIO_A: Scenario = Scenario {
     latency: Duration::from_millis(200),
     lychee: false,
     concurrency: None,
+    names_per_address: 1,
 };
 
-const SCENARIOS: [Scenario; 5] = [
+const SCENARIOS: [Scenario; 6] = [
     SCENARIO_A,
     Scenario {
         key: "a0",
@@ -109,6 +130,7 @@ const SCENARIOS: [Scenario; 5] = [
         latency: Duration::from_millis(20),
         lychee: true,
         concurrency: None,
+        names_per_address: 1,
     },
     Scenario {
         key: "z",
@@ -121,6 +143,7 @@ const SCENARIOS: [Scenario; 5] = [
         latency: Duration::ZERO,
         lychee: true,
         concurrency: Some(128),
+        names_per_address: 1,
     },
     Scenario {
         key: "c",
@@ -133,6 +156,20 @@ const SCENARIOS: [Scenario; 5] = [
         latency: Duration::from_millis(50),
         lychee: false,
         concurrency: None,
+        names_per_address: 1,
+    },
+    Scenario {
+        key: "d",
+        workers: 2,
+        urls: 4_000,
+        hosts: 4,
+        share: 0.0,
+        host_concurrency: 4,
+        host_rate: 10,
+        latency: Duration::from_millis(200),
+        lychee: false,
+        concurrency: None,
+        names_per_address: 25,
     },
 ];
 
@@ -183,23 +220,41 @@ impl Scenario {
             .runtime
             .block_on(spawn_meter(self.hosts, self.latency));
         let path = bench.tmp.path().join(format!("urls-{}.txt", self.key));
-        let list = meter.write_list(&path, self.urls, self.share);
-        let floor = list.most_on_one_host() as f64 / self.host_rate as f64;
+        let (floor, most, dns) = if self.names_per_address > 1 {
+            let (dns, most) = self.write_named_list(&meter, &path);
+            (most as f64 / IP_RATE as f64, most, Some(dns))
+        } else {
+            let list = meter.write_list(&path, self.urls, self.share);
+            let most = list.most_on_one_host();
+            (most as f64 / self.host_rate as f64, most, None)
+        };
+        let dns_flags: Vec<String> = match &dns {
+            Some(dns) => vec!["--dns-server".into(), dns.addr().to_string()],
+            None => Vec::new(),
+        };
         println!(
-            "\n== {}: {} worker(s), {} URLs on {} hosts (at most {} on one), --host-concurrency {} \
-             --host-rate {}, answers after {:?}; floor {floor:.1} s ==",
+            "\n== {}: {} worker(s), {} URLs on {} hosts on {} addresses (at most {most} on one \
+             {}), --host-concurrency {} --host-rate {}, answers after {:?}; floor {floor:.1} s ==",
             self.key,
             self.workers,
             self.urls,
+            self.hosts * self.names_per_address,
             self.hosts,
-            list.most_on_one_host(),
+            if dns.is_some() { "address" } else { "host" },
             self.host_concurrency,
             self.host_rate,
             self.latency
         );
         println!(
-            "{:<22} {:>8} {:>8} {:>9} {:>14} {:>14}",
-            "run", "time s", "/floor", "requests", "max in flight", "max in 1 s"
+            "{:<22} {:>8} {:>8} {:>9} {:>14} {:>14} {:>16} {:>16}",
+            "run",
+            "time s",
+            "/floor",
+            "requests",
+            "host in flight",
+            "host in 1 s",
+            "address in flight",
+            "address in 1 s"
         );
         let runs = runs();
         let mut ratios = Vec::new();
@@ -208,7 +263,7 @@ impl Scenario {
                 println!("-- run {run} of {runs}");
             }
             meter.reset();
-            ratios.extend(self.crawler_then_lychee(bench, &path, floor, &meter));
+            ratios.extend(self.crawler_then_lychee(bench, &path, floor, &meter, &dns_flags));
         }
         if ratios.len() > 1 {
             ratios.sort_by(f64::total_cmp);
@@ -231,8 +286,9 @@ impl Scenario {
         path: &Path,
         floor: f64,
         meter: &Meter,
+        dns_flags: &[String],
     ) -> Option<f64> {
-        let (seed, crawler, cpu) = self.crawl(bench, path);
+        let (seed, crawler, cpu) = self.crawl(bench, path, dns_flags);
         self.print_row(
             &format!("crawler, {} worker(s)", self.workers),
             crawler,
@@ -291,7 +347,7 @@ impl Scenario {
 
     /// Seeds the list into a fresh database, then drains it: the time of each, and what the
     /// drain cost.
-    fn crawl(&self, bench: &Bench, list: &Path) -> (Duration, Duration, Cpu) {
+    fn crawl(&self, bench: &Bench, list: &Path, dns_flags: &[String]) -> (Duration, Duration, Cpu) {
         let db = bench.runtime.block_on(bench.backend.fresh());
         let url = db.url.expose();
         let before_seed = ServerWork::now(bench, url);
@@ -313,6 +369,7 @@ impl Scenario {
                     let mut worker = embedded_work(bench, command("crawler-worker", url), log);
                     worker
                         .args(["--id", &format!("bench-{i}")])
+                        .args(dns_flags)
                         .args(self.flags())
                         .spawn()
                         .expect("start crawler-worker")
@@ -385,18 +442,59 @@ impl Scenario {
         started.elapsed()
     }
 
+    /// Writes the list of a shared-hosting scenario: `names_per_address` names on each of the
+    /// meter's addresses, resolved by a test DNS it starts; the URLs take the names in turn.
+    /// Returns the DNS server and the most URLs on one address.
+    fn write_named_list(&self, meter: &Meter, path: &Path) -> (DnsServer, usize) {
+        let names = self.hosts * self.names_per_address;
+        let name = |i: usize| format!("h{i}.politeness-bench");
+        let records: HashMap<String, Record> = (0..names)
+            .map(|i| {
+                (
+                    name(i),
+                    Record::A(host(i % self.hosts).parse().expect("an IPv4")),
+                )
+            })
+            .collect();
+        let dns = DnsServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), records)
+            .expect("start the test DNS");
+        let port = url::Url::parse(&meter.url(0, 0))
+            .ok()
+            .and_then(|u| u.port())
+            .expect("the meter's port");
+        let mut out = String::new();
+        let mut per_address = vec![0; self.hosts];
+        for n in 0..self.urls {
+            let i = n % names;
+            out.push_str(&format!("http://{}:{port}/{n}\n", name(i)));
+            per_address[i % self.hosts] += 1;
+        }
+        std::fs::write(path, out).expect("write the URL list");
+        (dns, per_address.into_iter().max().unwrap_or(0))
+    }
+
     fn print_row(&self, name: &str, time: Duration, floor: f64, meter: &Meter) {
         let Report {
             requests,
             max_in_flight,
             max_per_second,
         } = meter.peaks();
+        // The meter's tallies are per address; a host is one only when named by its IP.
+        let (host_in_flight, host_per_second) = if self.names_per_address == 1 {
+            (
+                format!("{max_in_flight} (limit {})", self.host_concurrency),
+                format!("{max_per_second} (limit {})", self.host_rate),
+            )
+        } else {
+            ("-".to_owned(), "-".to_owned())
+        };
         println!(
-            "{name:<22} {:>8.1} {:>8.2} {requests:>9} {:>14} {:>14}",
+            "{name:<22} {:>8.1} {:>8.2} {requests:>9} {host_in_flight:>14} {host_per_second:>14} \
+             {:>16} {:>16}",
             time.as_secs_f64(),
             time.as_secs_f64() / floor,
-            format!("{max_in_flight} (limit {})", self.host_concurrency),
-            format!("{max_per_second} (limit {})", self.host_rate),
+            format!("{max_in_flight} (limit {IP_CONCURRENCY})"),
+            format!("{max_per_second} (limit {IP_RATE})"),
         );
     }
 }

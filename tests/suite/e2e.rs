@@ -16,6 +16,12 @@ pub const FAST: &[&str] = &[
     "100000",
     "--host-concurrency",
     "200",
+    // Every local site is on loopback: one address, limited as the hosts are (no more than
+    // them), and shared by the fleet through the database all the same.
+    "--ip-rate",
+    "100000",
+    "--ip-concurrency",
+    "200",
     "--concurrency",
     "64",
     "--batch-size",

@@ -14,6 +14,8 @@
 //! - `fragments`: links to sections (`page#section`) of real pages served by nginx, with ids
 //!   removed: every broken fragment reported with its pages, each page read once.
 //! - `fleet`: several workers keep to one host's limits together, as the host measures them.
+//! - `addresses`: two workers keep to a server address's limits over its many names (a test
+//!   DNS), and four starting together keep to each small host's rate.
 //! - `hostile`: hostile servers, input lines, pipes and flags.
 //! - `faults`: kills, a database restart, killed connections, a paused worker (MariaDB).
 //! - `galera`: a fleet on a three-node Galera cluster: exactly once across nodes, a node killed.
@@ -60,6 +62,7 @@
 //! - `progress`: what a worker tells: a bar and colour on a terminal (in a pseudo-terminal),
 //!   plain lines in a pipe, `NO_COLOR`, `--log-format json`, `-q`, verdicts counted once.
 
+mod addresses;
 mod balance;
 mod browser;
 mod compose;

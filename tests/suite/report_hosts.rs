@@ -59,7 +59,7 @@ const HOSTS: [(&str, &[Fate]); 4] = [
 const OWNED: u32 = 232;
 
 /// The report's columns, in order.
-const COLUMNS: [&str; 20] = [
+const COLUMNS: [&str; 21] = [
     "host",
     "state",
     "rate",
@@ -79,6 +79,7 @@ const COLUMNS: [&str; 20] = [
     "last_status",
     "recent_checks",
     "recent_errors",
+    "address",
     "detail",
 ];
 
@@ -104,7 +105,7 @@ fn expected() -> Vec<Value> {
             "sites": sites, "alive": alive, "dead": dead, "blocked": blocked,
             "unreachable": unreachable, "error": error, "excluded": excluded, "pending": pending,
             "owner": owner, "last_status": status,
-            "recent_checks": checks, "recent_errors": errors, "detail": detail,
+            "recent_checks": checks, "recent_errors": errors, "address": null, "detail": detail,
         })
     };
     vec![

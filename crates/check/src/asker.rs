@@ -12,6 +12,7 @@ use url::Url;
 
 use crate::accept::accepts;
 use crate::address::{guard, AddressPolicy};
+use crate::addresses::{AddressBook, AddressLimit};
 use crate::ask::Ask;
 use crate::auth::authorize;
 use crate::classify::failure_of;
@@ -103,6 +104,8 @@ pub(crate) struct Asker {
     book: HostBook,
     /// The limits over all hosts, and the pause.
     limits: Limits,
+    /// Every server address asked, and its share of the address's budget.
+    addresses: AddressBook,
     /// The client's resolver, to forget a failed look-up before a probe.
     resolver: CachingResolver,
     /// Which addresses may be connected to; also inside the client's resolver.
@@ -121,6 +124,10 @@ impl Asker {
         Ok(Asker {
             book: HostBook::new(default, config.host_limits.clone()),
             limits: Limits::new(config.concurrency, config.defer_horizon),
+            addresses: AddressBook::new(AddressLimit {
+                concurrency: config.ip_concurrency,
+                rate: config.ip_rate,
+            }),
             client,
             resolver,
             allow,
@@ -136,6 +143,11 @@ impl Asker {
     /// Everything this worker knows of each host.
     pub(crate) fn book(&self) -> &HostBook {
         &self.book
+    }
+
+    /// Every server address asked, and its share of the address's budget.
+    pub(crate) fn addresses(&self) -> &AddressBook {
+        &self.addresses
     }
 
     /// The entry of `name` in the book, made when absent.
@@ -180,7 +192,11 @@ impl Asker {
         // limits; what was learned while waiting for those is looked at again.
         let (gate, permit) = loop {
             let gate = reach.gate().await.map_err(Failure::HostDown)?;
-            let permit = self.limits.acquire(host.limits()).await;
+            // The address the connector will use, resolved now (and cached for it), so its
+            // limits are waited for before the request is sent.
+            let address = self.address_of(url).await;
+            let address = address.map(|ip| self.addresses.enter(ip, host.name()));
+            let permit = self.limits.acquire(host.limits(), address).await;
             let permit = permit.map_err(Failure::Busy)?;
             if matches!(gate, Gate::Probe(_)) || reach.still_open().map_err(Failure::HostDown)? {
                 break (gate, permit);
@@ -212,6 +228,20 @@ impl Asker {
             }
         }
         result
+    }
+
+    /// The address a request to `url` connects to: the first its name resolves to that the
+    /// policy allows, which the connector tries first (`None` when addresses are not limited,
+    /// or the name does not resolve: the request fails without reaching a server). A host of
+    /// `--host-limits` is not counted at its address: its limits are the operator's word for
+    /// their own server.
+    async fn address_of(&self, url: &Url) -> Option<std::net::IpAddr> {
+        let name = url.host_str()?;
+        if !self.addresses.is_on() || self.config.host_limits.contains_key(name) {
+            return None;
+        }
+        let addrs = self.resolver.clone().resolve_host(name.to_owned()).await;
+        addrs.ok()?.first().map(|a| a.ip())
     }
 
     async fn send(

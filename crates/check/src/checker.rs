@@ -89,6 +89,12 @@ impl Checker {
         self.asker.book()
     }
 
+    /// Every server address this worker asks, and its share of each address's budget
+    /// (`addresses.rs`): what the worker's `share_addresses` stage reads and writes.
+    pub fn addresses(&self) -> &crate::addresses::AddressBook {
+        self.asker.addresses()
+    }
+
     /// Pauses or resumes every request of this worker (`crawler-reap --pause`): while paused
     /// none starts; those on the wire finish, and the checks waiting keep waiting.
     pub fn pause(&self, paused: bool) {

@@ -30,6 +30,12 @@ pub struct CheckConfig {
     pub host_rate: f64,
     /// Requests in flight over all hosts at most.
     pub concurrency: usize,
+    /// Requests in flight to one server address at most, over every name it serves and for
+    /// the whole fleet (`usize::MAX`: no limit; `addresses.rs`).
+    pub ip_concurrency: usize,
+    /// Requests started per second to one server address at most, likewise
+    /// (`f64::INFINITY`: no limit).
+    pub ip_rate: f64,
     /// Limits for particular hosts (the user's own servers), in place of `host_concurrency`
     /// and `host_rate`; by host name as in the URL (lower case, no port).
     pub host_limits: HashMap<String, HostLimit>,
@@ -92,6 +98,13 @@ pub mod defaults {
     pub const HOST_RATE: f64 = 20.0;
     /// `--concurrency`: requests on the wire over all hosts.
     pub const CONCURRENCY: u32 = 512;
+    /// `--ip-concurrency`: requests in flight to one server address, for the whole fleet: four
+    /// hosts' worth (`HOST_CONCURRENCY`), so a server of one name never waits for it, and a
+    /// hundred names on one server get four times a host's limit rather than a hundred.
+    pub const IP_CONCURRENCY: u32 = 4 * HOST_CONCURRENCY;
+    /// `--ip-rate`: requests started per second to one server address, for the whole fleet:
+    /// four hosts' worth (`HOST_RATE`), for the same reason.
+    pub const IP_RATE: f64 = 4.0 * HOST_RATE;
     /// `--max-retry-after`: the longest `Retry-After` waited for in-process.
     pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
     /// `--defer-horizon`: the queue's, one option for both.
@@ -107,6 +120,8 @@ impl Default for CheckConfig {
             host_concurrency: defaults::HOST_CONCURRENCY as usize,
             host_rate: defaults::HOST_RATE,
             concurrency: defaults::CONCURRENCY as usize,
+            ip_concurrency: defaults::IP_CONCURRENCY as usize,
+            ip_rate: defaults::IP_RATE,
             host_limits: HashMap::new(),
             user_agent: user_agent(None),
             insecure: false,
@@ -164,6 +179,12 @@ pub(crate) fn validate(config: &CheckConfig) -> Result<(), CheckError> {
         .any(|rate| rate.is_nan() || rate < MIN_HOST_RATE)
     {
         return fail("the host rate must be at least 0.001 requests per second");
+    }
+    if config.ip_concurrency == 0 {
+        return fail("concurrency limits must be at least 1");
+    }
+    if config.ip_rate.is_nan() || config.ip_rate < MIN_HOST_RATE {
+        return fail("the address rate must be at least 0.001 requests per second");
     }
     if limits.into_iter().any(|l| l.concurrency == 0) {
         return fail("concurrency limits must be at least 1");

@@ -28,6 +28,8 @@
 //! - `resolve.rs`: the DNS cache, which also applies the public-only filter; `dns.rs`: the
 //!   small DNS client of `--dns-server`.
 //! - `address.rs`: which addresses count as public, and the guard every hop passes.
+//! - `addresses.rs`: politeness per server address (`--ip-concurrency`, `--ip-rate`), and
+//!   each address's share of its budget in a fleet.
 //! - `retry.rs`: backoff and `Retry-After`.
 //! - `classify.rs`: statuses and errors into verdicts, the last attempt into the finding.
 //! - `accept.rs`: which statuses count as alive (`--accept`, `--accept-host`).
@@ -38,6 +40,7 @@
 
 mod accept;
 mod address;
+mod addresses;
 mod ask;
 mod asker;
 mod auth;
@@ -66,6 +69,9 @@ pub use crawler_verdict::{ErrorKind, Finding, Next, Verdict};
 
 pub use self::accept::StatusSet;
 pub use self::address::is_public;
+pub use self::addresses::{
+    AddressBook, AddressLimit, AddressReport, AddressShare, IDLE as ADDRESS_IDLE,
+};
 pub use self::auth::BasicAuth;
 pub use self::checker::Checker;
 pub use self::classify::is_throttling;

@@ -45,6 +45,7 @@ use governor::{Quota, RateLimiter};
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
 
+use crate::addresses::{Address, Waiter};
 use crate::classify::is_throttling;
 use crate::config::HostLimit;
 
@@ -145,6 +146,9 @@ struct Pace {
     /// `Retry-After`, capped at `crawler_verdict::MAX_DELAY`).
     deferred_until: Option<Instant>,
     last_used: Instant,
+    /// When the last request actually started (a turn reserved may start later, after the
+    /// address's limits or a global slot): the next starts no sooner than the spacing after it.
+    last_start: Option<Instant>,
     /// The least time between two requests' starts: the host's `Crawl-delay` (zero: none).
     floor: Duration,
     /// Throttled answers in a row, since when, and (up to two) distinct paths among them.
@@ -171,6 +175,8 @@ pub(crate) struct Permit<'a> {
     global: bool,
     /// When the request could start, for the host's latency.
     started: Option<Instant>,
+    /// The server address's slot, once held (`addresses.rs`).
+    address: Option<Arc<Address>>,
 }
 
 /// How much longer than `1 / rate` two requests' starts are apart. The rate is a promise about
@@ -204,9 +210,14 @@ impl Limits {
             .send_if_modified(|p| std::mem::replace(p, paused) != paused);
     }
 
-    /// Waits until `host` may be asked, then for a global slot, and while the fleet is paused;
-    /// `Err(wait)` at once when the server deferred the whole host past the horizon.
-    pub(crate) async fn acquire(&self, host: &Arc<HostLimits>) -> Result<Permit<'_>, Duration> {
+    /// Waits until `host` may be asked, then its server `address` (when limited), then for a
+    /// global slot, and while the fleet is paused; `Err(wait)` at once when the server deferred
+    /// the whole host past the horizon.
+    pub(crate) async fn acquire(
+        &self,
+        host: &Arc<HostLimits>,
+        address: Option<Waiter>,
+    ) -> Result<Permit<'_>, Duration> {
         let host = host.clone();
         host.waiting.fetch_add(1, Ordering::Relaxed);
         let _waiting = Waiting(host.clone());
@@ -223,7 +234,15 @@ impl Limits {
             host,
             global: false,
             started: None,
+            address: None,
         };
+        // The address's slot after the host's (a host queues for its own slots first, and holds
+        // none of its server's while it does), and before the host's pace, whose turn is
+        // reserved: a wait after it would start this request late, close to the next one.
+        if let Some(waiter) = address {
+            waiter.address().acquire_slot().await;
+            permit.address = Some(waiter.address().clone());
+        }
         permit.host.wait_for_pace(self.horizon).await?;
         // The host's rate turn is taken only once the global slot is held, so a request starts
         // when it takes its turn: turns taken while waiting for a slot would all start together
@@ -242,11 +261,41 @@ impl Limits {
                 self.unpaused().await;
                 continue;
             }
-            permit.started = Some(Instant::now());
-            let Some(rate) = &permit.host.rate else { break };
+            let now = Instant::now();
+            permit.started = Some(now);
+            // The pace's spacing from the last actual start: a reserved turn that started late
+            // (waiting for a slot or the address's rate) does not bring the next one closer.
+            if let Some(at) = permit.host.pace_wait(now) {
+                self.global.add_permits(1);
+                permit.global = false;
+                tokio::time::sleep_until(at).await;
+                continue;
+            }
+            // The address's turn, then the host's: a turn of the address that the host's rate
+            // refuses is given back.
+            let turn = match permit.address.as_ref().map(|a| a.take_turn(now)) {
+                Some(Err(at)) => {
+                    self.global.add_permits(1);
+                    permit.global = false;
+                    tokio::time::sleep_until(at).await;
+                    continue;
+                }
+                Some(Ok(turn)) => Some(turn),
+                None => None,
+            };
+            let Some(rate) = &permit.host.rate else {
+                permit.host.started(now);
+                break;
+            };
             match rate.check() {
-                Ok(()) => break,
+                Ok(()) => {
+                    permit.host.started(now);
+                    break;
+                }
                 Err(not_until) => {
+                    if let (Some(address), Some(turn)) = (&permit.address, turn) {
+                        address.give_back(turn);
+                    }
                     self.global.add_permits(1);
                     permit.global = false;
                     tokio::time::sleep_until(not_until.earliest_possible().0).await;
@@ -379,6 +428,19 @@ impl HostLimits {
         Ok(())
     }
 
+    /// When the next request may start at the pace's spacing from the last one's actual
+    /// start, if that is later than `now`.
+    fn pace_wait(&self, now: Instant) -> Option<Instant> {
+        let pace = self.pace();
+        let at = pace.last_start? + pace.spacing(self.base());
+        (at > now).then_some(at)
+    }
+
+    /// A request starts now.
+    fn started(&self, now: Instant) {
+        self.pace().last_start = Some(now);
+    }
+
     /// Whether checks queue for this host: as many wait as it has slots, and each turn takes a
     /// millisecond at least, so its rate or its slots bound them, not the worker's own limits.
     pub(crate) fn is_queueing(&self) -> bool {
@@ -465,6 +527,9 @@ impl Drop for Permit<'_> {
             self.host.latency_us.store(new, Ordering::Relaxed);
         }
         self.host.slots.add_permits(1);
+        if let Some(address) = &self.address {
+            address.release_slot();
+        }
         if self.global {
             self.limits.global.add_permits(1);
         }
@@ -499,6 +564,7 @@ impl Pace {
             next: now,
             deferred_until: None,
             last_used: now,
+            last_start: None,
             floor: Duration::ZERO,
             streak: 0,
             streak_since: None,
@@ -601,7 +667,7 @@ mod tests {
         }
 
         async fn acquire(&self, name: &str) -> Result<Permit<'_>, Duration> {
-            self.limits.acquire(&self.host(name)).await
+            self.limits.acquire(&self.host(name), None).await
         }
 
         fn pause(&self, paused: bool) {

@@ -102,7 +102,7 @@ impl CachingResolver {
         entry
     }
 
-    async fn resolve_host(self, host: String) -> Result<Vec<SocketAddr>, ResolveError> {
+    pub(crate) async fn resolve_host(self, host: String) -> Result<Vec<SocketAddr>, ResolveError> {
         let entry = self.entry(&host);
         let answer = entry
             .answer

@@ -67,6 +67,7 @@
 //!   `Leases::try_lead` and `Leases::runs`, a lease of any name and its count of runs, for
 //!   the tests of leases.
 
+pub mod addresses;
 pub mod anchors;
 pub mod archive;
 pub mod balance;
@@ -102,6 +103,7 @@ mod workers;
 // live in `crawler-verdict`, which both depend on, under the same paths as before.
 pub use crawler_verdict::{backoff, filter, verdict};
 
+pub use addresses::{AddressHolders, AddressLoad, AddressView, Addresses, SharesRead};
 pub use anchors::{Anchors, PageAnchors};
 pub use archive::{Archive, Archived, ToArchive};
 pub use backoff::MAX_DELAY;

@@ -119,6 +119,18 @@ pub struct Args {
     #[arg(long, env = "CRAWLER_HOST_RATE", default_value_t = defaults::HOST_RATE)]
     pub host_rate: f64,
 
+    /// Requests in flight to one server address at most, over every host name on it and for the
+    /// whole fleet (the workers asking it share this); on top of the per-host limits. 0: no
+    /// limit.
+    #[arg(long, env = "CRAWLER_IP_CONCURRENCY", default_value_t = defaults::IP_CONCURRENCY)]
+    pub ip_concurrency: u32,
+
+    /// Requests per second to one server address at most, over every host name on it and for
+    /// the whole fleet (the workers asking it share this); on top of the per-host limits. 0:
+    /// no limit.
+    #[arg(long, env = "CRAWLER_IP_RATE", default_value_t = defaults::IP_RATE)]
+    pub ip_rate: f64,
+
     /// Per-host limits in place of --host-concurrency and --host-rate, for your own servers:
     /// a file of lines `HOST CONCURRENCY RATE` (`#` comments). Give every worker the same file.
     #[arg(long, env = "CRAWLER_HOST_LIMITS", value_name = "FILE")]
@@ -323,6 +335,9 @@ impl Args {
         if self.host_rate.is_nan() || self.host_rate < 0.001 {
             return Err("--host-rate must be at least 0.001 (one request per 1000 s)".into());
         }
+        if self.ip_rate.is_nan() || (self.ip_rate != 0.0 && self.ip_rate < 0.001) {
+            return Err("--ip-rate must be 0 (no limit) or at least 0.001".into());
+        }
         if self.archive_rate.is_nan() || !(0.001..=1000.0).contains(&self.archive_rate) {
             return Err("--archive-rate must be between 0.001 and 1000".into());
         }
@@ -337,6 +352,15 @@ impl Args {
             host_concurrency: self.host_concurrency as usize,
             host_rate: self.host_rate,
             concurrency: self.concurrency as usize,
+            ip_concurrency: match self.ip_concurrency {
+                0 => usize::MAX,
+                n => n as usize,
+            },
+            ip_rate: if self.ip_rate == 0.0 {
+                f64::INFINITY
+            } else {
+                self.ip_rate
+            },
             insecure: self.insecure,
             public_only: self.public_only,
             retry_after_cap: self.max_retry_after,

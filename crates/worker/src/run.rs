@@ -50,6 +50,8 @@ pub async fn run(
     };
     let queue = Queue::new(Db::connect(url, POOL_SIZE).await?, config.queue.clone());
     let checker = Checker::new(config.check.clone())?;
+    // Every server address's budget is the fleet's: shares kept by `share_addresses`.
+    checker.addresses().share_with_fleet();
     checker.share_probes(Arc::new(FleetProbes(queue.clone())));
     queue
         .register(&config.id, &crawler_cli::hostname(), std::process::id())
@@ -186,7 +188,9 @@ fn spawn_upkeep(
         let c = c.clone();
         async move { upkeep::reap(&c).await }
     });
+    let addresses = crate::stages::share_addresses::share_loop(ctx.clone(), done.clone());
     vec![
+        tokio::spawn(addresses),
         tokio::spawn(leases),
         tokio::spawn(parts),
         tokio::spawn(heartbeat),

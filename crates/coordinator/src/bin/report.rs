@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use crawler_cli::{self as cli, parse_args, DatabaseArgs, LogArgs};
 use crawler_coordinator::report::{
-    parse_host, parse_since, write_by_page, write_change_summary, write_hosts, write_sites,
-    write_summary, FailOn, Format, Output, Since,
+    parse_host, parse_since, write_addresses, write_by_page, write_change_summary, write_hosts,
+    write_sites, write_summary, FailOn, Format, Output, Since,
 };
 use crawler_coordinator::Error;
 use crawler_queue::{HostFilter, Missing, Only, Reports, Scope, Verdict};
@@ -83,6 +83,13 @@ struct Args {
     /// filters or --summary.
     #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "excluded", "all", "missing_fragments", "moved", "summary"])]
     hosts: bool,
+
+    /// Per server address held by the live workers (--ip-concurrency, --ip-rate): how many
+    /// workers share its budget, the requests waiting for it and on the wire to it (as each
+    /// worker last wrote them, every 2 s), and how many host names were asked at it; those
+    /// with the most waiting first, the addresses that bound the drain.
+    #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "excluded", "all", "missing_fragments", "moved", "summary", "hosts", "host", "by_page", "changed_since"])]
+    addresses: bool,
 
     /// With --dead: the dead links grouped by the page (or file, each link with its line and
     /// column) that carries them, for links found by --follow, --sitemap or --links-in; in csv a
@@ -217,7 +224,7 @@ fn main() -> ExitCode {
                 host: args.host.as_ref(),
                 changed_since: since,
             };
-            let written = match report(&args, reports, scope, &mut out).await {
+            let written = match report(&args, queue, reports, scope, &mut out).await {
                 Ok(()) => out.finish(),
                 Err(error) => Err(error),
             };
@@ -234,6 +241,7 @@ fn main() -> ExitCode {
 /// Writes what `args` ask for: the hosts, or the sites (of `scope`) and the summary.
 async fn report(
     args: &Args,
+    queue: &crawler_queue::Queue,
     reports: Reports<'_>,
     scope: Scope<'_>,
     out: &mut impl Write,
@@ -241,7 +249,16 @@ async fn report(
     let host = scope.host;
     if args.hosts {
         let host = host.map(HostFilter::host);
-        return write_hosts(reports, host, args.format, out).await.map(drop);
+        return write_hosts(reports, queue.addresses(), host, args.format, out)
+            .await
+            .map(drop);
+    }
+    if args.addresses {
+        // Live: a heartbeat within the fleet's default --dead-after.
+        let live = std::time::Duration::from_secs(60);
+        return write_addresses(queue.addresses(), live, args.format, out)
+            .await
+            .map(drop);
     }
     if args.by_page {
         return write_by_page(reports, args.format, out).await.map(drop);

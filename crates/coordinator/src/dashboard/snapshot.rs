@@ -1,12 +1,14 @@
 //! What the page shows, as JSON: the totals (the sampler's latest counts), the workers, the
-//! hosts in backoff, whether the fleet is paused; and the latest dead sites. The plots are
+//! hosts in backoff (each with its server address), the server addresses that requests wait
+//! for, whether the fleet is paused; and the latest dead sites. The plots are
 //! `history.rs`.
 //!
 //! Each request reads the small tables (workers, hosts, the fleet's switch) and the clock; the
 //! counts over the sites table come from the sampler only (`counts.rs`), so a page polling
 //! every second costs the database a few small queries.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
 
 use crawler_queue::{Backoff, Checked, Queue, Reports, Verdict};
 use serde::Serialize;
@@ -18,6 +20,13 @@ use crate::report::{summary::Worker, timestamp::rfc3339};
 
 /// The hosts in backoff the page lists at most.
 const BACKOFFS: u32 = 50;
+
+/// The server addresses the page lists at most, those with the most requests waiting first.
+const ADDRESSES: usize = 20;
+
+/// A worker is live for the addresses view with a heartbeat this recent: the fleet's default
+/// `--dead-after`.
+const LIVE: Duration = Duration::from_secs(60);
 
 /// The dead sites the page lists at most, whatever it asks.
 pub const MAX_DEAD: u32 = 500;
@@ -39,6 +48,20 @@ pub struct Snapshot {
     counted_at: Option<u64>,
     workers: Vec<WorkerView>,
     backoffs: Vec<BackoffView>,
+    /// The server addresses held, busiest first (`crawler-report --addresses`).
+    addresses: Vec<AddressView>,
+}
+
+#[derive(Serialize)]
+struct AddressView {
+    address: String,
+    /// Workers sharing its budget.
+    holders: i64,
+    /// Requests waiting for it, and on the wire to it.
+    waiting: i64,
+    in_flight: i64,
+    /// Host names last asked at it.
+    hosts: i64,
 }
 
 #[derive(Serialize)]
@@ -60,6 +83,8 @@ struct BackoffView {
     last_throttled_at: Option<String>,
     last_status: Option<i32>,
     throttled: i64,
+    /// The server address it was last asked at.
+    address: Option<String>,
 }
 
 /// A dead site as the page lists it: its URL without credentials.
@@ -99,14 +124,44 @@ impl Snapshot {
                     worker: Worker::new(w),
                 })
                 .collect(),
-            backoffs: reports
-                .backoffs(BACKOFFS)
+            backoffs: with_addresses(queue, reports.backoffs(BACKOFFS).await?).await?,
+            addresses: queue
+                .addresses()
+                .view(LIVE)
                 .await?
                 .into_iter()
-                .map(BackoffView::from)
+                .take(ADDRESSES)
+                .map(|a| AddressView {
+                    address: a.address,
+                    holders: a.holders,
+                    waiting: a.waiting,
+                    in_flight: a.in_flight,
+                    hosts: a.hosts,
+                })
                 .collect(),
         })
     }
+}
+
+/// The hosts in backoff, each with the address it was last asked at.
+async fn with_addresses(queue: &Queue, backoffs: Vec<Backoff>) -> Result<Vec<BackoffView>, Error> {
+    let hosts: Vec<String> = backoffs.iter().map(|b| b.host.clone()).collect();
+    let mut at: HashMap<String, String> = queue
+        .addresses()
+        .of_hosts(&hosts)
+        .await?
+        .into_iter()
+        .collect();
+    Ok(backoffs
+        .into_iter()
+        .map(|b| {
+            let address = at.remove(&b.host);
+            BackoffView {
+                address,
+                ..BackoffView::from(b)
+            }
+        })
+        .collect())
 }
 
 fn totals(sample: &Sample) -> BTreeMap<&'static str, i64> {
@@ -134,6 +189,7 @@ impl From<Backoff> for BackoffView {
             last_throttled_at: b.last_throttled_at.map(rfc3339),
             last_status: b.last_status,
             throttled: b.throttled,
+            address: None,
         }
     }
 }

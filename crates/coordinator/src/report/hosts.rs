@@ -1,6 +1,9 @@
 //! The hosts report: per host, its sites by verdict, those waiting for a check, the worker
-//! holding its partition, and what the fleet learned when it throttled or failed; one row a host, in
-//! host order.
+//! holding its partition, what the fleet learned when it throttled or failed, and the server
+//! address it was last asked at; one row a host, in host order. And the addresses report
+//! (`--addresses`): per server address held by live workers, its holders, the requests waiting
+//! for it and on the wire to it, and its host names, those with the most waiting first (the
+//! addresses that bound the drain).
 //!
 //! Text is aligned columns under a header (the CSV column names, upper case). The widths are
 //! fixed, so that the report streams: a longer value shifts the rest of its own line only. A
@@ -9,7 +12,10 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crawler_queue::{HostRow, Reports};
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crawler_queue::{AddressView, Addresses, HostRow, Reports};
 use serde::Serialize;
 
 use super::format::Format;
@@ -22,7 +28,7 @@ const PAGE: u32 = 1000;
 
 /// The columns in order: name (the CSV header's, the JSON key), width in text, and whether
 /// text aligns it right (the counts).
-const COLUMNS: [(&str, usize, bool); 20] = [
+const COLUMNS: [(&str, usize, bool); 21] = [
     ("host", 32, false),
     ("state", 11, false),
     ("rate", 6, true),
@@ -42,6 +48,7 @@ const COLUMNS: [(&str, usize, bool); 20] = [
     ("last_status", 11, false),
     ("recent_checks", 13, true),
     ("recent_errors", 13, true),
+    ("address", 15, false),
     ("detail", 0, false),
 ];
 
@@ -75,13 +82,21 @@ struct HostRecord<'a> {
     /// Its recent checks, and those that got no answer.
     recent_checks: i64,
     recent_errors: i64,
+    /// The server address it was last asked at.
+    address: Option<&'a str>,
     /// What was seen, for an unreachable host.
     detail: Option<&'a str>,
 }
 
 impl<'a> HostRecord<'a> {
+    #[cfg(test)]
     fn new(row: &'a HostRow) -> HostRecord<'a> {
+        Self::at(row, None)
+    }
+
+    fn at(row: &'a HostRow, address: Option<&'a str>) -> HostRecord<'a> {
         HostRecord {
+            address,
             host: &row.host,
             state: &row.state,
             rate: row.rate.map(|r| (r * 100.0).round() / 100.0),
@@ -132,6 +147,7 @@ impl<'a> HostRecord<'a> {
                 .into(),
             count(self.recent_checks),
             count(self.recent_errors),
+            text(self.address),
             text(self.detail),
         ]
     }
@@ -175,9 +191,11 @@ fn text_line(cells: &[impl AsRef<str>; COLUMNS.len()]) -> String {
     padded.join(" ").trim_end().to_owned()
 }
 
-/// Writes every host (only `host`, if given) to `out`, in host order; returns the count.
+/// Writes every host (only `host`, if given) to `out`, in host order, each with the address
+/// `addresses` last saw it at; returns the count.
 pub async fn write_hosts(
     reports: Reports<'_>,
+    addresses: Addresses<'_>,
     host: Option<&str>,
     format: Format,
     out: &mut impl Write,
@@ -186,13 +204,110 @@ pub async fn write_hosts(
     let mut after = String::new();
     loop {
         let page = reports.hosts_page(host, &after, PAGE).await?;
+        let names: Vec<String> = page.iter().map(|h| h.host.clone()).collect();
+        let at: HashMap<String, String> = addresses.of_hosts(&names).await?.into_iter().collect();
         for host in &page {
-            rows.write(&HostRecord::new(host))?;
+            rows.write(&HostRecord::at(
+                host,
+                at.get(&host.host).map(String::as_str),
+            ))?;
         }
         match page.last() {
             Some(last) if page.len() == PAGE as usize => after.clone_from(&last.host),
             _ => break,
         }
+    }
+    rows.finish()
+}
+
+/// The columns of the addresses report, as [`COLUMNS`] are the hosts report's.
+const ADDRESS_COLUMNS: [(&str, usize, bool); 5] = [
+    ("address", 39, false),
+    ("holders", 7, true),
+    ("waiting", 7, true),
+    ("in_flight", 9, true),
+    ("hosts", 0, true),
+];
+
+/// One server address as the machine-readable formats print it (the names in
+/// [`ADDRESS_COLUMNS`]).
+#[derive(Serialize)]
+struct AddressRecord<'a> {
+    address: &'a str,
+    /// Live workers holding a share of its budget.
+    holders: i64,
+    /// Requests waiting for it, and on the wire to it, over its holders.
+    waiting: i64,
+    in_flight: i64,
+    /// Host names last asked at it.
+    hosts: i64,
+}
+
+impl AddressRecord<'_> {
+    fn cells(&self) -> [String; 5] {
+        [
+            self.address.to_owned(),
+            self.holders.to_string(),
+            self.waiting.to_string(),
+            self.in_flight.to_string(),
+            self.hosts.to_string(),
+        ]
+    }
+}
+
+impl Row for AddressRecord<'_> {
+    fn csv_header() -> String {
+        ADDRESS_COLUMNS.map(|(name, ..)| name).join(",")
+    }
+
+    fn text_header() -> Option<String> {
+        Some(address_line(
+            &ADDRESS_COLUMNS.map(|(name, ..)| name.to_uppercase()),
+        ))
+    }
+
+    fn csv_fields(&self) -> Vec<Cow<'_, str>> {
+        self.cells().into_iter().map(Cow::Owned).collect()
+    }
+
+    fn write_text(&self, out: &mut impl Write) -> std::io::Result<()> {
+        out.write_all(address_line(&self.cells()).as_bytes())
+    }
+}
+
+fn address_line(cells: &[String; 5]) -> String {
+    let padded: Vec<String> = ADDRESS_COLUMNS
+        .iter()
+        .zip(cells)
+        .map(|(&(_, width, right), cell)| {
+            if right {
+                format!("{cell:>width$}")
+            } else {
+                format!("{cell:<width$}")
+            }
+        })
+        .collect();
+    padded.join(" ").trim_end().to_owned()
+}
+
+/// Writes every server address held by live workers (a heartbeat within `dead_after`), those
+/// with the most requests waiting first; returns the count.
+pub async fn write_addresses(
+    addresses: Addresses<'_>,
+    dead_after: Duration,
+    format: Format,
+    out: &mut impl Write,
+) -> Result<u64, Error> {
+    let mut rows = Rows::start::<AddressRecord>(out, format)?;
+    let view: Vec<AddressView> = addresses.view(dead_after).await?;
+    for a in &view {
+        rows.write(&AddressRecord {
+            address: &a.address,
+            holders: a.holders,
+            waiting: a.waiting,
+            in_flight: a.in_flight,
+            hosts: a.hosts,
+        })?;
     }
     rows.finish()
 }
@@ -257,13 +372,13 @@ mod tests {
         assert_eq!(
             record.csv_fields().join(","),
             "a.example,deferred,2.5,,,12,5,3,1,0,1,0,2,worker-1:42,2026-11-18T11:06:40.123Z,\
-             2026-11-18T11:06:40Z,429,40,3,"
+             2026-11-18T11:06:40Z,429,40,3,,"
         );
         let row = quiet();
         let record = HostRecord::new(&row);
         assert_eq!(
             record.csv_fields().join(","),
-            "b.example,ok,,,,12,5,3,1,0,1,0,2,,,,,0,0,"
+            "b.example,ok,,,,12,5,3,1,0,1,0,2,,,,,0,0,,"
         );
         let json: serde_json::Value = serde_json::to_value(&record).unwrap();
         for key in ["owner", "backoff_until", "last_throttled_at", "last_status"] {
@@ -303,6 +418,7 @@ mod tests {
                 "-",
                 "0",
                 "0",
+                "-",
                 "-"
             ]
         );

@@ -7,7 +7,8 @@
 //! - `changes`: how many sites went from each verdict to each other since a time
 //!   ([`write_change_summary`]); `since`: that time, as `--changed-since` takes it
 //!   ([`parse_since`]).
-//! - `hosts`: per host, its sites, the worker holding it, its throttling ([`write_hosts`]).
+//! - `hosts`: per host, its sites, the worker holding it, its throttling, its address
+//!   ([`write_hosts`]); per server address, its holders and what waits ([`write_addresses`]).
 //! - `summary`: counts, workers, the hosts with the most dead sites ([`write_summary`]).
 //! - `rows`: what the reports share: each format's framing, CSV quoting.
 //! - `github`: GitHub Actions workflow commands (annotations) of failing links, and the model
@@ -36,7 +37,7 @@ pub use changes::write_change_summary;
 pub use fail_on::FailOn;
 pub use format::Format;
 pub use host::parse_host;
-pub use hosts::write_hosts;
+pub use hosts::{write_addresses, write_hosts};
 pub use output::Output;
 pub use since::{parse_since, Since};
 pub use sites::write_sites;

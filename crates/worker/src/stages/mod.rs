@@ -22,6 +22,8 @@
 //! - `checking`: a task per site, bounded; sends each outcome on to the writer.
 //! - `writer`: stores the outcomes in bulk, fenced by their claim; tells `share_hosts` what
 //!   it learned of the hosts, for the fleet.
+//! - `share_addresses`: this worker's shares of the server addresses it asks, kept with the
+//!   fleet's (`--ip-concurrency`, `--ip-rate`).
 //! - `held`: the sites claimed and not yet written back, which the lease keeper extends and
 //!   the shutdown gives back.
 //! - `parts`: the host partitions held (fleet-wide politeness); `keeper`: their keeper.
@@ -38,6 +40,7 @@ pub mod keeper;
 pub mod parts;
 pub mod paused;
 mod reconnect;
+pub mod share_addresses;
 pub mod share_hosts;
 pub mod upkeep;
 pub mod writer;

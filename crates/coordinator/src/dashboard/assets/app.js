@@ -154,9 +154,14 @@ function render(s) {
     [w.per_second.toFixed(1), "num"], [(w.heartbeat_age_ms / 1000).toFixed(1) + " s ago", "num"],
   ])), "no worker");
   fill($("backoffs"), s.backoffs.map((b) => row([
-    [b.host], [b.state], [b.cause || "-"], [b.owner || "-"], [b.backoff_until || "-"],
-    [b.last_status == null ? "-" : String(b.last_status)], [number(b.throttled), "num"],
+    [b.host], [b.address || "-"], [b.state], [b.cause || "-"], [b.owner || "-"],
+    [b.backoff_until || "-"], [b.last_status == null ? "-" : String(b.last_status)],
+    [number(b.throttled), "num"],
   ])), "no host in trouble");
+  fill($("addresses"), s.addresses.map((a) => row([
+    [a.address], [number(a.holders), "num"], [number(a.waiting), "num"],
+    [number(a.in_flight), "num"], [number(a.hosts), "num"],
+  ])), "no server address held");
   $("updated").textContent = "updated " + new Date().toLocaleTimeString();
 }
 

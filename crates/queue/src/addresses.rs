@@ -1,0 +1,372 @@
+//! The fleet's shares of each server address's budget (`--ip-concurrency`, `--ip-rate`; the
+//! checker's `addresses.rs` applies them): the `address_holders`, `address_syncs` and
+//! `host_addresses` tables (migration `20261206000001_addresses.sql`). All of it is
+//! [`Addresses`], a view of the queue ([`Queue::addresses`]).
+//!
+//! # The rule: shares that add up to the limit at every instant
+//! A worker registers for an address before its first request to it
+//! ([`Addresses::register`]): a row, then, in a later statement, its `since` on the
+//! database's clock, so that whoever reads after `since` sees the row. Its share is the limit
+//! over the live holders it reads ([`Addresses::shares`]), and it may use it only once every
+//! other live holder registered before it has acknowledged a read that started after its
+//! `since` (one registered after it reads its row anyway)
+//! ([`Addresses::acknowledge`]: the start of its last read, written once it applied what it
+//! read). So any two holders using their shares have each counted the other, and every share
+//! in use is at most the limit over the holders using it. A worker gives its rows back when an
+//! address idles and when it stops ([`Addresses::release`], [`Addresses::release_all`]); a
+//! dead worker's rows (its heartbeat older than `--dead-after`) are not counted, and are
+//! deleted with its `workers` row gone ([`Addresses::forget_dead`]).
+
+use std::time::Duration;
+
+use crate::db::with_pool;
+use crate::dialect::Dialect;
+use crate::error::Error;
+use crate::queue::{millis, Queue};
+use crate::retry::retry;
+use crate::sql::{cached, insert_ignore, inserted, placeholders, upsert};
+
+/// Addresses written or deleted by one statement.
+const CHUNK: usize = 100;
+
+/// What one read of the holders says of an address this worker holds, when it is not alone
+/// there or not yet confirmed (an address it holds and that is not listed: alone, confirmed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddressHolders {
+    pub address: String,
+    /// Live workers holding it, this one included.
+    pub holders: u32,
+    /// Every other live holder acknowledged a read after this worker registered.
+    pub confirmed: bool,
+}
+
+/// One read of the holders: when it started (the acknowledgement to write once applied), and
+/// the addresses shared or waiting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharesRead {
+    pub started_at: i64,
+    pub addresses: Vec<AddressHolders>,
+}
+
+/// What a worker's requests do at one address now, for the per-address view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddressLoad {
+    pub address: String,
+    pub waiting: u64,
+    pub in_flight: u64,
+}
+
+/// One address as the fleet sees it, for `crawler-report --addresses`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddressView {
+    pub address: String,
+    /// Live workers holding a share of it.
+    pub holders: i64,
+    /// Requests waiting for it, and on the wire to it, over its holders.
+    pub waiting: i64,
+    pub in_flight: i64,
+    /// Host names last asked at it.
+    pub hosts: i64,
+}
+
+/// The fleet's shares of server addresses. Obtained from [`Queue::addresses`]; it borrows the
+/// queue.
+#[derive(Clone, Copy, Debug)]
+pub struct Addresses<'q> {
+    queue: &'q Queue,
+}
+
+impl Queue {
+    /// The fleet's shares of server addresses, in this queue's database ([`Addresses`]).
+    pub fn addresses(&self) -> Addresses<'_> {
+        Addresses { queue: self }
+    }
+}
+
+impl Addresses<'_> {
+    /// Registers `worker` as a holder of `addresses`: its rows, then their `since`.
+    pub async fn register(&self, worker: &str, addresses: &[String]) -> Result<(), Error> {
+        let db = &self.queue.db;
+        for chunk in addresses.chunks(CHUNK) {
+            let sql = cached!(db.dialect(), chunk.len(), |dialect, n| {
+                let rows = vec!["(?, ?)"; n].join(", ");
+                insert_ignore(
+                    dialect,
+                    &format!("INTO address_holders (address, worker) VALUES {rows}"),
+                )
+            });
+            with_pool!(db, pool => {
+                retry("register addresses", || {
+                    let mut q = sqlx::query(&sql);
+                    for address in chunk {
+                        q = q.bind(address).bind(worker);
+                    }
+                    q.execute(pool)
+                })
+                .await?;
+            });
+        }
+        // A statement of its own, after the rows are committed: a read that starts after
+        // `since` sees them.
+        let sql = cached!(
+            db.dialect(),
+            "UPDATE address_holders SET since = {now} WHERE worker = ? AND since IS NULL"
+        );
+        with_pool!(db, pool => {
+            retry("date address holders", || sqlx::query(sql).bind(worker).execute(pool)).await?;
+        });
+        Ok(())
+    }
+
+    /// Gives `worker`'s shares of `addresses` back.
+    pub async fn release(&self, worker: &str, addresses: &[String]) -> Result<(), Error> {
+        let db = &self.queue.db;
+        for chunk in addresses.chunks(CHUNK) {
+            let sql = cached!(db.dialect(), chunk.len(), |_, n| format!(
+                "DELETE FROM address_holders WHERE worker = ? AND address IN ({})",
+                placeholders(n)
+            ));
+            with_pool!(db, pool => {
+                retry("release addresses", || {
+                    let mut q = sqlx::query(&sql).bind(worker);
+                    for address in chunk {
+                        q = q.bind(address);
+                    }
+                    q.execute(pool)
+                })
+                .await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// Gives every share of `worker` back (it stops, or starts again under the same id).
+    pub async fn release_all(&self, worker: &str) -> Result<(), Error> {
+        let db = &self.queue.db;
+        let holders = cached!(db.dialect(), "DELETE FROM address_holders WHERE worker = ?");
+        let syncs = cached!(db.dialect(), "DELETE FROM address_syncs WHERE worker = ?");
+        with_pool!(db, pool => {
+            retry("release all addresses", || sqlx::query(holders).bind(worker).execute(pool))
+                .await?;
+            retry("forget an address sync", || sqlx::query(syncs).bind(worker).execute(pool))
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// Reads the holders of `worker`'s addresses: those it shares with other live workers
+    /// (a worker is live with a heartbeat within `dead_after`), and those it may not use yet:
+    /// where a live holder registered before it (an earlier `since`) has not acknowledged a
+    /// read since. A holder registered after it needs no acknowledgement from it: its own
+    /// reads, after its `since`, see this worker's row, and it waits for this worker's.
+    pub async fn shares(&self, worker: &str, dead_after: Duration) -> Result<SharesRead, Error> {
+        let db = &self.queue.db;
+        let now = cached!(db.dialect(), "SELECT {now}");
+        let shared = cached!(
+            db.dialect(),
+            "SELECT h.address, COUNT(*) FROM address_holders h \
+             JOIN workers w ON w.id = h.worker \
+             WHERE w.heartbeat_at >= {now} - ? \
+             AND h.address IN (SELECT address FROM address_holders WHERE worker = ?) \
+             GROUP BY h.address HAVING COUNT(*) > 1"
+        );
+        let waiting = cached!(
+            db.dialect(),
+            "SELECT DISTINCT m.address FROM address_holders m \
+             JOIN address_holders o ON o.address = m.address AND o.worker <> m.worker \
+             JOIN workers w ON w.id = o.worker \
+             LEFT JOIN address_syncs s ON s.worker = o.worker \
+             WHERE m.worker = ? AND w.heartbeat_at >= {now} - ? \
+             AND (m.since IS NULL OR (o.since IS NOT NULL AND o.since <= m.since \
+             AND (s.synced_at IS NULL OR s.synced_at <= m.since)))"
+        );
+        let dead_after = millis(dead_after);
+        let (started_at, shared, waiting) = with_pool!(db, pool => {
+            let started_at: i64 =
+                retry("now", || sqlx::query_scalar(now).fetch_one(pool)).await?;
+            let shared: Vec<(String, i64)> = retry("address holders", || {
+                sqlx::query_as(shared).bind(dead_after).bind(worker).fetch_all(pool)
+            })
+            .await?;
+            let waiting: Vec<String> = retry("unconfirmed addresses", || {
+                sqlx::query_scalar(waiting).bind(worker).bind(dead_after).fetch_all(pool)
+            })
+            .await?;
+            (started_at, shared, waiting)
+        });
+        let mut addresses: Vec<AddressHolders> = shared
+            .into_iter()
+            .map(|(address, n)| AddressHolders {
+                confirmed: !waiting.contains(&address),
+                address,
+                holders: u32::try_from(n.max(1)).unwrap_or(u32::MAX),
+            })
+            .collect();
+        for address in waiting {
+            if !addresses.iter().any(|a| a.address == address) {
+                addresses.push(AddressHolders {
+                    address,
+                    holders: 1,
+                    confirmed: false,
+                });
+            }
+        }
+        Ok(SharesRead {
+            started_at,
+            addresses,
+        })
+    }
+
+    /// Acknowledges every holder registered before `started_at` (a [`SharesRead`]'s, once
+    /// applied): their shares may count on this worker's.
+    pub async fn acknowledge(&self, worker: &str, started_at: i64) -> Result<(), Error> {
+        let sql = cached!(self.queue.db.dialect(), |dialect| format!(
+            "{} synced_at = {}",
+            upsert(
+                dialect,
+                "INTO address_syncs (worker, synced_at) VALUES (?, ?)",
+                "worker"
+            ),
+            inserted(dialect, "synced_at")
+        ));
+        with_pool!(&self.queue.db, pool => {
+            retry("acknowledge address holders", || {
+                sqlx::query(sql).bind(worker).bind(started_at).execute(pool)
+            })
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// Records what `worker`'s requests do at its addresses now.
+    pub async fn record_loads(&self, worker: &str, loads: &[AddressLoad]) -> Result<(), Error> {
+        let sql = cached!(
+            self.queue.db.dialect(),
+            "UPDATE address_holders SET waiting = ?, in_flight = ? WHERE address = ? AND worker = ?"
+        );
+        for load in loads {
+            with_pool!(&self.queue.db, pool => {
+                retry("record an address's load", || {
+                    sqlx::query(sql)
+                        .bind(i64::try_from(load.waiting).unwrap_or(i64::MAX))
+                        .bind(i64::try_from(load.in_flight).unwrap_or(i64::MAX))
+                        .bind(&load.address)
+                        .bind(worker)
+                        .execute(pool)
+                })
+                .await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// Records the address each of `names` (host, address) was last asked at.
+    pub async fn record_names(&self, names: &[(String, String)]) -> Result<(), Error> {
+        let db = &self.queue.db;
+        for chunk in names.chunks(CHUNK) {
+            let sql = cached!(db.dialect(), chunk.len(), |dialect, n| {
+                let rows = vec!["(?, ?, {now})"; n].join(", ");
+                format!(
+                    "{} address = {}, seen_at = {}",
+                    upsert(
+                        dialect,
+                        &format!("INTO host_addresses (host, address, seen_at) VALUES {rows}"),
+                        "host"
+                    ),
+                    inserted(dialect, "address"),
+                    inserted(dialect, "seen_at"),
+                )
+            });
+            with_pool!(db, pool => {
+                retry("record host addresses", || {
+                    let mut q = sqlx::query(&sql);
+                    for (host, address) in chunk {
+                        q = q.bind(host).bind(address);
+                    }
+                    q.execute(pool)
+                })
+                .await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// Deletes the shares and acknowledgements of workers no longer in the `workers` table.
+    pub async fn forget_dead(&self) -> Result<(), Error> {
+        let db = &self.queue.db;
+        let holders = cached!(
+            db.dialect(),
+            "DELETE FROM address_holders WHERE worker NOT IN (SELECT id FROM workers)"
+        );
+        let syncs = cached!(
+            db.dialect(),
+            "DELETE FROM address_syncs WHERE worker NOT IN (SELECT id FROM workers)"
+        );
+        with_pool!(db, pool => {
+            retry("forget dead holders", || sqlx::query(holders).execute(pool)).await?;
+            retry("forget dead syncs", || sqlx::query(syncs).execute(pool)).await?;
+        });
+        Ok(())
+    }
+
+    /// The addresses held by live workers, those with the most requests waiting first: the
+    /// ones that bound the drain.
+    pub async fn view(&self, dead_after: Duration) -> Result<Vec<AddressView>, Error> {
+        let sql = cached!(self.queue.db.dialect(), |dialect| {
+            // A sum is a decimal on MySQL and PostgreSQL: read back as a whole number.
+            let int = match dialect {
+                Dialect::MySql => "SIGNED",
+                Dialect::Postgres | Dialect::Sqlite => "BIGINT",
+            };
+            format!(
+                "SELECT h.address, COUNT(*), CAST(SUM(h.waiting) AS {int}), \
+                 CAST(SUM(h.in_flight) AS {int}), \
+                 (SELECT COUNT(*) FROM host_addresses n WHERE n.address = h.address) \
+                 FROM address_holders h JOIN workers w ON w.id = h.worker \
+                 WHERE w.heartbeat_at >= {{now}} - ? \
+                 GROUP BY h.address ORDER BY SUM(h.waiting) DESC, h.address"
+            )
+        });
+        type Row = (String, i64, Option<i64>, Option<i64>, i64);
+        let rows: Vec<Row> = with_pool!(&self.queue.db, pool => {
+            retry("addresses", || sqlx::query_as(sql).bind(millis(dead_after)).fetch_all(pool))
+                .await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(
+                |(address, holders, waiting, in_flight, hosts)| AddressView {
+                    address,
+                    holders,
+                    waiting: waiting.unwrap_or(0),
+                    in_flight: in_flight.unwrap_or(0),
+                    hosts,
+                },
+            )
+            .collect())
+    }
+
+    /// The address each of `hosts` was last asked at, where known.
+    pub async fn of_hosts(&self, hosts: &[String]) -> Result<Vec<(String, String)>, Error> {
+        let db = &self.queue.db;
+        let mut found = Vec::new();
+        for chunk in hosts.chunks(CHUNK) {
+            let sql = cached!(db.dialect(), chunk.len(), |_, n| format!(
+                "SELECT host, address FROM host_addresses WHERE host IN ({})",
+                placeholders(n)
+            ));
+            let rows: Vec<(String, String)> = with_pool!(db, pool => {
+                retry("host addresses", || {
+                    let mut q = sqlx::query_as(&sql);
+                    for host in chunk {
+                        q = q.bind(host);
+                    }
+                    q.fetch_all(pool)
+                })
+                .await?
+            });
+            found.extend(rows);
+        }
+        Ok(found)
+    }
+}

@@ -1,0 +1,166 @@
+//! This worker's shares of the server addresses it asks (`--ip-concurrency`, `--ip-rate`), kept
+//! with the fleet: the rule is `crawler_queue::addresses`, what the checker does with a share
+//! is `crawler_check`'s `addresses.rs`; this stage carries one to the other.
+//!
+//! A round, whenever a request waits for an address not registered yet, and every [`ROUND`]
+//! otherwise: give back the addresses idle for `crawler_check::ADDRESS_IDLE`, register the
+//! ones wanted, read the holders of every address held and apply the shares, then, when it
+//! shares any, acknowledge that read once no address has more requests in flight than its new
+//! share (so that the workers who wait for this acknowledgement can count on it). A worker
+//! alone on its addresses writes only its new ones. A request to a new address
+//! therefore waits for one round (a few statements) before it goes; a worker alone on an
+//! address takes its whole budget then.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crawler_check::AddressShare;
+use crawler_queue::{error_chain, AddressLoad};
+use tokio_util::sync::CancellationToken;
+
+use super::ctx::Ctx;
+
+/// How often the holders are read when nothing new is wanted: how soon a share grows back
+/// after another worker gave its part back, and how soon a worker that registered after this
+/// one is acknowledged.
+pub const ROUND: Duration = Duration::from_millis(250);
+/// How often the requests waiting per address are written, for the per-address view (only
+/// for the addresses requests wait for, and those that had some).
+const LOADS_EVERY: Duration = Duration::from_secs(2);
+/// How often the shares of workers gone from the `workers` table are deleted.
+const FORGET_DEAD_EVERY: Duration = Duration::from_secs(60);
+/// How often every address held is registered again (rows already there are left as they
+/// are): a worker taken for dead and deleted while it was only stalled gets its rows back,
+/// unconfirmed, rather than using shares the others no longer count.
+const REREGISTER_EVERY: Duration = Duration::from_secs(10);
+
+/// Keeps this worker's shares until `done`, then gives them all back.
+pub async fn share_loop(ctx: Arc<Ctx>, done: CancellationToken) {
+    let book = ctx.checker.addresses();
+    if !book.is_on() {
+        return;
+    }
+    let id = &ctx.config.id;
+    // Rows of an earlier process of the same id are not this one's.
+    if let Err(error) = ctx.queue.addresses().release_all(id).await {
+        tracing::warn!(error = %error_chain(&error), "cannot clear this worker's old address shares");
+    }
+    let mut state = Rounds::default();
+    loop {
+        tokio::select! {
+            _ = done.cancelled() => break,
+            _ = book.wait_for_wanted(ROUND) => {}
+        }
+        if let Err(error) = round(&ctx, &mut state).await {
+            tracing::warn!(error = %error_chain(&error), "cannot keep the server addresses' shares; will try again");
+        }
+    }
+    if let Err(error) = ctx.queue.addresses().release_all(id).await {
+        tracing::warn!(error = %error_chain(&error), "cannot give back the server addresses' shares; they count until this worker is found dead");
+    }
+}
+
+/// What the rounds remember between them.
+#[derive(Default)]
+struct Rounds {
+    loads_at: Option<Instant>,
+    forgot_dead_at: Option<Instant>,
+    registered_at: Option<Instant>,
+    /// The loads last written, by address.
+    loads: HashMap<IpAddr, (usize, usize)>,
+}
+
+async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Error> {
+    let book = ctx.checker.addresses();
+    let addresses = ctx.queue.addresses();
+    let id = &ctx.config.id;
+    let idle = book.take_idle();
+    if !idle.is_empty() {
+        for ip in &idle {
+            rounds.loads.remove(ip);
+        }
+        addresses.release(id, &texts(&idle)).await?;
+    }
+    if rounds
+        .registered_at
+        .is_some_and(|at| at.elapsed() >= REREGISTER_EVERY)
+    {
+        addresses.register(id, &texts(&book.held())).await?;
+        rounds.registered_at = Some(Instant::now());
+    }
+    rounds.registered_at.get_or_insert_with(Instant::now);
+    let wanted = book.wanted();
+    if !wanted.is_empty() {
+        if let Err(error) = addresses.register(id, &texts(&wanted)).await {
+            book.unregister(&wanted);
+            return Err(error);
+        }
+    }
+    let read = addresses.shares(id, ctx.config.dead_after).await?;
+    let shares: Vec<AddressShare> = read
+        .addresses
+        .iter()
+        .filter_map(|a| {
+            Some(AddressShare {
+                ip: a.address.parse().ok()?,
+                holders: a.holders,
+                confirmed: a.confirmed,
+            })
+        })
+        .collect();
+    book.set_shares(&shares);
+    // Only a worker that shares an address can be waited for (a newcomer's row is in the
+    // read that counts it): alone everywhere, it writes nothing.
+    if !read.addresses.is_empty() && book.within_shares() {
+        addresses.acknowledge(id, read.started_at).await?;
+    }
+    let names = book.take_names();
+    if !names.is_empty() {
+        let names: Vec<(String, String)> = names
+            .into_iter()
+            .map(|(host, ip)| (host, ip.to_string()))
+            .collect();
+        ctx.queue.addresses().record_names(&names).await?;
+    }
+    if rounds.loads_at.is_none_or(|at| at.elapsed() >= LOADS_EVERY) {
+        rounds.loads_at = Some(Instant::now());
+        let now: HashMap<IpAddr, (usize, usize)> = book
+            .reports()
+            .into_iter()
+            .map(|r| (r.ip, (r.waiting, r.in_flight)))
+            .collect();
+        let mut changed: Vec<AddressLoad> = Vec::new();
+        for (ip, load) in &now {
+            if rounds.loads.get(ip) != Some(load) {
+                changed.push(load_of(*ip, *load));
+            }
+        }
+        for ip in rounds.loads.keys().filter(|ip| !now.contains_key(ip)) {
+            changed.push(load_of(*ip, (0, 0)));
+        }
+        addresses.record_loads(id, &changed).await?;
+        rounds.loads = now;
+    }
+    if rounds
+        .forgot_dead_at
+        .is_none_or(|at| at.elapsed() >= FORGET_DEAD_EVERY)
+    {
+        rounds.forgot_dead_at = Some(Instant::now());
+        addresses.forget_dead().await?;
+    }
+    Ok(())
+}
+
+fn load_of(ip: IpAddr, (waiting, in_flight): (usize, usize)) -> AddressLoad {
+    AddressLoad {
+        address: ip.to_string(),
+        waiting: waiting as u64,
+        in_flight: in_flight as u64,
+    }
+}
+
+fn texts(ips: &[IpAddr]) -> Vec<String> {
+    ips.iter().map(IpAddr::to_string).collect()
+}

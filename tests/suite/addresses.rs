@@ -1,0 +1,253 @@
+//! Politeness per server address, for the fleet (`--ip-concurrency`, `--ip-rate`): many host
+//! names on one address, resolved through a test DNS (`--dns-server`), and two workers; the
+//! server (`meter`, one tally per address) measures what each address sees: never more than
+//! its limits, whatever the names. And a host's rate when four workers start together on many
+//! small hosts (the partitions then move between them): never over it.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use crawler_tests::bench::host;
+use crawler_tests::bins::{command, run, stdout};
+use crawler_tests::dns::{DnsServer, Record};
+use crawler_tests::meter::spawn_meter;
+use crawler_tests::{on_every_backend, TestDb};
+
+use crate::e2e::{reported, seed, spawn_worker, wait};
+use crate::faults::QUICK;
+
+/// Long enough that requests to an address overlap, so its concurrency limit binds too
+/// (`IP_RATE` × 0.5 s = 8 would be on the wire at the rate, over `IP_CONCURRENCY`).
+const LATENCY: Duration = Duration::from_millis(500);
+const ADDRESSES: usize = 2;
+/// Names per address; each name's own limits alone would let the address see
+/// `NAMES × HOST_RATE` a second.
+const NAMES: usize = 12;
+const URLS_PER_NAME: usize = 8;
+const HOST_CONCURRENCY: usize = 4;
+const HOST_RATE: usize = 10;
+const IP_CONCURRENCY: usize = 6;
+/// Even, so that each of two workers' halves is a whole number a second.
+const IP_RATE: usize = 16;
+/// As `fleet.rs` says of a host's: the rate, plus one for a request delayed on its way.
+const IP_MAX_PER_SECOND: usize = IP_RATE + 1;
+
+/// Seeds `urls` into `db`.
+fn seed_urls(db: &TestDb, urls: &[String]) {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    for url in urls {
+        writeln!(file, "{url}").unwrap();
+    }
+    file.flush().unwrap();
+    seed(db, file.path());
+}
+
+/// Runs `workers` workers with `flags` (after `e2e::FAST` and QUICK) until they drain `db`,
+/// started `apart`.
+async fn drain_with(db: &TestDb, workers: usize, apart: Duration, flags: &[&str]) {
+    let flags = [&["--drain"][..], flags, QUICK].concat();
+    let mut started = Vec::new();
+    for i in 0..workers {
+        started.push(spawn_worker(db, &format!("w{i}"), &flags));
+        tokio::time::sleep(apart).await;
+    }
+    let mut workers = started;
+    tokio::task::spawn_blocking(move || {
+        for worker in &mut workers {
+            assert!(wait(worker, Duration::from_secs(180)).success());
+        }
+    })
+    .await
+    .unwrap();
+}
+
+on_every_backend!(
+    async fn two_workers_keep_to_an_addresss_limits_over_all_its_names(backend: Backend) {
+        let meter = spawn_meter(ADDRESSES, LATENCY).await;
+        let port = url::Url::parse(&meter.url(0, 0)).unwrap().port().unwrap();
+        let names: Vec<String> = (0..ADDRESSES * NAMES)
+            .map(|i| format!("n{i}.addresses-test"))
+            .collect();
+        let address = |i: usize| host(i % ADDRESSES);
+        let records: HashMap<String, Record> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let ip: Ipv4Addr = address(i).parse().unwrap();
+                (name.clone(), Record::A(ip))
+            })
+            .collect();
+        let dns = DnsServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), records).unwrap();
+        let urls: Vec<String> = (0..URLS_PER_NAME)
+            .flat_map(|k| names.iter().map(move |n| (n.clone(), k)))
+            .map(|(name, k)| format!("http://{name}:{port}/{k}"))
+            .collect();
+        let db = backend.fresh().await;
+        seed_urls(&db, &urls);
+        let server = dns.addr().to_string();
+        let (hc, hr) = (HOST_CONCURRENCY.to_string(), HOST_RATE.to_string());
+        let (ic, ir) = (IP_CONCURRENCY.to_string(), IP_RATE.to_string());
+        let flags = [
+            "--dns-server",
+            &server,
+            "--host-concurrency",
+            &hc,
+            "--host-rate",
+            &hr,
+            "--ip-concurrency",
+            &ic,
+            "--ip-rate",
+            &ir,
+        ];
+        drain_with(&db, 2, Duration::ZERO, &flags).await;
+
+        for a in 0..ADDRESSES {
+            let seen = meter.report(a);
+            println!("address {} saw {seen}", host(a)); // with --nocapture, to see the margin
+            assert!(
+                seen.max_in_flight <= IP_CONCURRENCY && seen.max_per_second <= IP_MAX_PER_SECOND,
+                "two workers with --ip-concurrency {IP_CONCURRENCY} --ip-rate {IP_RATE} exceeded \
+                 the limits of {} ({NAMES} names on it): it saw {seen}",
+                host(a)
+            );
+            assert!(seen.requests >= NAMES * URLS_PER_NAME, "{seen}");
+        }
+        let sites = reported(&db);
+        assert_eq!(sites.len(), urls.len(), "every site reported once");
+        for url in &urls {
+            assert_eq!(sites.get(url), Some(&("alive".into(), Some(200))), "{url}");
+        }
+        // Each host's address, and the addresses, in the reports.
+        let hosts = stdout(&run(
+            command("crawler-report", db.url.expose()).args(["--hosts", "--format", "csv"])
+        ));
+        for (i, name) in names.iter().enumerate() {
+            let line = hosts.lines().find(|l| l.starts_with(&format!("{name},")));
+            let at = format!(",{},", address(i));
+            assert!(
+                line.is_some_and(|l| l.ends_with(&at)),
+                "{name} at {at} in {hosts}"
+            );
+        }
+        // The fleet is gone: no address is held.
+        let held = stdout(&run(command("crawler-report", db.url.expose()).args([
+            "--addresses",
+            "--format",
+            "csv",
+        ])));
+        assert_eq!(held, "address,holders,waiting,in_flight,hosts\n");
+    }
+);
+
+/// Hosts of the many-small-hosts list, and URLs each: a host is done within about a second at
+/// its rate, so a host whose partition moves between workers meanwhile is asked by both.
+const SMALL_HOSTS: usize = 60;
+const URLS_PER_SMALL_HOST: usize = 23;
+const SMALL_HOST_RATE: usize = 20;
+
+on_every_backend!(
+    async fn four_workers_starting_together_keep_to_each_small_hosts_rate(backend: Backend) {
+        let meter = spawn_meter(SMALL_HOSTS, Duration::from_millis(10)).await;
+        let urls: Vec<String> = (0..URLS_PER_SMALL_HOST)
+            .flat_map(|k| (0..SMALL_HOSTS).map(move |h| (h, k)))
+            .map(|(h, k)| meter.url(h, k))
+            .collect();
+        let db = backend.fresh().await;
+        seed_urls(&db, &urls);
+        let rate = SMALL_HOST_RATE.to_string();
+        drain_with(
+            &db,
+            4,
+            Duration::from_millis(200),
+            &["--host-concurrency", "8", "--host-rate", &rate],
+        )
+        .await;
+
+        let over: Vec<String> = (0..SMALL_HOSTS)
+            .filter_map(|h| {
+                let seen = meter.report(h);
+                (seen.max_per_second > SMALL_HOST_RATE + 1).then(|| format!("{}: {seen}", host(h)))
+            })
+            .collect();
+        let peaks = meter.peaks();
+        println!("the hosts saw at most {peaks}");
+        assert!(
+            over.is_empty(),
+            "hosts over {SMALL_HOST_RATE} + 1 started within one second: {over:?}"
+        );
+        assert_eq!(reported(&db).len(), urls.len(), "every site reported once");
+    }
+);
+
+on_every_backend!(
+    async fn a_new_holder_of_an_address_waits_for_the_earlier_ones_to_count_it(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let addresses = queue.addresses();
+        let live = Duration::from_secs(60);
+        for id in ["x", "y", "z"] {
+            queue.register(id, "test", 1).await.unwrap();
+        }
+        let a = vec!["127.0.9.1".to_owned()];
+        // Alone: confirmed at once, nothing listed.
+        addresses.register("x", &a).await.unwrap();
+        let x = addresses.shares("x", live).await.unwrap();
+        assert!(x.addresses.is_empty(), "{:?}", x.addresses);
+        // A second holder: counted by both reads, confirmed once the first acknowledges a read
+        // that started after it registered.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        addresses.register("y", &a).await.unwrap();
+        let y = addresses.shares("y", live).await.unwrap();
+        assert_eq!(y.addresses.len(), 1);
+        assert_eq!(
+            (y.addresses[0].holders, y.addresses[0].confirmed),
+            (2, false)
+        );
+        addresses.acknowledge("x", x.started_at).await.unwrap();
+        let y = addresses.shares("y", live).await.unwrap();
+        assert!(
+            !y.addresses[0].confirmed,
+            "x's read started before y registered"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let x = addresses.shares("x", live).await.unwrap();
+        assert_eq!(
+            (x.addresses[0].holders, x.addresses[0].confirmed),
+            (2, true)
+        );
+        addresses.acknowledge("x", x.started_at).await.unwrap();
+        let y = addresses.shares("y", live).await.unwrap();
+        assert_eq!(
+            (y.addresses[0].holders, y.addresses[0].confirmed),
+            (2, true)
+        );
+        // A dead holder is not counted; a holder that leaves gives its share back.
+        let dead = Duration::ZERO;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert!(addresses
+            .shares("y", dead)
+            .await
+            .unwrap()
+            .addresses
+            .is_empty());
+        addresses.release("x", &a).await.unwrap();
+        assert!(addresses
+            .shares("y", live)
+            .await
+            .unwrap()
+            .addresses
+            .is_empty());
+        // The view of the addresses held, with the names asked at them.
+        addresses
+            .record_names(&[("n.example".to_owned(), a[0].clone())])
+            .await
+            .unwrap();
+        let view = addresses.view(live).await.unwrap();
+        assert_eq!(view.len(), 1);
+        assert_eq!((view[0].holders, view[0].hosts), (1, 1));
+        addresses.release_all("y").await.unwrap();
+        assert!(addresses.view(live).await.unwrap().is_empty());
+    }
+);
