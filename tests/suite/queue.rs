@@ -581,8 +581,10 @@ on_every_backend!(
         assert_eq!(queue.complete(&outcome).await.unwrap().retrying, 1);
         assert!(queue.claim("w", 1, LONG).await.unwrap().sites.is_empty());
         let due_at = until_some("the site due after Retry-After", SOON, || async {
-            let now = queue.now().await.unwrap();
             let n = queue.claim("w", 1, LONG).await.unwrap().sites.len();
+            // Read after the claim: no earlier than the claim's own time, so a site due too
+            // soon shows (read before it, a slow claim could be late enough while `now` is not).
+            let now = queue.now().await.unwrap();
             (n > 0).then_some((n, now))
         })
         .await;
