@@ -190,11 +190,29 @@ impl Asker {
         let reach = host.reach(&origin);
         // The host's health first (a suspect host's requests wait for its probe), then its
         // limits; what was learned while waiting for those is looked at again.
-        let (gate, permit) = loop {
+        let (_gate, permit) = loop {
             let gate = reach.gate().await.map_err(Failure::HostDown)?;
+            if matches!(gate, Gate::Probe(_)) {
+                self.resolver.forget_failure(host.name());
+            }
             // The address the connector will use, resolved now (and cached for it), so its
-            // limits are waited for before the request is sent.
-            let address = self.address_of(url).await;
+            // limits are waited for before the request is sent. A name that does not answer in
+            // the connect timeout fails as the connection would have.
+            let resolving = tokio::time::Instant::now();
+            let wait = self.config.connect_timeout.min(*budget);
+            let Ok(address) = tokio::time::timeout(wait, self.address_of(url)).await else {
+                if let Some(cut) = ask.cut {
+                    cut.sent();
+                }
+                record_request(None);
+                *budget = budget.saturating_sub(resolving.elapsed());
+                let names = (host.name(), origin.as_str());
+                let decisions = self.book.decisions();
+                if let Some(cause) = decisions.failed(names, &reach, Failure::Timeout, resolving) {
+                    tracing::info!(%origin, cause = cause.describe(), "host decided unreachable");
+                }
+                return Err(Failure::Timeout);
+            };
             let address = address.map(|ip| self.addresses.enter(ip, host.name()));
             let permit = self.limits.acquire(host.limits(), address).await;
             let permit = permit.map_err(Failure::Busy)?;
@@ -202,9 +220,6 @@ impl Asker {
                 break (gate, permit);
             }
         };
-        if matches!(gate, Gate::Probe(_)) {
-            self.resolver.forget_failure(host.name());
-        }
         if let Some(cut) = ask.cut {
             cut.sent();
         }
