@@ -173,7 +173,13 @@ impl Row for HostRecord<'_> {
 
 /// `cells` padded to their columns' widths, `-` for an empty one, with no trailing space.
 fn text_line(cells: &[impl AsRef<str>; COLUMNS.len()]) -> String {
-    let padded: Vec<String> = COLUMNS
+    padded(&COLUMNS, cells)
+}
+
+/// `cells` padded to the widths of `columns` (name, width, right-aligned), `-` for an empty
+/// one, with no trailing space: a line of the text table of hosts or of addresses.
+fn padded(columns: &[(&str, usize, bool)], cells: &[impl AsRef<str>]) -> String {
+    let padded: Vec<String> = columns
         .iter()
         .zip(cells)
         .map(|(&(_, width, right), cell)| {
@@ -276,18 +282,7 @@ impl Row for AddressRecord<'_> {
 }
 
 fn address_line(cells: &[String; 5]) -> String {
-    let padded: Vec<String> = ADDRESS_COLUMNS
-        .iter()
-        .zip(cells)
-        .map(|(&(_, width, right), cell)| {
-            if right {
-                format!("{cell:>width$}")
-            } else {
-                format!("{cell:<width$}")
-            }
-        })
-        .collect();
-    padded.join(" ").trim_end().to_owned()
+    padded(&ADDRESS_COLUMNS, cells)
 }
 
 /// Writes every server address held by live workers (a heartbeat within `dead_after`), those
