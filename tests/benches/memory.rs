@@ -24,7 +24,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use crawler_tests::bench::{counts, raise_fd_limit, source_state};
+use crawler_tests::bench::{counts, raise_fd_limit, rerun_in_namespace, source_state};
 use crawler_tests::bins::bin;
 use crawler_tests::dns::{DnsServer, Record};
 use http_body_util::Full;
@@ -38,36 +38,8 @@ fn main() {
     let _ = bin("crawler-worker"); // builds the release binaries
     match std::env::var(INSIDE) {
         Ok(_) => inside(),
-        Err(_) => std::process::exit(in_namespace()),
+        Err(_) => std::process::exit(rerun_in_namespace("memorybench", INSIDE)),
     }
-}
-
-/// Makes the namespace, runs this bench again inside it, and removes the namespace.
-fn in_namespace() -> i32 {
-    let name = format!("memorybench-{}", std::process::id());
-    let etc = Path::new("/etc/netns").join(&name);
-    let ip = |args: &[&str]| {
-        let status = Command::new("ip").args(args).status().expect("run ip");
-        assert!(
-            status.success(),
-            "ip {args:?} failed (the bench needs root)"
-        );
-    };
-    ip(&["netns", "add", &name]);
-    std::fs::create_dir_all(&etc).expect("create /etc/netns/NAME");
-    std::fs::write(etc.join("resolv.conf"), "nameserver 127.0.0.1\n").expect("write resolv.conf");
-    ip(&["-n", &name, "link", "set", "lo", "up"]);
-    let exe = std::env::current_exe().expect("the bench's path");
-    let status = Command::new("ip")
-        .args(["netns", "exec", &name])
-        .arg(exe)
-        .args(std::env::args_os().skip(1))
-        .env(INSIDE, &name)
-        .status()
-        .expect("run the bench in its namespace");
-    ip(&["netns", "del", &name]);
-    let _ = std::fs::remove_dir_all(&etc);
-    status.code().unwrap_or(1)
 }
 
 /// Host `i`'s name and address (127.16.0.1 on).

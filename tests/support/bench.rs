@@ -274,3 +274,34 @@ pub fn find_lychee() -> Option<Lychee> {
     let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
     Some(Lychee { path, version })
 }
+
+/// Makes a network namespace with only `lo` up, whose `/etc/resolv.conf` names a DNS server on
+/// 127.0.0.1, runs this bench again inside it with `inside` set to the namespace's name, and
+/// removes the namespace; returns the inner run's exit code. `prefix` names the namespace
+/// (`prefix-PID`). Needs root (`ip netns`).
+pub fn rerun_in_namespace(prefix: &str, inside: &str) -> i32 {
+    let name = format!("{prefix}-{}", std::process::id());
+    let etc = Path::new("/etc/netns").join(&name);
+    let ip = |args: &[&str]| {
+        let status = Command::new("ip").args(args).status().expect("run ip");
+        assert!(
+            status.success(),
+            "ip {args:?} failed (the bench needs root)"
+        );
+    };
+    ip(&["netns", "add", &name]);
+    std::fs::create_dir_all(&etc).expect("create /etc/netns/NAME");
+    std::fs::write(etc.join("resolv.conf"), "nameserver 127.0.0.1\n").expect("write resolv.conf");
+    ip(&["-n", &name, "link", "set", "lo", "up"]);
+    let exe = std::env::current_exe().expect("the bench's path");
+    let status = Command::new("ip")
+        .args(["netns", "exec", &name])
+        .arg(exe)
+        .args(std::env::args_os().skip(1))
+        .env(inside, &name)
+        .status()
+        .expect("run the bench in its namespace");
+    ip(&["netns", "del", &name]);
+    let _ = std::fs::remove_dir_all(&etc);
+    status.code().unwrap_or(1)
+}

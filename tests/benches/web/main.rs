@@ -36,12 +36,10 @@ mod world;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crawler_tests::bench::{raise_fd_limit, source_state};
+use crawler_tests::bench::{raise_fd_limit, rerun_in_namespace, source_state};
 use crawler_tests::dns::{DnsServer, Record};
 use crawler_tests::mariadb::MariaDb;
 use tokio::runtime::Runtime;
@@ -68,36 +66,8 @@ fn main() {
     let _ = crawler_tests::bins::bin("crawler-worker"); // builds the release binaries
     match std::env::var(INSIDE) {
         Ok(_) => inside(),
-        Err(_) => std::process::exit(in_namespace()),
+        Err(_) => std::process::exit(rerun_in_namespace("webbench", INSIDE)),
     }
-}
-
-/// Makes the namespace, runs this bench again inside it, and removes the namespace.
-fn in_namespace() -> i32 {
-    let name = format!("webbench-{}", std::process::id());
-    let etc = Path::new("/etc/netns").join(&name);
-    let ip = |args: &[&str]| {
-        let status = Command::new("ip").args(args).status().expect("run ip");
-        assert!(
-            status.success(),
-            "ip {args:?} failed (the bench needs root)"
-        );
-    };
-    ip(&["netns", "add", &name]);
-    std::fs::create_dir_all(&etc).expect("create /etc/netns/NAME");
-    std::fs::write(etc.join("resolv.conf"), "nameserver 127.0.0.1\n").expect("write resolv.conf");
-    ip(&["-n", &name, "link", "set", "lo", "up"]);
-    let exe = std::env::current_exe().expect("the bench's path");
-    let status = Command::new("ip")
-        .args(["netns", "exec", &name])
-        .arg(exe)
-        .args(std::env::args_os().skip(1))
-        .env(INSIDE, &name)
-        .status()
-        .expect("run the bench in its namespace");
-    ip(&["netns", "del", &name]);
-    let _ = std::fs::remove_dir_all(&etc);
-    status.code().unwrap_or(1)
 }
 
 fn inside() {
