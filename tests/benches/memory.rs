@@ -123,21 +123,14 @@ fn crawl(dir: &Path, list: &Path) -> (Duration, u64) {
     measured(&mut worker)
 }
 
-/// lychee on `list`, with the crawler's defaults as lychee's flags (512 in flight, 8 per host,
-/// 20/s per host).
+/// lychee on `list`, with the crawler's defaults as lychee's flags
+/// ([`crawler_tests::bench::LYCHEE_FLAGS`], as the web bench runs it).
 fn run_lychee(list: &Path) -> (Duration, u64) {
     let lychee = crawler_tests::bench::find_lychee().expect("lychee (cargo install lychee)");
     let mut command = Command::new(lychee.path);
     command
-        .args([
-            "--no-progress",
-            "--max-concurrency",
-            "512",
-            "--host-concurrency",
-            "8",
-            "--host-request-interval",
-            "50ms",
-        ])
+        .arg("--no-progress")
+        .args(crawler_tests::bench::LYCHEE_FLAGS)
         .arg(list)
         .stdout(Stdio::null())
         .stderr(Stdio::null());

@@ -305,3 +305,22 @@ pub fn rerun_in_namespace(prefix: &str, inside: &str) -> i32 {
     let _ = std::fs::remove_dir_all(&etc);
     status.code().unwrap_or(1)
 }
+
+/// The crawler's defaults, in lychee's flags: 512 in flight, 8 per host, 20/s per host (one
+/// request every 50 ms), 20 s per request, 2 retries, 10 redirects, 2xx alive.
+pub const LYCHEE_FLAGS: &[&str] = &[
+    "--max-concurrency",
+    "512",
+    "--host-concurrency",
+    "8",
+    "--host-request-interval",
+    "50ms",
+    "--timeout",
+    "20",
+    "--max-retries",
+    "2",
+    "--max-redirects",
+    "10",
+    "--accept",
+    "200..=299",
+];

@@ -157,7 +157,7 @@ fn web(runtime: &Runtime, world: &World, queues: &Queues, cap: Duration, dns: &D
     );
     println!(
         "crawler: crawler-worker --drain (defaults); lychee: {}",
-        tools::LYCHEE_FLAGS.join(" ")
+        crawler_tests::bench::LYCHEE_FLAGS.join(" ")
     );
     let crawler = crawl(&queues.fresh(runtime, "web"), dir, "web", &list, &[], cap);
     let crawler_row = score("crawler", &crawler, world, &tallies);

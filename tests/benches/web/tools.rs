@@ -94,25 +94,6 @@ pub fn crawl(
     verdicts
 }
 
-/// The crawler's defaults, in lychee's flags: 512 in flight, 8 per host, 20/s per host (one
-/// request every 50 ms), 20 s per request, 2 retries, 10 redirects, 2xx alive.
-pub const LYCHEE_FLAGS: &[&str] = &[
-    "--max-concurrency",
-    "512",
-    "--host-concurrency",
-    "8",
-    "--host-request-interval",
-    "50ms",
-    "--timeout",
-    "20",
-    "--max-retries",
-    "2",
-    "--max-redirects",
-    "10",
-    "--accept",
-    "200..=299",
-];
-
 /// Runs lychee over `list` within `cap`, and reads its JSON report (none if it was killed).
 pub fn lychee(
     lychee: &Lychee,
@@ -128,7 +109,7 @@ pub fn lychee(
     let child = Command::new(&lychee.path)
         .args(["--no-progress", "--format", "json", "--verbose", "--output"])
         .arg(&out)
-        .args(LYCHEE_FLAGS)
+        .args(crawler_tests::bench::LYCHEE_FLAGS)
         .arg(list)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
