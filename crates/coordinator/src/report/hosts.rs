@@ -15,7 +15,7 @@ use std::io::Write;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crawler_queue::{AddressView, Addresses, HostRow, Reports};
+use crawler_queue::{AddressView, Addresses, HostRow, Reports, Verdict};
 use serde::Serialize;
 
 use super::format::Format;
@@ -66,12 +66,12 @@ struct HostRecord<'a> {
     /// RFC 3339.
     unreachable_since: Option<String>,
     sites: i64,
-    alive: i64,
-    dead: i64,
-    blocked: i64,
-    unreachable: i64,
-    error: i64,
-    excluded: i64,
+    alive: u64,
+    dead: u64,
+    blocked: u64,
+    unreachable: u64,
+    error: u64,
+    excluded: u64,
     pending: i64,
     owner: Option<&'a str>,
     /// RFC 3339; none when the host has no backoff, or it has passed.
@@ -104,12 +104,12 @@ impl<'a> HostRecord<'a> {
             unreachable_since: row.unreachable_since.map(rfc3339),
             detail: row.detail.as_deref(),
             sites: row.sites,
-            alive: row.alive,
-            dead: row.dead,
-            blocked: row.blocked,
-            unreachable: row.unreachable,
-            error: row.error,
-            excluded: row.excluded,
+            alive: row.verdicts.get(Verdict::Alive),
+            dead: row.verdicts.get(Verdict::Dead),
+            blocked: row.verdicts.get(Verdict::Blocked),
+            unreachable: row.verdicts.get(Verdict::Unreachable),
+            error: row.verdicts.get(Verdict::Error),
+            excluded: row.verdicts.get(Verdict::Excluded),
             pending: row.pending,
             owner: row.owner.as_deref(),
             backoff_until: row.backoff_until.map(rfc3339),
@@ -123,6 +123,7 @@ impl<'a> HostRecord<'a> {
     /// The values in column order, empty where missing.
     fn cells(&self) -> [Cow<'_, str>; COLUMNS.len()] {
         let count = |n: i64| Cow::Owned(n.to_string());
+        let sites = |n: u64| Cow::Owned(n.to_string());
         let text = |s: Option<&'a str>| Cow::Borrowed(s.unwrap_or(""));
         [
             self.host.into(),
@@ -131,12 +132,12 @@ impl<'a> HostRecord<'a> {
             text(self.cause),
             self.unreachable_since.as_deref().unwrap_or("").into(),
             count(self.sites),
-            count(self.alive),
-            count(self.dead),
-            count(self.blocked),
-            count(self.unreachable),
-            count(self.error),
-            count(self.excluded),
+            sites(self.alive),
+            sites(self.dead),
+            sites(self.blocked),
+            sites(self.unreachable),
+            sites(self.error),
+            sites(self.excluded),
             count(self.pending),
             text(self.owner),
             self.backoff_until.as_deref().unwrap_or("").into(),
@@ -316,12 +317,15 @@ mod tests {
         HostRow {
             host: "a.example".into(),
             sites: 12,
-            alive: 5,
-            dead: 3,
-            blocked: 1,
-            unreachable: 0,
-            error: 1,
-            excluded: 0,
+            verdicts: [
+                (Verdict::Alive, 5),
+                (Verdict::Dead, 3),
+                (Verdict::Blocked, 1),
+                (Verdict::Error, 1),
+            ]
+            .into_iter()
+            .flat_map(|(v, n)| std::iter::repeat_n(v, n))
+            .collect(),
             pending: 2,
             owner: Some("worker-1:42".into()),
             backoff_until: Some(1_795_000_000_123),

@@ -10,21 +10,17 @@ use crate::db::with_pool;
 use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::sql::{cached, sites_using, SitesIndex};
+use crate::verdict::{Verdict, VerdictCounts};
 
 /// One host, as the hosts report prints it.
-#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HostRow {
     pub host: String,
     /// Every site of the host.
     pub sites: i64,
     /// Sites per verdict. A site being checked again keeps its last verdict, so it counts here
     /// and in `pending` too.
-    pub alive: i64,
-    pub dead: i64,
-    pub blocked: i64,
-    pub unreachable: i64,
-    pub error: i64,
-    pub excluded: i64,
+    pub verdicts: VerdictCounts,
     /// Sites pending or claimed: waiting for their check of this round.
     pub pending: i64,
     /// The worker holding the host's partition; `None` while it is free (never taken, given
@@ -54,6 +50,64 @@ pub struct HostRow {
     pub detail: Option<String>,
 }
 
+/// [`HostRow`] as the page's query returns it: a column per verdict.
+#[derive(sqlx::FromRow)]
+struct HostColumns {
+    host: String,
+    sites: i64,
+    alive: i64,
+    dead: i64,
+    blocked: i64,
+    unreachable: i64,
+    error: i64,
+    excluded: i64,
+    pending: i64,
+    owner: Option<String>,
+    backoff_until: Option<i64>,
+    last_throttled_at: Option<i64>,
+    last_status: Option<i32>,
+    recent_checks: i64,
+    recent_errors: i64,
+    state: String,
+    rate: Option<f64>,
+    unreachable_since: Option<i64>,
+    cause: Option<String>,
+    detail: Option<String>,
+}
+
+impl From<HostColumns> for HostRow {
+    fn from(c: HostColumns) -> Self {
+        let mut verdicts = VerdictCounts::default();
+        for (verdict, n) in [
+            (Verdict::Alive, c.alive),
+            (Verdict::Dead, c.dead),
+            (Verdict::Blocked, c.blocked),
+            (Verdict::Unreachable, c.unreachable),
+            (Verdict::Error, c.error),
+            (Verdict::Excluded, c.excluded),
+        ] {
+            verdicts.add(verdict, n.max(0) as u64);
+        }
+        HostRow {
+            host: c.host,
+            sites: c.sites,
+            verdicts,
+            pending: c.pending,
+            owner: c.owner,
+            backoff_until: c.backoff_until,
+            last_throttled_at: c.last_throttled_at,
+            last_status: c.last_status,
+            recent_checks: c.recent_checks,
+            recent_errors: c.recent_errors,
+            state: c.state,
+            rate: c.rate,
+            unreachable_since: c.unreachable_since,
+            cause: c.cause,
+            detail: c.detail,
+        }
+    }
+}
+
 impl Reports<'_> {
     /// Up to `limit` hosts (only `host`, if given) whose name sorts after `after`, in name
     /// order. The next page starts after the last host of this one; the first, after `""`.
@@ -67,13 +121,14 @@ impl Reports<'_> {
         limit: u32,
     ) -> Result<Vec<HostRow>, Error> {
         let sql = self.hosts_page_sql(host.is_some());
-        Ok(with_pool!(&self.db, pool => {
+        let rows: Vec<HostColumns> = with_pool!(&self.db, pool => {
             let mut q = sqlx::query_as(sql).bind(after);
             if let Some(host) = host {
                 q = q.bind(host);
             }
             q.bind(i64::from(limit)).fetch_all(pool).await?
-        }))
+        });
+        Ok(rows.into_iter().map(HostRow::from).collect())
     }
 
     /// Binds: after, host (if `one_host`), limit.
