@@ -58,7 +58,14 @@ impl Parts {
         let mut held = self.held.lock().expect("parts lock poisoned");
         let mut kept: HashMap<i16, Holding> = HashMap::with_capacity(now_held.len());
         for part in now_held {
-            let stop = held.remove(&part.id).map(|h| h.stop).unwrap_or_default();
+            // A partition that went draining and is held again, not draining (given back and
+            // taken again by this worker, within one keeper round): a fresh token, or every
+            // check of its hosts would be cut off, given back and claimed again, forever (a
+            // four-worker drain of the web bench hung so, on one site).
+            let stop = match held.remove(&part.id) {
+                Some(h) if !h.stop.is_cancelled() => h.stop,
+                _ => CancellationToken::new(),
+            };
             let draining = part.draining;
             if draining {
                 stop.cancel();
@@ -159,6 +166,25 @@ mod tests {
             parts.watch(4).unwrap().is_cancelled(),
             "a site claimed before the hand-over is not checked"
         );
+    }
+
+    #[test]
+    fn a_partition_handed_over_and_taken_back_is_worked_again() {
+        let parts = Parts::default();
+        let part = |draining| HeldPart {
+            id: 7,
+            draining,
+            asked: false,
+        };
+        parts.update(&[part(true)]);
+        assert!(parts.watch(7).unwrap().is_cancelled());
+        // Freed and taken again by this worker before the keeper saw it go.
+        parts.update(&[part(false)]);
+        assert!(
+            !parts.watch(7).unwrap().is_cancelled(),
+            "its checks would be cut off forever"
+        );
+        assert_eq!(parts.active(), [7]);
     }
 
     #[test]
