@@ -247,6 +247,12 @@ pub fn source_state() -> String {
         "../crates",
     ]);
     let changed: Vec<&str> = changed.lines().filter_map(|l| l.get(3..)).collect();
+    if let Some(dir) = std::env::var_os(crate::bins::BINS_VAR) {
+        return format!(
+            "the binaries of {} (the harness at commit {commit})",
+            std::path::Path::new(&dir).display()
+        );
+    }
     match changed.is_empty() {
         true => format!("commit {commit}"),
         false => format!(

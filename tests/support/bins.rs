@@ -4,12 +4,21 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
+/// Set to a directory of crawler binaries built elsewhere (another commit's `target/release`),
+/// a bench runs those instead of building its own: the same harness measures a before and an
+/// after in one run.
+pub const BINS_VAR: &str = "CRAWLER_BENCH_BINS";
+
 /// The path of binary `name` (crawler-seed, crawler-worker, …), built on first use. `cargo
 /// test` builds only the binaries of packages with integration tests, so the suite builds the
-/// rest itself, into the same target directory and profile as the test binary.
+/// rest itself, into the same target directory and profile as the test binary; or those of
+/// [`BINS_VAR`], when set.
 pub fn bin(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let dir = BUILT.get_or_init(|| {
+        if let Some(dir) = std::env::var_os(BINS_VAR) {
+            return PathBuf::from(dir);
+        }
         let exe = std::env::current_exe().expect("the test binary's path");
         let profile_dir = exe
             .parent()

@@ -12,6 +12,8 @@
 //! - `WEB_BENCH=web,hostile` picks the scenarios (both by default);
 //! - `WEB_BENCH_URLS=20000`, `WEB_BENCH_HOSTS=2000`: the list's size (a quick run: 2000, 200);
 //! - `WEB_BENCH_CAP=1000`: seconds a tool may run before it is killed ("not finished");
+//! - `WEB_BENCH_WORKERS=4`: that many crawler workers started together on the list, a fleet
+//!   sharing the hosts' limits through the queue (1 by default); lychee runs alone;
 //! - `WEB_BENCH_DB=mariadb`: the queue on a private MariaDB server started inside the namespace
 //!   (a fresh database per crawl); by default a fresh SQLite file per crawl.
 //!
@@ -156,7 +158,8 @@ fn web(runtime: &Runtime, world: &World, queues: &Queues, cap: Duration, dns: &D
         broken.join(", ")
     );
     println!(
-        "crawler: crawler-worker --drain (defaults); lychee: {}",
+        "crawler: {} crawler-worker --drain (defaults); lychee: {}",
+        tools::workers(),
         crawler_tests::bench::LYCHEE_FLAGS.join(" ")
     );
     let crawler = crawl(&queues.fresh(runtime, "web"), dir, "web", &list, &[], cap);

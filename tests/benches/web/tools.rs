@@ -36,26 +36,44 @@ pub fn crawl(
 ) -> Verdicts {
     let seeded = run(command("crawler-seed", url).arg(list));
     assert!(seeded.status.success(), "crawler-seed: {}", stderr(&seeded));
-    let log = dir.join(format!("{name}-worker.log"));
     let started = Instant::now();
     let started_at = time::OffsetDateTime::now_utc();
-    let worker = command("crawler-worker", url)
-        .env("RUST_LOG", "info")
-        .arg("--drain")
-        .args(flags)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).expect("create the worker log"))
-        .spawn()
-        .expect("start crawler-worker");
-    let finished = wait(worker, cap);
+    // Started together, as a fleet starts; each with a log of its own.
+    let logs: Vec<_> = (0..workers())
+        .map(|i| dir.join(format!("{name}-worker{i}.log")))
+        .collect();
+    let fleet: Vec<Child> = logs
+        .iter()
+        .enumerate()
+        .map(|(i, log)| {
+            command("crawler-worker", url)
+                .env("RUST_LOG", "info")
+                .args(["--drain", "--id", &format!("{name}-{i}")])
+                .args(flags)
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(log).expect("create the worker log"))
+                .spawn()
+                .expect("start crawler-worker")
+        })
+        .collect();
+    let mut finished = true;
+    for worker in fleet {
+        let left = cap.saturating_sub(started.elapsed());
+        finished &= wait(worker, left);
+    }
     let time = started.elapsed();
-    let log = std::fs::read_to_string(&log).unwrap_or_default();
-    let summary = log
-        .lines()
-        .rfind(|l| l.contains("worker stopped"))
-        .or_else(|| log.lines().last())
-        .unwrap_or("")
-        .to_owned();
+    let summary = logs
+        .iter()
+        .map(|log| {
+            let log = std::fs::read_to_string(log).unwrap_or_default();
+            log.lines()
+                .rfind(|l| l.contains("worker stopped"))
+                .or_else(|| log.lines().last())
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n  ");
     let report = run(command("crawler-report", url).args(["--all", "--format", "ndjson"]));
     assert!(
         report.status.success(),
@@ -200,6 +218,15 @@ fn cause(status: &serde_json::Value) -> String {
 }
 
 /// Waits for `child`, killing it at `cap`; whether it ended by itself.
+/// `WEB_BENCH_WORKERS`: how many workers crawl the list together (1 by default).
+pub fn workers() -> usize {
+    std::env::var("WEB_BENCH_WORKERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(1)
+}
+
 fn wait(mut child: Child, cap: Duration) -> bool {
     let deadline = Instant::now() + cap;
     loop {
