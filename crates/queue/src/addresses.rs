@@ -238,21 +238,29 @@ impl Addresses<'_> {
         Ok(())
     }
 
-    /// Records what `worker`'s requests do at its addresses now.
+    /// Records what `worker`'s requests do at its addresses now: one transaction per
+    /// [`CHUNK`] addresses, not a commit each (on politeness z, a thousand servers, they were
+    /// two thirds of the worker's SQLite commits).
     pub async fn record_loads(&self, worker: &str, loads: &[AddressLoad]) -> Result<(), Error> {
         let sql = cached!(
             self.queue.db.dialect(),
             "UPDATE address_holders SET waiting = ?, in_flight = ? WHERE address = ? AND worker = ?"
         );
-        for load in loads {
+        for chunk in loads.chunks(CHUNK) {
             with_pool!(&self.queue.db, pool => {
-                retry("record an address's load", || {
-                    sqlx::query(sql)
-                        .bind(i64::try_from(load.waiting).unwrap_or(i64::MAX))
-                        .bind(i64::try_from(load.in_flight).unwrap_or(i64::MAX))
-                        .bind(&load.address)
-                        .bind(worker)
-                        .execute(pool)
+                retry("record addresses' loads", || async {
+                    let mut tx = pool.begin().await?;
+                    for load in chunk {
+                        sqlx::query(sql)
+                            .bind(i64::try_from(load.waiting).unwrap_or(i64::MAX))
+                            .bind(i64::try_from(load.in_flight).unwrap_or(i64::MAX))
+                            .bind(&load.address)
+                            .bind(worker)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    tx.commit().await?;
+                    Ok::<(), sqlx::Error>(())
                 })
                 .await?;
             });
