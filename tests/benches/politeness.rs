@@ -21,7 +21,7 @@
 //!     `--host-concurrency 10 --host-rate 50` (floor 20 s); 50 ms;
 //!   - `d`: shared hosting: 2 workers, 4,000 URLs on 100 host names resolved (a test DNS,
 //!     `--dns-server`) to 4 server addresses, 25 names each, `--host-concurrency 4 --host-rate
-//!     10` and the default per-address limits (`--ip-concurrency 32 --ip-rate 80`: per name
+//!     10` and the default per-address limits (`--ip-concurrency 16 --ip-rate 40`: per name
 //!     alone an address would see 250 a second); 200 ms. Its floor is an address's URLs at
 //!     `--ip-rate`.
 //!
@@ -93,9 +93,9 @@ struct Scenario {
     names_per_address: usize,
 }
 
-/// The workers' default per-address limits (`crawler_check::defaults`).
-const IP_CONCURRENCY: usize = 32;
-const IP_RATE: usize = 80;
+/// The workers' per-address limits when not given: this many hosts' worth of the host limits
+/// (`crawler_check::defaults::HOSTS_PER_ADDRESS`).
+const HOSTS_PER_ADDRESS: usize = 4;
 
 /// Scenario `a`, which `a0` varies.
 const SCENARIO_A: Scenario = Scenario {
@@ -215,6 +215,11 @@ fn main() {
 }
 
 impl Scenario {
+    /// The per-address rate the workers take when not told: four hosts' worth.
+    fn ip_rate(&self) -> usize {
+        HOSTS_PER_ADDRESS * self.host_rate
+    }
+
     fn run(&self, bench: &Bench) {
         let meter = bench
             .runtime
@@ -222,7 +227,7 @@ impl Scenario {
         let path = bench.tmp.path().join(format!("urls-{}.txt", self.key));
         let (floor, most, dns) = if self.names_per_address > 1 {
             let (dns, most) = self.write_named_list(&meter, &path);
-            (most as f64 / IP_RATE as f64, most, Some(dns))
+            (most as f64 / self.ip_rate() as f64, most, Some(dns))
         } else {
             let list = meter.write_list(&path, self.urls, self.share);
             let most = list.most_on_one_host();
@@ -493,8 +498,11 @@ impl Scenario {
              {:>16} {:>16}",
             time.as_secs_f64(),
             time.as_secs_f64() / floor,
-            format!("{max_in_flight} (limit {IP_CONCURRENCY})"),
-            format!("{max_per_second} (limit {IP_RATE})"),
+            format!(
+                "{max_in_flight} (limit {})",
+                HOSTS_PER_ADDRESS * self.host_concurrency
+            ),
+            format!("{max_per_second} (limit {})", self.ip_rate()),
         );
     }
 }

@@ -98,13 +98,17 @@ pub mod defaults {
     pub const HOST_RATE: f64 = 20.0;
     /// `--concurrency`: requests on the wire over all hosts.
     pub const CONCURRENCY: u32 = 512;
-    /// `--ip-concurrency`: requests in flight to one server address, for the whole fleet: four
-    /// hosts' worth (`HOST_CONCURRENCY`), so a server of one name never waits for it, and a
-    /// hundred names on one server get four times a host's limit rather than a hundred.
-    pub const IP_CONCURRENCY: u32 = 4 * HOST_CONCURRENCY;
-    /// `--ip-rate`: requests started per second to one server address, for the whole fleet:
-    /// four hosts' worth (`HOST_RATE`), for the same reason.
-    pub const IP_RATE: f64 = 4.0 * HOST_RATE;
+    /// How many hosts' worth of the host limits a server address gets when `--ip-concurrency`
+    /// and `--ip-rate` are not given (the worker multiplies the host limits given): a server of
+    /// one name never waits for its address, and a hundred names on one server get four times
+    /// a host's limit rather than a hundred.
+    pub const HOSTS_PER_ADDRESS: usize = 4;
+    /// `--ip-concurrency` at the default host limits: requests in flight to one server address,
+    /// for the whole fleet.
+    pub const IP_CONCURRENCY: u32 = HOSTS_PER_ADDRESS as u32 * HOST_CONCURRENCY;
+    /// `--ip-rate` at the default host limits: requests started per second to one server
+    /// address, for the whole fleet.
+    pub const IP_RATE: f64 = HOSTS_PER_ADDRESS as f64 * HOST_RATE;
     /// `--max-retry-after`: the longest `Retry-After` waited for in-process.
     pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
     /// `--defer-horizon`: the queue's, one option for both.

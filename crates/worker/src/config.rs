@@ -121,15 +121,15 @@ pub struct Args {
 
     /// Requests in flight to one server address at most, over every host name on it and for the
     /// whole fleet (the workers asking it share this); on top of the per-host limits. 0: no
-    /// limit.
-    #[arg(long, env = "CRAWLER_IP_CONCURRENCY", default_value_t = defaults::IP_CONCURRENCY)]
-    pub ip_concurrency: u32,
+    /// limit. [default: four hosts' worth, 4 × --host-concurrency]
+    #[arg(long, env = "CRAWLER_IP_CONCURRENCY")]
+    pub ip_concurrency: Option<u32>,
 
     /// Requests per second to one server address at most, over every host name on it and for
     /// the whole fleet (the workers asking it share this); on top of the per-host limits. 0:
-    /// no limit.
-    #[arg(long, env = "CRAWLER_IP_RATE", default_value_t = defaults::IP_RATE)]
-    pub ip_rate: f64,
+    /// no limit. [default: four hosts' worth, 4 × --host-rate]
+    #[arg(long, env = "CRAWLER_IP_RATE")]
+    pub ip_rate: Option<f64>,
 
     /// Per-host limits in place of --host-concurrency and --host-rate, for your own servers:
     /// a file of lines `HOST CONCURRENCY RATE` (`#` comments). Give every worker the same file.
@@ -335,7 +335,10 @@ impl Args {
         if self.host_rate.is_nan() || self.host_rate < 0.001 {
             return Err("--host-rate must be at least 0.001 (one request per 1000 s)".into());
         }
-        if self.ip_rate.is_nan() || (self.ip_rate != 0.0 && self.ip_rate < 0.001) {
+        if self
+            .ip_rate
+            .is_some_and(|r| r.is_nan() || (r != 0.0 && r < 0.001))
+        {
             return Err("--ip-rate must be 0 (no limit) or at least 0.001".into());
         }
         if self.archive_rate.is_nan() || !(0.001..=1000.0).contains(&self.archive_rate) {
@@ -352,14 +355,19 @@ impl Args {
             host_concurrency: self.host_concurrency as usize,
             host_rate: self.host_rate,
             concurrency: self.concurrency as usize,
+            // Unset: four hosts' worth of the host limits given, so that a server of one name
+            // never waits for its address whatever its host limits are.
             ip_concurrency: match self.ip_concurrency {
-                0 => usize::MAX,
-                n => n as usize,
+                Some(0) => usize::MAX,
+                Some(n) => n as usize,
+                None => {
+                    (self.host_concurrency as usize).saturating_mul(defaults::HOSTS_PER_ADDRESS)
+                }
             },
-            ip_rate: if self.ip_rate == 0.0 {
-                f64::INFINITY
-            } else {
-                self.ip_rate
+            ip_rate: match self.ip_rate {
+                Some(0.0) => f64::INFINITY,
+                Some(rate) => rate,
+                None => self.host_rate * defaults::HOSTS_PER_ADDRESS as f64,
             },
             insecure: self.insecure,
             public_only: self.public_only,
@@ -456,6 +464,34 @@ mod tests {
                 "{bad}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn an_address_gets_four_hosts_worth_of_the_host_limits_given_unless_told() {
+        let limits = |args: &[&str]| {
+            let check = config(args).unwrap().check;
+            (check.ip_concurrency, check.ip_rate)
+        };
+        assert_eq!(limits(&[]), (32, 80.0));
+        // A crawl of one's own server at a high host rate is not held to the default's 80/s.
+        let fast = ["--host-concurrency", "10", "--host-rate", "1000000"];
+        assert_eq!(limits(&fast), (40, 4_000_000.0));
+        let given = [
+            "--host-rate",
+            "1000",
+            "--ip-concurrency",
+            "5",
+            "--ip-rate",
+            "30",
+        ];
+        assert_eq!(limits(&given), (5, 30.0));
+        assert_eq!(
+            limits(&["--ip-concurrency", "0", "--ip-rate", "0"]),
+            (usize::MAX, f64::INFINITY)
+        );
+        assert!(config(&["--ip-rate", "0.0001"])
+            .unwrap_err()
+            .starts_with("--ip-rate must be 0"));
     }
 
     #[test]
