@@ -4,7 +4,8 @@
 //! links kept on the site (the crawler with `--include`, linkchecker by its default of not
 //! checking external links). Prints each one's time, the broken links each found and their
 //! referrers, what one found that the other did not, and false dead links (reported dead, but
-//! the file is there). Asserts nothing.
+//! the file is there), then the crawler's time and database size again with `--no-fragments`
+//! (the cost of checking links to sections). Asserts nothing.
 //!
 //! Run: `cargo bench -p crawler-tests --bench follow` (needs `nginx`, `linkchecker` and
 //! `python3.11-doc`: `apt-get install nginx-light linkchecker python3.11-doc`).
@@ -63,7 +64,20 @@ fn docs_bench() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
 
-    let (crawler_time, crawler_pairs, crawler_dead) = crawl(tmp.path(), &base);
+    let (crawler_time, crawler_pairs, crawler_dead) = crawl(tmp.path(), &base, Fragments::Checked);
+    let (plain_time, plain_pairs, _) = crawl(tmp.path(), &base, Fragments::Skipped);
+    let size = |fragments: Fragments| database_size(tmp.path(), fragments) as f64 / 1e6;
+    println!(
+        "crawler with fragments {:.1} s, database {:.1} MB; with --no-fragments {:.1} s, {:.1} MB: \
+         {:.2}x the time; {} of the {} broken (link, page) pairs are links to sections",
+        crawler_time.as_secs_f64(),
+        size(Fragments::Checked),
+        plain_time.as_secs_f64(),
+        size(Fragments::Skipped),
+        crawler_time.as_secs_f64() / plain_time.as_secs_f64(),
+        crawler_pairs.difference(&plain_pairs).count(),
+        crawler_pairs.len(),
+    );
     let linkchecker = (std::env::var("FOLLOW_BENCH_LINKCHECKER").as_deref() != Ok("0"))
         .then(|| linkcheck(tmp.path(), &base));
     drop(nginx);
@@ -119,18 +133,43 @@ fn report(who: &str, time: Duration, pairs: &Pairs, false_dead: &[String]) {
     );
 }
 
+/// Whether a crawl checks the links to sections of pages (the default) or not
+/// (`--no-fragments`): each has its own database.
+#[derive(Clone, Copy, PartialEq)]
+enum Fragments {
+    Checked,
+    Skipped,
+}
+
+fn database(tmp: &Path, fragments: Fragments) -> PathBuf {
+    tmp.join(match fragments {
+        Fragments::Checked => "crawl.db",
+        Fragments::Skipped => "crawl-no-fragments.db",
+    })
+}
+
+/// The crawl's SQLite files, its write-ahead log included, in bytes.
+fn database_size(tmp: &Path, fragments: Fragments) -> u64 {
+    let db = database(tmp, fragments);
+    ["", "-wal"]
+        .iter()
+        .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", db.display())).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 /// Seeds `--follow BASE/index.html`, drains one worker at 10 at once; returns the time, the
 /// dead links with every page they are on, and the dead URLs.
-fn crawl(tmp: &Path, base: &str) -> (Duration, Pairs, BTreeSet<String>) {
-    let url = format!("sqlite://{}", tmp.join("crawl.db").display());
+fn crawl(tmp: &Path, base: &str, fragments: Fragments) -> (Duration, Pairs, BTreeSet<String>) {
+    let url = format!("sqlite://{}", database(tmp, fragments).display());
     let include = format!("^{}", regex_escape(base));
     let started = Instant::now();
-    let seeded = run(command("crawler-seed", &url).args([
-        "--follow",
-        &format!("{base}index.html"),
-        "--include",
-        &include,
-    ]));
+    let start = format!("{base}index.html");
+    let mut seed = vec!["--follow", &start, "--include", &include];
+    if fragments == Fragments::Skipped {
+        seed.push("--no-fragments");
+    }
+    let seeded = run(command("crawler-seed", &url).args(seed));
     assert!(seeded.status.success(), "{}", stderr(&seeded));
     let worker = run(command("crawler-worker", &url).args([
         "--drain",

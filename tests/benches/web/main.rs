@@ -257,6 +257,21 @@ fn score(tool: &str, run: &Verdicts, world: &World, tallies: &[Arc<Tally>]) -> D
          {HOST_CONCURRENCY}; most started in 1 s {worst_rate}, limit {HOST_RATE}); {requests} \
          requests to the HTTP hosts"
     );
+    for (h, tally) in tallies
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.seen().max_per_second > HOST_RATE)
+        .take(3)
+    {
+        let host = &world.hosts[h];
+        println!(
+            "  over the rate: {} ({:?}, {} URLs), its busiest second's gaps in ms: {:?}",
+            host.name,
+            host.kind,
+            host.urls,
+            tally.busiest_second()
+        );
+    }
     println!(
         "  (arrivals are the kernel's receive times; by the servers' handler clock, which adds \
          this busy process's own delays: {over_handled} hosts over the rate, most in 1 s \

@@ -77,6 +77,22 @@ impl Tally {
         }
     }
 
+    /// The arrivals of the busiest second (the first `max_per_second` within one), as gaps in
+    /// milliseconds from the one before: how a host went over its rate.
+    pub fn busiest_second(&self) -> Vec<u128> {
+        let mut starts = self.starts.lock().unwrap().clone();
+        let most = most_within(&mut starts, Duration::from_secs(1));
+        let Some(first) = (0..starts.len().saturating_sub(most - 1))
+            .find(|&i| starts[i + most - 1] - starts[i] < Duration::from_secs(1))
+        else {
+            return Vec::new();
+        };
+        starts[first..first + most]
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_millis())
+            .collect()
+    }
+
     /// Forgets everything, for the next tool (call it when idle).
     pub fn reset(&self) {
         self.starts.lock().unwrap().clear();
