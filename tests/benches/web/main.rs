@@ -265,7 +265,7 @@ fn score(tool: &str, run: &Verdicts, world: &World, tallies: &[Arc<Tally>]) -> D
     {
         let host = &world.hosts[h];
         println!(
-            "  over the rate: {} ({:?}, {} URLs), its busiest second's gaps in ms: {:?}",
+            "  over the rate: {} ({:?}, {} URLs), its busiest second's gaps in ms: {}",
             host.name,
             host.kind,
             host.urls,

@@ -37,6 +37,8 @@ pub struct Tally {
     /// scheduling delays, kept to show what a meter that reads its clock there would count.
     handled: Mutex<Vec<Duration>>,
     asked: Mutex<HashMap<String, usize>>,
+    /// Each request's method, path and connection, in arrival order with `starts`.
+    requests: Mutex<Vec<String>>,
 }
 
 /// The figures of one host.
@@ -52,8 +54,9 @@ pub struct Seen {
 impl Tally {
     /// Counts a request that `arrived` in until the guard drops; returns how often its path
     /// was asked.
-    pub fn arrive(&self, path: &str, arrived: Duration) -> (InFlight<'_>, usize) {
+    pub fn arrive(&self, path: &str, what: String, arrived: Duration) -> (InFlight<'_>, usize) {
         self.starts.lock().unwrap().push(arrived);
+        self.requests.lock().unwrap().push(what);
         self.handled
             .lock()
             .unwrap()
@@ -79,18 +82,30 @@ impl Tally {
 
     /// The arrivals of the busiest second (the first `max_per_second` within one), as gaps in
     /// milliseconds from the one before: how a host went over its rate.
-    pub fn busiest_second(&self) -> Vec<u128> {
-        let mut starts = self.starts.lock().unwrap().clone();
-        let most = most_within(&mut starts, Duration::from_secs(1));
-        let Some(first) = (0..starts.len().saturating_sub(most - 1))
-            .find(|&i| starts[i + most - 1] - starts[i] < Duration::from_secs(1))
+    pub fn busiest_second(&self) -> String {
+        let starts = self.starts.lock().unwrap().clone();
+        let requests = self.requests.lock().unwrap().clone();
+        let mut order: Vec<usize> = (0..starts.len()).collect();
+        order.sort_by_key(|&i| starts[i]);
+        let mut sorted: Vec<Duration> = order.iter().map(|&i| starts[i]).collect();
+        let most = most_within(&mut sorted, Duration::from_secs(1));
+        let Some(first) = (0..sorted.len().saturating_sub(most - 1))
+            .find(|&i| sorted[i + most - 1] - sorted[i] < Duration::from_secs(1))
         else {
-            return Vec::new();
+            return String::new();
         };
-        starts[first..first + most]
+        let gaps: Vec<u128> = sorted[first..first + most]
             .windows(2)
             .map(|w| (w[1] - w[0]).as_millis())
-            .collect()
+            .collect();
+        let at = (sorted[first] - sorted[0]).as_millis();
+        let opening: Vec<&str> = order[first.saturating_sub(2)..(first + 4).min(order.len())]
+            .iter()
+            .map(|&i| requests[i].as_str())
+            .collect();
+        format!(
+            "{gaps:?}, {at} ms after its first arrival (#{first}); around its start: {opening:?}"
+        )
     }
 
     /// Forgets everything, for the next tool (call it when idle).
@@ -98,6 +113,7 @@ impl Tally {
         self.starts.lock().unwrap().clear();
         self.handled.lock().unwrap().clear();
         self.asked.lock().unwrap().clear();
+        self.requests.lock().unwrap().clear();
         let now = self.in_flight.load(Ordering::SeqCst);
         self.max_in_flight.store(now, Ordering::SeqCst);
     }
@@ -150,6 +166,12 @@ async fn hang(listener: TcpListener) {
 #[derive(Clone, Copy)]
 pub struct Arrived(pub Duration);
 
+/// The connection a request came on, numbered in accept order.
+#[derive(Clone, Copy)]
+pub struct Connection(pub usize);
+
+static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
+
 /// Serves HTTP/1.1 on `listener` with `handle`, forever; each request carries [`Arrived`].
 pub async fn serve<F, Fut>(listener: TcpListener, handle: F)
 where
@@ -165,11 +187,13 @@ where
             continue;
         };
         let handle = handle.clone();
+        let conn = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |mut request: Request<_>| {
                 request
                     .extensions_mut()
                     .insert(Arrived(arrival.last_or_now()));
+                request.extensions_mut().insert(Connection(conn));
                 let answer = handle(request);
                 async move { Ok::<_, Infallible>(answer.await) }
             });
@@ -189,7 +213,9 @@ async fn answer(
     let path = request.uri().path().to_owned();
     let arrived = request.extensions().get::<Arrived>().map(|a| a.0);
     let arrived = arrived.unwrap_or_else(crawler_tests::stamped::now);
-    let (_in_flight, asked) = tally.arrive(&path, arrived);
+    let conn = request.extensions().get::<Connection>().map_or(0, |c| c.0);
+    let what = format!("{} {path} c{conn}", request.method());
+    let (_in_flight, asked) = tally.arrive(&path, what, arrived);
     if kind == HostKind::Slow {
         tokio::time::sleep(slow).await;
         return status(StatusCode::OK);
