@@ -438,7 +438,16 @@ impl Address {
 
     /// Waits for a slot of this worker's share (and, in a fleet, for the share itself).
     pub(crate) async fn acquire_slot(&self) {
-        self.state().queued += 1;
+        {
+            // Most often a slot is free: taken without waiting for news.
+            let mut state = self.state();
+            if state.confirmed && state.in_flight < self.slots(state.holders) {
+                state.in_flight += 1;
+                state.last_used = Instant::now();
+                return;
+            }
+            state.queued += 1;
+        }
         let _queued = Queued(self);
         loop {
             let changed = self.changed.notified();
@@ -458,12 +467,16 @@ impl Address {
 
     /// Gives a slot back.
     pub(crate) fn release_slot(&self) {
-        {
+        let queued = {
             let mut state = self.state();
             state.in_flight -= 1;
             state.last_used = Instant::now();
+            state.queued
+        };
+        // Only a request counted as queued waits for news (it counts itself before it looks).
+        if queued > 0 {
+            self.changed.notify_waiters();
         }
-        self.changed.notify_waiters();
     }
 
     /// Takes a turn of the rate now: `Ok(turn)` ([`Address::give_back`] undoes it), or

@@ -255,8 +255,7 @@ impl Asker {
         if !self.addresses.is_on() || self.config.host_limits.contains_key(name) {
             return None;
         }
-        let addrs = self.resolver.clone().resolve_host(name.to_owned()).await;
-        addrs.ok()?.first().map(|a| a.ip())
+        self.resolver.first_allowed(name).await
     }
 
     async fn send(

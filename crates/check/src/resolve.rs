@@ -123,6 +123,20 @@ impl CachingResolver {
     }
 }
 
+impl CachingResolver {
+    /// The first address of `host` the policy allows, the one the connector tries first
+    /// (`None`: the name does not resolve, or every address is refused).
+    pub(crate) async fn first_allowed(&self, host: &str) -> Option<IpAddr> {
+        let entry = self.entry(host);
+        let answer = entry.answer.get_or_init(|| lookup(host, self.server)).await;
+        answer
+            .as_ref()?
+            .iter()
+            .copied()
+            .find(|ip| (self.allow)(*ip))
+    }
+}
+
 impl Resolve for CachingResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let this = self.clone();
