@@ -102,12 +102,22 @@ impl CachingResolver {
         entry
     }
 
+    /// The cached answer for `host`, looked up when absent or stale.
+    async fn answer(&self, host: &str) -> Answer {
+        let entry = self.entry(host);
+        let answer = entry.answer.get_or_init(|| lookup(host, self.server)).await;
+        answer.clone()
+    }
+
+    /// The first address of `host` the policy allows, the one the connector tries first
+    /// (`None`: the name does not resolve, or every address is refused).
+    pub(crate) async fn first_allowed(&self, host: &str) -> Option<IpAddr> {
+        let ips = self.answer(host).await?;
+        ips.iter().copied().find(|ip| (self.allow)(*ip))
+    }
+
     pub(crate) async fn resolve_host(self, host: String) -> Result<Vec<SocketAddr>, ResolveError> {
-        let entry = self.entry(&host);
-        let answer = entry
-            .answer
-            .get_or_init(|| lookup(&host, self.server))
-            .await;
+        let answer = self.answer(&host).await;
         let ips = answer
             .as_ref()
             .ok_or_else(|| ResolveError::NotFound(host.clone()))?;
@@ -120,20 +130,6 @@ impl CachingResolver {
             return Err(ResolveError::Denied(host));
         }
         Ok(allowed)
-    }
-}
-
-impl CachingResolver {
-    /// The first address of `host` the policy allows, the one the connector tries first
-    /// (`None`: the name does not resolve, or every address is refused).
-    pub(crate) async fn first_allowed(&self, host: &str) -> Option<IpAddr> {
-        let entry = self.entry(host);
-        let answer = entry.answer.get_or_init(|| lookup(host, self.server)).await;
-        answer
-            .as_ref()?
-            .iter()
-            .copied()
-            .find(|ip| (self.allow)(*ip))
     }
 }
 
