@@ -441,9 +441,7 @@ impl Address {
         {
             // Most often a slot is free: taken without waiting for news.
             let mut state = self.state();
-            if state.confirmed && state.in_flight < self.slots(state.holders) {
-                state.in_flight += 1;
-                state.last_used = Instant::now();
+            if self.take_slot(&mut state) {
                 return;
             }
             state.queued += 1;
@@ -453,16 +451,21 @@ impl Address {
             let changed = self.changed.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            {
-                let mut state = self.state();
-                if state.confirmed && state.in_flight < self.slots(state.holders) {
-                    state.in_flight += 1;
-                    state.last_used = Instant::now();
-                    return;
-                }
+            if self.take_slot(&mut self.state()) {
+                return;
             }
             changed.await;
         }
+    }
+
+    /// Takes a slot of the share if it may be used and one is free.
+    fn take_slot(&self, state: &mut State) -> bool {
+        let free = state.confirmed && state.in_flight < self.slots(state.holders);
+        if free {
+            state.in_flight += 1;
+            state.last_used = Instant::now();
+        }
+        free
     }
 
     /// Gives a slot back.
