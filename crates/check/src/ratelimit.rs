@@ -175,8 +175,6 @@ struct Pace {
     /// address's limits or a global slot): the next starts no sooner than the spacing after it.
     last_start: Option<Instant>,
     opening: Opening,
-    /// No request starts before this: a rate's interval after the host's first answer.
-    not_before: Option<Instant>,
     /// The least time between two requests' starts: the host's `Crawl-delay` (zero: none).
     floor: Duration,
     /// Throttled answers in a row, since when, and (up to two) distinct paths among them.
@@ -292,16 +290,10 @@ impl Limits {
             let now = Instant::now();
             permit.started = Some(now);
             // The host's first request goes alone (see the module's text).
-            let opened = permit.host.opened.notified();
-            tokio::pin!(opened);
-            opened.as_mut().enable();
-            if let Some(until) = permit.host.opening_wait(now) {
+            if permit.host.opening_wait(now).is_some() {
                 self.global.add_permits(1);
                 permit.global = false;
-                tokio::select! {
-                    _ = opened => {}
-                    _ = tokio::time::sleep_until(until) => {}
-                }
+                permit.host.wait_for_opening().await;
                 continue;
             }
             // The spacing of its turn from the last actual start: a reserved turn that started
@@ -478,10 +470,10 @@ impl HostLimits {
     /// shorter (an answer since sped the host up; a throttle since slows later turns only).
     fn pace_wait(&self, now: Instant, reserved: Duration) -> Option<Instant> {
         let pace = self.pace();
-        let spaced = pace
-            .last_start
-            .map(|last| last + reserved.min(pace.spacing(self.base())));
-        let at = spaced.max(pace.not_before)?;
+        // Never under the rate's interval, which the governor keeps from its own last check:
+        // the same instant, unless the last start was moved to an answer (`ended`).
+        let spacing = reserved.min(pace.spacing(self.base())).max(self.interval);
+        let at = pace.last_start? + spacing;
         (at > now).then_some(at)
     }
 
@@ -508,6 +500,19 @@ impl HostLimits {
         }
     }
 
+    /// Waits until the host's first request is answered, or [`OPENING_CAP`] after it started.
+    async fn wait_for_opening(&self) {
+        let opened = self.opened.notified();
+        tokio::pin!(opened);
+        opened.as_mut().enable();
+        if let Some(until) = self.opening_wait(Instant::now()) {
+            tokio::select! {
+                _ = opened => {}
+                _ = tokio::time::sleep_until(until) => {}
+            }
+        }
+    }
+
     /// A request that started is over, answered or not: the first one opens the host, and the
     /// next start is spaced from now (when its answer came, after its request reached the
     /// server) rather than from its turn.
@@ -516,7 +521,6 @@ impl HostLimits {
         if let Opening::First(_) = pace.opening {
             pace.opening = Opening::Open;
             pace.last_start = pace.last_start.max(Some(now));
-            pace.not_before = Some(now + self.interval);
             drop(pace);
             self.opened.notify_waiters();
         }
@@ -648,7 +652,6 @@ impl Pace {
             last_used: now,
             last_start: None,
             opening: Opening::NotStarted,
-            not_before: None,
             floor: Duration::ZERO,
             streak: 0,
             streak_since: None,
