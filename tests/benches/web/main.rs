@@ -260,7 +260,7 @@ fn score(tool: &str, run: &Verdicts, world: &World, tallies: &[Arc<Tally>]) -> D
     for (h, tally) in tallies
         .iter()
         .enumerate()
-        .filter(|(_, t)| t.seen().max_per_second > HOST_RATE)
+        .filter(|&(h, _)| seen[h].max_per_second > HOST_RATE)
         .take(3)
     {
         let host = &world.hosts[h];
