@@ -80,7 +80,7 @@ pub use self::cookies::CookieJar;
 pub use self::cut::{unless_cut, Cut};
 pub use self::error::CheckError;
 pub use self::health::HostDecision;
-pub use self::hosts::{FleetSaid, HostBook, HostCounts, RobotsCell};
+pub use self::hosts::{Expected, FleetSaid, HostBook, HostCounts, RobotsCell};
 pub use self::page::{PAGE_CAP, ROBOTS_CAP};
 pub use self::ratelimit::PaceReport;
 pub use self::soft404::{LastCheck, ProbeStore, StoredProbe, TTL as SOFT_404_TTL};

@@ -526,6 +526,12 @@ impl HostLimits {
         }
     }
 
+    /// Whether another request of this host waits for its limits: its connection is wanted
+    /// again soon.
+    pub(crate) fn has_waiting(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) > 0
+    }
+
     /// Whether checks queue for this host: as many wait as it has slots, and each turn takes a
     /// millisecond at least, so its rate or its slots bound them, not the worker's own limits.
     pub(crate) fn is_queueing(&self) -> bool {

@@ -18,7 +18,7 @@ use std::time::Duration;
 use crawler_verdict::MAX_DELAY;
 use tokio::time::Instant;
 
-use super::host::{FleetSaid, Host, RobotsCell};
+use super::host::{Expected, FleetSaid, Host, RobotsCell};
 use crate::config::HostLimit;
 use crate::health::{Decisions, HostDecision};
 use crate::ratelimit::PaceReport;
@@ -81,6 +81,12 @@ impl HostBook {
         let host = Arc::new(Host::new(name, limit));
         map.hosts.insert(name.to_owned(), host.clone());
         host
+    }
+
+    /// Counts a check of `name` (lower case, no port) as held by the worker until the guard
+    /// is dropped.
+    pub fn expect(&self, name: &str) -> Expected {
+        Expected::new(self.host(name))
     }
 
     /// Every entry now (a snapshot: the book's lock is not held while they are read).

@@ -4,6 +4,7 @@
 //! facts mean (whether it may be forgotten, what pace to tell); the book only finds it.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -37,6 +38,25 @@ pub(crate) struct Host {
     probes: Mutex<HostProbes>,
     /// Everything else, small and read together.
     state: Mutex<State>,
+    /// The checks of this host that the worker holds ([`Expected`]).
+    expected: AtomicUsize,
+}
+
+/// A check of a host that the worker holds, from when it is claimed until it ends: while
+/// another is held, the host's connection is kept for it (`asker.rs`).
+pub struct Expected(Arc<Host>);
+
+impl Expected {
+    pub(crate) fn new(host: Arc<Host>) -> Self {
+        host.expected.fetch_add(1, Ordering::Relaxed);
+        Expected(host)
+    }
+}
+
+impl Drop for Expected {
+    fn drop(&mut self) {
+        self.0.expected.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 #[derive(Default)]
@@ -54,6 +74,8 @@ struct State {
     /// timeout, a refused connection): its every check is counted, not only its failures, until
     /// [`TROUBLED_CHECKS`] went by without one, so its error rate comes back down.
     troubled: u32,
+    /// When its last request was sent.
+    last_sent: Option<Instant>,
 }
 
 /// What the fleet's `hosts` row says of a host that this worker acts on
@@ -87,6 +109,7 @@ impl Host {
             head: Mutex::default(),
             probes: Mutex::default(),
             state: Mutex::default(),
+            expected: AtomicUsize::new(0),
         }
     }
 
@@ -102,6 +125,16 @@ impl Host {
     /// Its slots, rate and pace.
     pub(crate) fn limits(&self) -> &Arc<HostLimits> {
         &self.limits
+    }
+
+    /// Whether its connection is wanted again soon, for a request sent `now`: another of its
+    /// requests waits for its limits, the worker holds another of its checks, or its last
+    /// request went `within` before this one (a host asked that often is asked again).
+    pub(crate) fn asked_again(&self, now: Instant, within: Duration) -> bool {
+        let last = self.state().last_sent.replace(now);
+        self.limits.has_waiting()
+            || self.expected.load(Ordering::Relaxed) > 1
+            || last.is_some_and(|last| now.saturating_duration_since(last) < within)
     }
 
     /// Its name and soft-404 probes, as the probes' source (`soft404/probe.rs`) takes them.

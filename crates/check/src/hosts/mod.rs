@@ -31,5 +31,5 @@ mod probes;
 
 pub use self::book::{HostBook, HostCounts};
 pub(crate) use self::host::Host;
-pub use self::host::{FleetSaid, RobotsCell};
+pub use self::host::{Expected, FleetSaid, RobotsCell};
 pub(crate) use self::probes::{HostProbes, Probe, ProbeCell, ProbesOf};

@@ -112,3 +112,56 @@ async fn a_429_slows_the_host_and_an_answer_raises_its_rate_again() {
         at[5] - at[4]
     );
 }
+
+/// Whether the request asked the server to close its connection after the answer.
+fn asked_to_close(hit: &Hit) -> bool {
+    hit.headers
+        .get(hyper::header::CONNECTION)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"))
+}
+
+#[tokio::test]
+async fn a_hosts_connection_is_kept_while_it_is_asked_again_soon_and_closed_after() {
+    let site = spawn_site(|_| respond(200, &[])).await;
+    // 1.5 a second: the requests are further apart than the pool keeps an idle connection.
+    let checker = Checker::new(CheckConfig {
+        host_rate: 1.5,
+        ..config()
+    })
+    .unwrap();
+    let urls: Vec<String> = (0..3).map(|i| site.url(&format!("/{i}"))).collect();
+    // As the worker does: each check counted as held from its claim to its end.
+    let expected: Vec<_> = urls
+        .iter()
+        .map(|_| checker.book().expect("127.0.0.1"))
+        .collect();
+    let checker = &checker;
+    let checks = urls.iter().zip(expected).map(|(url, held)| async move {
+        let finding = checker.check(url).await;
+        drop(held);
+        finding.verdict
+    });
+    let verdicts = join_all(checks).await;
+    assert!(verdicts.iter().all(|v| *v == Verdict::Alive));
+    let closing: Vec<bool> = site.hits().iter().map(asked_to_close).collect();
+    assert_eq!(
+        closing,
+        [false, false, true],
+        "kept while the host's next checks are held, closed by the last"
+    );
+    // A host asked once keeps nothing open; asked again at once, it keeps its connection.
+    let lone = spawn_site(|_| respond(200, &[])).await;
+    let unlimited = Checker::new(config()).unwrap();
+    for path in ["/a", "/b"] {
+        assert_eq!(
+            unlimited.check(&lone.url(path)).await.verdict,
+            Verdict::Alive
+        );
+    }
+    let closing: Vec<bool> = lone.hits().iter().map(asked_to_close).collect();
+    assert_eq!(
+        closing,
+        [true, false],
+        "closed when alone, kept when asked again soon"
+    );
+}

@@ -21,7 +21,7 @@ mod robots;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crawler_check::{Checker, Cut};
+use crawler_check::{Checker, Cut, Expected};
 use crawler_links::{html, Fate};
 use crawler_queue::{Finding, Frontier, Links, NewSite, Next, Page, Queue, Site, Verdict};
 use url::Url;
@@ -69,6 +69,12 @@ impl SiteCheck {
             queue,
             checker,
         }
+    }
+
+    /// Counts `site` as held until the guard is dropped: its host's connection is kept while
+    /// another of its sites is held.
+    pub fn expect(&self, site: &Site) -> Expected {
+        self.checker.book().expect(&site.host)
     }
 
     /// Checks `site`; if it is a page of a crawl that may be read, reads it and adds its links.

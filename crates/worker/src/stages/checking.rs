@@ -69,7 +69,11 @@ pub async fn check_loop(
                         hosts.started(task.id(), host);
                         continue;
                     };
+                    // Counted before the task runs, so a host's first request knows of the
+                    // sites behind it.
+                    let expected = ctx.sites.expect(&site);
                     let task = running.spawn(async move {
+                        let _expected = expected;
                         // Boxed: the check's future is some 10 KB (a request with its redirects,
                         // retries and reads), and a task's future is moved whole on its way
                         // into the runtime and out of it, five copies a site that cost a tenth
