@@ -10,6 +10,11 @@
 //! alone on its addresses writes only its new ones. A request to a new address therefore waits
 //! for one round (a few statements, at most [`GATHER`] after the last) before it goes; a worker
 //! alone on an address takes its whole budget then.
+//!
+//! Beside the rounds, never inside one, the names asked at each address and the requests
+//! waiting per address are written for the reports every [`LOADS_EVERY`]: on a list of 20,000
+//! hosts (the memory bench), the names took SQLite one to four seconds a round, and every new
+//! address's first request waited that long.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -30,8 +35,9 @@ pub const ROUND: Duration = Duration::from_millis(250);
 /// meanwhile are registered together (politeness z, a thousand servers at once, made 300
 /// rounds of six statements in its first second, one per few addresses).
 const GATHER: Duration = Duration::from_millis(20);
-/// How often the requests waiting per address are written, for the per-address view (only
-/// for the addresses requests wait for, and those that had some).
+/// How often the host names asked at each address and the requests waiting per address are
+/// written, for the per-address view (loads only for the addresses requests wait for, and
+/// those that had some).
 const LOADS_EVERY: Duration = Duration::from_secs(2);
 /// How often the shares of workers gone from the `workers` table are deleted.
 const FORGET_DEAD_EVERY: Duration = Duration::from_secs(60);
@@ -51,6 +57,18 @@ pub async fn share_loop(ctx: Arc<Ctx>, done: CancellationToken) {
     if let Err(error) = ctx.queue.addresses().release_all(id).await {
         tracing::warn!(error = %error_chain(&error), "cannot clear this worker's old address shares");
     }
+    // The rounds register and confirm; what is told for the reports is written beside them,
+    // so that thousands of names never hold up a new address's first request.
+    tokio::join!(rounds(&ctx, &done), tells(&ctx, &done));
+    if let Err(error) = ctx.queue.addresses().release_all(id).await {
+        tracing::warn!(error = %error_chain(&error), "cannot give back the server addresses' shares; they count until this worker is found dead");
+    }
+}
+
+/// Rounds until `done`: one whenever a request waits for an address not registered, at most
+/// every [`GATHER`], and every [`ROUND`] otherwise.
+async fn rounds(ctx: &Ctx, done: &CancellationToken) {
+    let book = ctx.checker.addresses();
     let mut state = Rounds::default();
     let mut last_round = tokio::time::Instant::now();
     loop {
@@ -63,23 +81,35 @@ pub async fn share_loop(ctx: Arc<Ctx>, done: CancellationToken) {
             _ = tokio::time::sleep_until(last_round + GATHER) => {}
         }
         last_round = tokio::time::Instant::now();
-        if let Err(error) = round(&ctx, &mut state).await {
+        if let Err(error) = round(ctx, &mut state).await {
             tracing::warn!(error = %error_chain(&error), "cannot keep the server addresses' shares; will try again");
         }
-    }
-    if let Err(error) = ctx.queue.addresses().release_all(id).await {
-        tracing::warn!(error = %error_chain(&error), "cannot give back the server addresses' shares; they count until this worker is found dead");
     }
 }
 
 /// What the rounds remember between them.
 #[derive(Default)]
 struct Rounds {
-    loads_at: Option<Instant>,
     forgot_dead_at: Option<Instant>,
     registered_at: Option<Instant>,
-    /// The loads last written, by address.
-    loads: HashMap<IpAddr, (usize, usize)>,
+}
+
+/// Tells the fleet's reports every [`LOADS_EVERY`] until `done`, and once more then: the host
+/// names asked at each address, and the requests waiting per address.
+async fn tells(ctx: &Ctx, done: &CancellationToken) {
+    let mut loads = HashMap::new();
+    loop {
+        let stop = tokio::select! {
+            _ = done.cancelled() => true,
+            _ = tokio::time::sleep(LOADS_EVERY) => false,
+        };
+        if let Err(error) = tell(ctx, &mut loads).await {
+            tracing::warn!(error = %error_chain(&error), "cannot write the server addresses' names and loads; will try again");
+        }
+        if stop {
+            break;
+        }
+    }
 }
 
 async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Error> {
@@ -88,9 +118,6 @@ async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Erro
     let id = &ctx.config.id;
     let idle = book.take_idle();
     if !idle.is_empty() {
-        for ip in &idle {
-            rounds.loads.remove(ip);
-        }
         addresses.release(id, &texts(&idle)).await?;
     }
     if rounds
@@ -126,6 +153,22 @@ async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Erro
     if !read.addresses.is_empty() && book.within_shares() {
         addresses.acknowledge(id, read.started_at).await?;
     }
+    if rounds
+        .forgot_dead_at
+        .is_none_or(|at| at.elapsed() >= FORGET_DEAD_EVERY)
+    {
+        rounds.forgot_dead_at = Some(Instant::now());
+        addresses.forget_dead().await?;
+    }
+    Ok(())
+}
+
+/// Writes the names asked at each address not told yet, and the loads that changed.
+async fn tell(
+    ctx: &Ctx,
+    loads: &mut HashMap<IpAddr, (usize, usize)>,
+) -> Result<(), crawler_queue::Error> {
+    let book = ctx.checker.addresses();
     let names = book.take_names();
     if !names.is_empty() {
         let names: Vec<(String, String)> = names
@@ -134,32 +177,25 @@ async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Erro
             .collect();
         ctx.queue.addresses().record_names(&names).await?;
     }
-    if rounds.loads_at.is_none_or(|at| at.elapsed() >= LOADS_EVERY) {
-        rounds.loads_at = Some(Instant::now());
-        let now: HashMap<IpAddr, (usize, usize)> = book
-            .reports()
-            .into_iter()
-            .map(|r| (r.ip, (r.waiting, r.in_flight)))
-            .collect();
-        let mut changed: Vec<AddressLoad> = Vec::new();
-        for (ip, load) in &now {
-            if rounds.loads.get(ip) != Some(load) {
-                changed.push(load_of(*ip, *load));
-            }
+    let now: HashMap<IpAddr, (usize, usize)> = book
+        .reports()
+        .into_iter()
+        .map(|r| (r.ip, (r.waiting, r.in_flight)))
+        .collect();
+    let mut changed: Vec<AddressLoad> = Vec::new();
+    for (ip, load) in &now {
+        if loads.get(ip) != Some(load) {
+            changed.push(load_of(*ip, *load));
         }
-        for ip in rounds.loads.keys().filter(|ip| !now.contains_key(ip)) {
-            changed.push(load_of(*ip, (0, 0)));
-        }
-        addresses.record_loads(id, &changed).await?;
-        rounds.loads = now;
     }
-    if rounds
-        .forgot_dead_at
-        .is_none_or(|at| at.elapsed() >= FORGET_DEAD_EVERY)
-    {
-        rounds.forgot_dead_at = Some(Instant::now());
-        addresses.forget_dead().await?;
+    for ip in loads.keys().filter(|ip| !now.contains_key(ip)) {
+        changed.push(load_of(*ip, (0, 0)));
     }
+    ctx.queue
+        .addresses()
+        .record_loads(&ctx.config.id, &changed)
+        .await?;
+    *loads = now;
     Ok(())
 }
 
