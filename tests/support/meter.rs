@@ -1,7 +1,10 @@
 //! A local HTTP server that measures what each of its hosts sees, to check politeness from the
 //! server's side: per host, the most requests in flight at once, the most started within any one
-//! second, and how many in all. Every request (HEAD or GET, any path) is answered 200 after a
-//! fixed latency, so that requests overlap and a per-host concurrency limit matters.
+//! second, and how many in all. Every request (HEAD or GET) is answered after a fixed latency,
+//! so that requests overlap and a per-host concurrency limit matters: 200 for any path but
+//! those of a list with dead links ([`Meter::write_list_with_dead_links`]), which say their
+//! answer: `/dead/n` 404, `/moved/n` a 301 to `/n`, `/slow/n` 200 a second later, `/head404/n`
+//! 404 to HEAD and 200 to GET (a server whose HEAD is not to be believed).
 //!
 //! Its hosts are loopback addresses on one port ([`crate::bench::host`]): the crawler's
 //! politeness keys on the host without the port, so each address is a host of its own.
@@ -17,7 +20,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::Response;
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -27,6 +31,8 @@ use crate::stamped::{stamp_listener, Stamped};
 
 /// The sliding window of [`Report::max_per_second`].
 const WINDOW: Duration = Duration::from_secs(1);
+/// What a `/slow/` path adds to the latency.
+const SLOW: Duration = Duration::from_secs(1);
 
 /// A running meter. Its listeners close when it is dropped.
 pub struct Meter {
@@ -92,6 +98,23 @@ impl Meter {
     /// spread evenly along the list, and the others take the other hosts in turn; with a
     /// `share` of 0, all hosts take turns.
     pub fn write_list(&self, path: &Path, n: usize, share: f64) -> UrlList {
+        self.write_list_of(path, n, share, |i| i.to_string())
+    }
+
+    /// Writes `n` URLs to `path` as [`Meter::write_list`] with a `share` of 0, with link rot
+    /// mixed in, of every hundred: 10 dead (404), 5 moved (a 301 to a live page), 1 slow (a
+    /// second more), 2 whose HEAD says 404 where GET says 200 (alive).
+    pub fn write_list_with_dead_links(&self, path: &Path, n: usize) -> UrlList {
+        self.write_list_of(path, n, 0.0, rotten_path)
+    }
+
+    fn write_list_of(
+        &self,
+        path: &Path,
+        n: usize,
+        share: f64,
+        path_of: impl Fn(usize) -> String,
+    ) -> UrlList {
         let hosts = self.tallies.len();
         let big = (n as f64 * share.clamp(0.0, 1.0)).round() as usize;
         let mut out = BufWriter::new(File::create(path).expect("create the URL list"));
@@ -101,16 +124,17 @@ impl Meter {
         };
         for i in 0..n {
             // Host 0 takes URL i when the count `i * big / n` steps up: `big` of `n`, evenly.
-            let host = match (big, hosts) {
+            let index = match (big, hosts) {
                 (_, 1) => 0,
                 (0, _) => i % hosts,
                 _ if (i + 1) * big / n > i * big / n => 0,
                 _ => 1 + (i - i * big / n) % (hosts - 1),
             };
-            let url = self.url(host, i);
+            let path = path_of(i);
+            let url = format!("http://{}:{}/{path}", host(index), self.port);
             writeln!(out, "{url}").expect("write the URL list");
             list.urls.push(url);
-            list.per_host[host] += 1;
+            list.per_host[index] += 1;
         }
         out.flush().expect("write the URL list");
         list
@@ -169,6 +193,24 @@ impl UrlList {
     }
 }
 
+/// The path of URL `i` of a list with dead links ([`Meter::write_list_with_dead_links`]).
+fn rotten_path(i: usize) -> String {
+    match i % 100 {
+        0..=9 => format!("dead/{i}"),
+        10..=14 => format!("moved/{i}"),
+        15 => format!("slow/{i}"),
+        16..=17 => format!("head404/{i}"),
+        _ => i.to_string(),
+    }
+}
+
+/// How many of the first `n` URLs of a list with dead links are dead.
+pub fn dead_links_in(n: usize) -> usize {
+    (0..n)
+        .filter(|&i| rotten_path(i).starts_with("dead/"))
+        .count()
+}
+
 /// Serves one host on `listener`, counting into `tally`, until the meter is dropped.
 async fn serve(listener: TcpListener, tally: Arc<Tally>, latency: Duration) {
     stamp_listener(&listener).expect("ask for receive times");
@@ -181,10 +223,12 @@ async fn serve(listener: TcpListener, tally: Arc<Tally>, latency: Duration) {
         };
         let tally = tally.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |_request| {
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let tally = tally.clone();
                 let arrived = arrival.last_or_now();
-                async move { tally.answer(arrived, latency).await }
+                let head = request.method() == Method::HEAD;
+                let path = request.uri().path().to_owned();
+                async move { tally.answer(arrived, latency, head, &path).await }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -200,10 +244,22 @@ impl Tally {
         &self,
         arrived: Duration,
         latency: Duration,
+        head: bool,
+        path: &str,
     ) -> Result<Response<Full<Bytes>>, Infallible> {
         let _in_flight = self.arrive(arrived);
-        tokio::time::sleep(latency).await;
-        Ok(Response::new(Full::new(Bytes::from_static(b"meter\n"))))
+        let (kind, rest) = path[1..].split_once('/').unwrap_or(("", ""));
+        let slow = if kind == "slow" { SLOW } else { Duration::ZERO };
+        tokio::time::sleep(latency + slow).await;
+        let response = Response::builder();
+        let response = match kind {
+            "dead" => response.status(404),
+            "head404" if head => response.status(404),
+            "moved" => response.status(301).header("location", format!("/{rest}")),
+            _ => response,
+        };
+        let body = Full::new(Bytes::from_static(b"meter\n"));
+        Ok(response.body(body).expect("a valid response"))
     }
 
     fn arrive(&self, arrived: Duration) -> InFlight<'_> {
