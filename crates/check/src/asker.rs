@@ -46,9 +46,10 @@ const CF_MITIGATED: HeaderName = HeaderName::from_static("cf-mitigated");
 /// A request asks the server to close the connection (`Connection: close`) when its host is
 /// not to be asked again soon (`Host::asked_again`): the worker holds no other check of it,
 /// none waits for its limits, and it was not asked within this timeout before. On a list
-/// whose hosts are asked once, no connection is left idle then: the same bench at the
-/// defaults, 202-236 / 389-392 MiB before, 173 / 251-261 MiB after (address limits off:
-/// 159-169 / 222-276 before, 154-157 / 99-125 after).
+/// whose hosts are asked once, no connection is left idle then: the same bench with the
+/// address limits off, 159-169 / 222-276 MiB before, 154-157 / 99-125 MiB after (and at the
+/// defaults 202-236 / 389-392 before, 173 / 251-261 after, together with the worker's
+/// `share_addresses` writing the address names outside its rounds).
 const POOL_IDLE: Duration = Duration::from_millis(500);
 /// Idle keep-alive connections kept per host: RFC 2616's two connections to a server. More
 /// are opened while a host has more requests in flight, and closed when they end, so the
