@@ -120,20 +120,28 @@ const SCENARIO_A: Scenario = Scenario {
     dead_links: false,
 };
 
-/// Scenario `z`, which `zd` varies.
-const SCENARIO_Z: Scenario = Scenario {
-    key: "z",
+/// Scenario `b`, which `z` varies.
+const SCENARIO_B: Scenario = Scenario {
+    key: "b",
     workers: 1,
     urls: 100_000,
     hosts: 1000,
     share: 0.0,
     host_concurrency: 10,
     host_rate: 20,
-    latency: Duration::ZERO,
+    latency: Duration::from_millis(20),
     lychee: true,
-    concurrency: Some(128),
+    concurrency: None,
     names_per_address: 1,
     dead_links: false,
+};
+
+/// Scenario `z`, which `zd` varies.
+const SCENARIO_Z: Scenario = Scenario {
+    key: "z",
+    latency: Duration::ZERO,
+    concurrency: Some(128),
+    ..SCENARIO_B
 };
 
 const SCENARIOS: [Scenario; 7] = [
@@ -143,20 +151,7 @@ const SCENARIOS: [Scenario; 7] = [
         latency: Duration::ZERO,
         ..SCENARIO_A
     },
-    Scenario {
-        key: "b",
-        workers: 1,
-        urls: 100_000,
-        hosts: 1000,
-        share: 0.0,
-        host_concurrency: 10,
-        host_rate: 20,
-        latency: Duration::from_millis(20),
-        lychee: true,
-        concurrency: None,
-        names_per_address: 1,
-        dead_links: false,
-    },
+    SCENARIO_B,
     SCENARIO_Z,
     Scenario {
         key: "zd",
@@ -250,7 +245,7 @@ impl Scenario {
             (most as f64 / self.ip_rate() as f64, most, Some(dns))
         } else {
             let list = match self.dead_links {
-                true => meter.write_list_with_dead_links(&path, self.urls),
+                true => meter.write_list_with_dead_links(&path, self.urls, self.share),
                 false => meter.write_list(&path, self.urls, self.share),
             };
             let most = list.most_on_one_host();

@@ -101,11 +101,11 @@ impl Meter {
         self.write_list_of(path, n, share, |i| i.to_string())
     }
 
-    /// Writes `n` URLs to `path` as [`Meter::write_list`] with a `share` of 0, with link rot
-    /// mixed in, of every hundred: 10 dead (404), 5 moved (a 301 to a live page), 1 slow (a
-    /// second more), 2 whose HEAD says 404 where GET says 200 (alive).
-    pub fn write_list_with_dead_links(&self, path: &Path, n: usize) -> UrlList {
-        self.write_list_of(path, n, 0.0, rotten_path)
+    /// Writes `n` URLs to `path` as [`Meter::write_list`], with link rot mixed in, of every
+    /// hundred: 10 dead (404), 5 moved (a 301 to a live page), 1 slow (a second more), 2 whose
+    /// HEAD says 404 where GET says 200 (alive).
+    pub fn write_list_with_dead_links(&self, path: &Path, n: usize, share: f64) -> UrlList {
+        self.write_list_of(path, n, share, rotten_path)
     }
 
     fn write_list_of(
