@@ -21,7 +21,10 @@ use crate::error::Error;
 use crate::queue::Queue;
 use crate::retry::retry;
 use crate::seed::url_key;
-use crate::sql::{cached, for_update, insert_ignore, placeholders, replace};
+use crate::sql::{
+    cached, for_update, insert_ignore, padded, placeholders, replace, sites_using_on_sqlite_too,
+    SitesIndex,
+};
 use crate::verdict::{ErrorKind, Verdict};
 
 pub use crate::verdict::Fragment;
@@ -33,7 +36,7 @@ pub const ANCHORS_TTL_MS: i64 = 60 * 60 * 1000;
 pub const HOLD_FOR_PAGE_MS: i64 = 30_000;
 
 /// Held fragments made due per statement.
-const CHUNK: usize = 500;
+const CHUNK: usize = 512;
 
 /// A page's result and anchors, as the fleet stores them for its fragments.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,9 +155,11 @@ impl Anchors<'_> {
                     sqlx::query_scalar(held).bind(&key[..]).fetch_all(&mut *tx).await?;
                 let mut released = 0;
                 for chunk in sites.chunks(CHUNK) {
-                    let sql = release(self.db.dialect(), chunk.len());
+                    let refs: Vec<&Vec<u8>> = chunk.iter().collect();
+                    let refs = padded(&refs);
+                    let sql = release(self.db.dialect(), refs.len());
                     let mut q = sqlx::query(&sql);
-                    for site in chunk {
+                    for site in refs {
                         q = q.bind(&site[..]);
                     }
                     released += q.execute(&mut *tx).await?.rows_affected();
@@ -172,9 +177,10 @@ impl Anchors<'_> {
 
 /// Makes `n` held fragments (`url_key IN (…)`) due now, those still pending.
 pub(crate) fn release(dialect: Dialect, n: usize) -> Cow<'static, str> {
-    cached!(dialect, n, |_, n| {
+    cached!(dialect, n, |dialect, n| {
         format!(
-            "UPDATE sites SET next_check_at = {{now}} WHERE state = {{pending}} AND url_key IN ({})",
+            "UPDATE {} SET next_check_at = {{now}} WHERE state = {{pending}} AND url_key IN ({})",
+            sites_using_on_sqlite_too(dialect, SitesIndex::UrlKey),
             placeholders(n)
         )
     })
@@ -188,8 +194,9 @@ pub(crate) fn release(dialect: Dialect, n: usize) -> Cow<'static, str> {
 pub(crate) fn pages_to_read(dialect: Dialect, n: usize) -> Cow<'static, str> {
     cached!(dialect, n, |dialect, n| {
         format!(
-            "SELECT url_key FROM sites WHERE url_key IN ({}) \
+            "SELECT url_key FROM {} WHERE url_key IN ({}) \
              AND crawl IS NOT NULL AND state IN ({{pending}}, {{claimed}}){}",
+            sites_using_on_sqlite_too(dialect, SitesIndex::UrlKey),
             placeholders(n),
             for_update(dialect).unwrap_or_default()
         )
@@ -264,5 +271,51 @@ impl Anchors<'_> {
             .await?
         });
         Ok(n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SQLite's plan of `sql`, its `n` parameters bound to keys no row has: one step a line.
+    async fn sqlite_plan(conn: &mut sqlx::SqliteConnection, sql: &str, n: usize) -> String {
+        use sqlx::Row;
+        let explain = format!("EXPLAIN QUERY PLAN {sql}");
+        let mut q = sqlx::query(&explain);
+        for i in 0..n {
+            q = q.bind((i as u64).to_le_bytes().to_vec());
+        }
+        let rows = q.fetch_all(conn).await.unwrap();
+        let steps: Vec<String> = rows.iter().map(|row| row.get("detail")).collect();
+        steps.join("\n")
+    }
+
+    #[tokio::test]
+    async fn sites_by_a_list_of_url_keys_are_read_through_that_index() {
+        use sqlx::ConnectOptions;
+        let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+            .in_memory(true)
+            .connect()
+            .await
+            .unwrap();
+        crate::db::SQLITE_MIGRATIONS.run(&mut conn).await.unwrap();
+        // From a few dozen keys on, SQLite's planner, left to itself, reads these through
+        // `sites_due` (`state = ?`): every pending row, for each statement.
+        for n in [1, 64, 512] {
+            let statements = [
+                pages_to_read(Dialect::Sqlite, n),
+                release(Dialect::Sqlite, n),
+                crate::seed::due_again(Dialect::Sqlite, n),
+            ];
+            for sql in statements {
+                let plan = sqlite_plan(&mut conn, &sql, n).await;
+                assert!(
+                    plan.lines()
+                        .all(|step| step.contains("USING INDEX sites_url_key")),
+                    "{n} keys: {sql}\n{plan}"
+                );
+            }
+        }
     }
 }

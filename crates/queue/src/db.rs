@@ -73,7 +73,8 @@ const SQLITE_CACHE_KIB: i64 = 64 * 1024;
 
 static MYSQL_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/mysql");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
-static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+pub(crate) static SQLITE_MIGRATIONS: sqlx::migrate::Migrator =
+    sqlx::migrate!("../../migrations/sqlite");
 
 /// What connecting does when a SQLite database file is not there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

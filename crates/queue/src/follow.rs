@@ -22,11 +22,11 @@ use crate::parts::part_of;
 use crate::queue::Queue;
 use crate::retry::retry;
 use crate::seed::{url_key, NewSite};
-use crate::sql::{cached, insert_ignore, insert_returning_id, placeholders};
+use crate::sql::{cached, insert_ignore, insert_returning_id, padded, placeholders};
 use crate::verdict::Fragment;
 
 /// Rows per statement of a page's links (8 parameters each for an insert).
-const CHUNK: usize = 500;
+const CHUNK: usize = 512;
 
 /// What `crawler-seed --follow` asked: how far the crawl goes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -100,6 +100,7 @@ macro_rules! count_referrer {
         keys.sort_unstable();
         keys.dedup();
         for chunk in keys.chunks(CHUNK) {
+            let chunk = &padded(chunk)[..];
             let sql = cached!(dialect, chunk.len(), |_, n| {
                 format!(
                     "UPDATE sites SET found_count = found_count + 1 WHERE url_key IN ({})",
@@ -288,6 +289,7 @@ impl Follow<'_> {
                         // The pages not known yet take the crawl's budget, in the page's order.
                         let mut fresh = Vec::new();
                         for chunk in follow.chunks(CHUNK) {
+                            let refs: Vec<&NewSite> = chunk.iter().collect();
                             let known: Vec<Vec<u8>> = {
                                 let sql = cached!(dialect, chunk.len(), |_, n| {
                                     format!(
@@ -296,7 +298,7 @@ impl Follow<'_> {
                                     )
                                 });
                                 let mut q = sqlx::query_scalar(&sql);
-                                for site in chunk {
+                                for site in padded(&refs) {
                                     q = q.bind(url_key(&site.url).to_vec());
                                 }
                                 q.fetch_all(&mut *tx).await?
@@ -328,6 +330,7 @@ impl Follow<'_> {
                             pages.sort_unstable();
                             pages.dedup();
                             for chunk in pages.chunks(CHUNK) {
+                                let chunk = &padded(chunk)[..];
                                 let sql = pages_to_read(dialect, chunk.len());
                                 let mut q = sqlx::query_scalar(&sql);
                                 for page in chunk {
@@ -337,9 +340,11 @@ impl Follow<'_> {
                                 if to_read.is_empty() {
                                     continue;
                                 }
-                                let sql = pages_stored(dialect, to_read.len());
+                                let refs: Vec<&Vec<u8>> = to_read.iter().collect();
+                                let refs = padded(&refs);
+                                let sql = pages_stored(dialect, refs.len());
                                 let mut q = sqlx::query_scalar(&sql);
-                                for page in &to_read {
+                                for page in refs {
                                     q = q.bind(page.clone());
                                 }
                                 let stored: Vec<Vec<u8>> =
@@ -354,6 +359,8 @@ impl Follow<'_> {
                         }
                         let depth = frontier.map(|f| f.depth);
                         for chunk in sites.chunks(CHUNK) {
+                            let refs: Vec<&NewSite> = chunk.iter().collect();
+                            let chunk = padded(&refs);
                             let sql = cached!(dialect, chunk.len(), |dialect, n| {
                                 let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
                                 insert_ignore(
@@ -391,6 +398,7 @@ impl Follow<'_> {
                         })
                         .collect();
                     for chunk in holds.chunks(CHUNK) {
+                        let chunk = &padded(chunk)[..];
                         let sql = hold(dialect, chunk.len());
                         let mut q = sqlx::query(&sql);
                         for (page, site) in chunk {

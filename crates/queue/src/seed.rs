@@ -1,13 +1,16 @@
 //! Loading URLs: multi-row inserts that skip URLs already known.
 
+use std::borrow::Cow;
+
 use sha2::{Digest, Sha256};
 
 use crate::db::with_pool;
+use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::parts::part_of;
 use crate::queue::Queue;
 use crate::retry::retry;
-use crate::sql::{cached, insert_ignore, placeholders};
+use crate::sql::{cached, insert_ignore, placeholders, sites_using_on_sqlite_too, SitesIndex};
 
 /// Rows per INSERT: 6 parameters each, 30,000 in all, under SQLite's 32,766 and the 65,535 of
 /// MySQL and PostgreSQL. A statement is a commit: on SQLite each one writes every index page it
@@ -119,14 +122,7 @@ impl Queue {
     }
 
     async fn recheck_keys(&self, keys: &[[u8; 16]]) -> Result<u64, Error> {
-        let sql = cached!(self.db.dialect(), keys.len(), |_, n| {
-            format!(
-                "UPDATE sites SET state = {{pending}}, tries = 0, next_check_at = {{now}} \
-                 WHERE url_key IN ({}) \
-                 AND (state = {{done}} OR (state = {{pending}} AND next_check_at > {{now}}))",
-                placeholders(n)
-            )
-        });
+        let sql = due_again(self.db.dialect(), keys.len());
         Ok(with_pool!(&self.db, pool => {
             retry("recheck", || {
                 let mut q = sqlx::query(&sql);
@@ -139,6 +135,20 @@ impl Queue {
             .rows_affected()
         }))
     }
+}
+
+/// Makes `n` known sites (`url_key IN (…)`) due again now (`crawler-seed --recheck`): those
+/// done, and those pending but due later.
+pub(crate) fn due_again(dialect: Dialect, n: usize) -> Cow<'static, str> {
+    cached!(dialect, n, |dialect, n| {
+        format!(
+            "UPDATE {} SET state = {{pending}}, tries = 0, next_check_at = {{now}} \
+             WHERE url_key IN ({}) \
+             AND (state = {{done}} OR (state = {{pending}} AND next_check_at > {{now}}))",
+            sites_using_on_sqlite_too(dialect, SitesIndex::UrlKey),
+            placeholders(n)
+        )
+    })
 }
 
 #[cfg(test)]
