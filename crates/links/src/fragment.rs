@@ -60,6 +60,13 @@ impl Anchors {
         text.lines().map(str::to_owned).collect()
     }
 
+    /// Whether the anchors stored as `text` ([`Anchors::to_text`]) hold `anchor`: as
+    /// `Anchors::from_text(text).has(anchor)`, without building the set (a page's fragments
+    /// are decided one by one, each against the page's whole text).
+    pub fn text_has(text: &str, anchor: &str) -> bool {
+        text.lines().any(|line| line == anchor)
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }
@@ -149,5 +156,14 @@ mod tests {
         let anchors: Anchors = ["b", "a", "x%41"].map(str::to_owned).into_iter().collect();
         assert_eq!(Anchors::from_text(&anchors.to_text()), anchors);
         assert!(anchors.has("xA") && anchors.has("x%41"));
+        // Read from the text as from the set, whole lines only.
+        let text = anchors.to_text();
+        for anchor in ["a", "b", "xA", "x%41", "", "x", "ab", "b\na"] {
+            assert_eq!(
+                Anchors::text_has(&text, anchor),
+                anchors.has(anchor),
+                "{anchor:?}"
+            );
+        }
     }
 }

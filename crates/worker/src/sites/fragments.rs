@@ -15,7 +15,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crawler_links::{fragment, html, Anchors};
+use crawler_links::html::{self, HtmlLinks};
+use crawler_links::{fragment, Anchors};
 use crawler_queue::{Finding, Fragment, Next, PageAnchors, Queue, Verdict};
 use tokio::sync::{watch, OnceCell};
 use url::Url;
@@ -136,7 +137,7 @@ fn decide(page: &PageAnchors, anchor: &str, latency: Duration) -> Finding {
     let fragment = page
         .anchors
         .as_deref()
-        .map(|text| match Anchors::from_text(text).has(anchor) {
+        .map(|text| match Anchors::text_has(text, anchor) {
             true => Fragment::Found,
             false => Fragment::Missing,
         });
@@ -169,22 +170,26 @@ async fn read(queue: &Queue, checker: &Checker, page: &str) -> Read {
     if finding.next != Next::Final {
         return Read::Unsettled(finding);
     }
-    let stored = page_anchors(&finding, body.as_deref());
+    let stored = page_anchors(&finding, html_of(&finding, body.as_deref()).as_ref());
     if let Err(error) = queue.anchors().save(page, &stored).await {
         tracing::debug!(error = %crawler_queue::error_chain(&error), "cannot store a page's anchors: its other fragments read it again");
     }
     Read::Settled(stored)
 }
 
+/// The links and anchors of a page read with `finding`: its `body` parsed once, when it was
+/// alive (and so read as HTML); both its links and its anchors are taken from it.
+pub fn html_of(finding: &Finding, body: Option<&[u8]>) -> Option<HtmlLinks> {
+    body.filter(|_| finding.verdict == Verdict::Alive)
+        .map(|body| html::extract(&String::from_utf8_lossy(body)))
+}
+
 /// What the fleet stores of a page read with `finding`: its result, and its anchors when it
-/// was alive and HTML (`body`).
-pub fn page_anchors(finding: &Finding, body: Option<&[u8]>) -> PageAnchors {
-    let anchors = body
+/// was alive and HTML (`html`, from [`html_of`]).
+pub fn page_anchors(finding: &Finding, html: Option<&HtmlLinks>) -> PageAnchors {
+    let anchors = html
         .filter(|_| finding.verdict == Verdict::Alive)
-        .map(|body| {
-            let found = html::extract(&String::from_utf8_lossy(body));
-            found.anchors.into_iter().collect::<Anchors>().to_text()
-        });
+        .map(|html| html.anchors.iter().cloned().collect::<Anchors>().to_text());
     PageAnchors {
         verdict: finding.verdict,
         status: finding.status,
@@ -209,7 +214,8 @@ mod tests {
 
     #[test]
     fn a_fragment_is_found_only_where_the_page_has_its_anchor() {
-        let page = page_anchors(&alive(), Some(br#"<h2 id="Install">x</h2><a name="old">"#));
+        let body = br#"<h2 id="Install">x</h2><a name="old">"#;
+        let page = page_anchors(&alive(), html_of(&alive(), Some(body)).as_ref());
         let fragment = |a: &str| decide(&page, a, Duration::ZERO).fragment;
         assert_eq!(fragment("Install"), Some(Fragment::Found));
         assert_eq!(fragment("old"), Some(Fragment::Found));
@@ -224,7 +230,7 @@ mod tests {
             status: Some(404),
             ..Finding::excluded()
         };
-        let page = page_anchors(&dead, Some(b"<p id=x>"));
+        let page = page_anchors(&dead, html_of(&dead, Some(b"<p id=x>")).as_ref());
         let finding = decide(&page, "x", Duration::ZERO);
         assert_eq!((finding.verdict, finding.fragment), (Verdict::Dead, None));
         let pdf = page_anchors(&alive(), None);

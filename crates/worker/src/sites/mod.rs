@@ -22,7 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crawler_check::{Checker, Cut, Expected};
-use crawler_links::{html, Fate};
+use crawler_links::html::HtmlLinks;
+use crawler_links::Fate;
 use crawler_queue::{Finding, Frontier, Links, NewSite, Next, Page, Queue, Site, Verdict};
 use url::Url;
 
@@ -118,10 +119,13 @@ impl SiteCheck {
             return checker.check(&site.url).await;
         }
         let (finding, body) = checker.check_page(&site.url).await;
+        // Parsed once, for its links and its anchors.
+        let html = fragments::html_of(&finding, body.as_deref());
+        drop(body);
         if crawl.fragments && finding.next == Next::Final {
             // Whatever the page's verdict: its fragments take it from here. A redirected
             // page's anchors are those of the page it ends at, as in a browser.
-            self.save_anchors(site, &finding, body.as_deref()).await;
+            self.save_anchors(site, &finding, html.as_ref()).await;
         }
 
         if finding.verdict != Verdict::Alive {
@@ -133,7 +137,7 @@ impl SiteCheck {
         };
         let depth = site.depth.unwrap_or(0);
         let (links, depth) = if Url::parse(&site.url).is_ok_and(|u| u == final_url) {
-            let links = body.map(|body| links_of(&crawl, &final_url, &body, depth + 1));
+            let links = html.map(|html| links_of(&crawl, &final_url, &html, depth + 1));
             (links.unwrap_or_default(), depth + 1)
         } else {
             // Redirected: the page is the one it ends at, a site of its own at the same
@@ -145,8 +149,8 @@ impl SiteCheck {
 
     /// Stores the anchors of the page `site`, read with `finding`, for the fleet: the links to
     /// its sections are decided from them without reading it again (`fragments.rs`).
-    async fn save_anchors(&self, site: &Site, finding: &Finding, body: Option<&[u8]>) {
-        let read = fragments::page_anchors(finding, body);
+    async fn save_anchors(&self, site: &Site, finding: &Finding, html: Option<&HtmlLinks>) {
+        let read = fragments::page_anchors(finding, html);
         match self.queue.anchors().save(&site.url, &read).await {
             Ok(0) => {}
             Ok(_) => self.nudge.nudge(),
@@ -238,10 +242,8 @@ impl SiteCheck {
     }
 }
 
-/// The links of an HTML `body` fetched from `page`, sorted by `crawl`'s rules, each once.
-fn links_of(crawl: &CrawlRules, page: &Url, body: &[u8], depth: i32) -> Links {
-    let text = String::from_utf8_lossy(body);
-    let found = html::extract(&text);
+/// The links `found` in a page fetched from `page`, sorted by `crawl`'s rules, each once.
+fn links_of(crawl: &CrawlRules, page: &Url, found: &HtmlLinks, depth: i32) -> Links {
     let base = found
         .base
         .as_deref()
@@ -318,6 +320,12 @@ mod tests {
         sites.iter().map(|s| s.url.as_str()).collect()
     }
 
+    /// The links of an HTML `body` fetched from `page`, one link deep.
+    fn links_in(crawl: &CrawlRules, page: &Url, body: &[u8]) -> Links {
+        let found = crawler_links::html::extract(std::str::from_utf8(body).unwrap());
+        links_of(crawl, page, &found, 1)
+    }
+
     #[test]
     fn with_fragments_a_link_to_a_section_is_its_page_and_a_fragment_site() {
         let page = Url::parse("http://a.example/docs/guide.html").unwrap();
@@ -328,7 +336,7 @@ mod tests {
             fragments: true,
             ..crawl()
         };
-        let links = links_of(&with, &page, body, 1);
+        let links = links_in(&with, &page, body);
         assert_eq!(urls(&links.follow), ["http://a.example/docs/a.html"]);
         assert_eq!(
             urls(&links.check),
@@ -339,7 +347,7 @@ mod tests {
                 "http://b.example/p#Sec"
             ]
         );
-        let without = links_of(&crawl(), &page, body, 1);
+        let without = links_in(&crawl(), &page, body);
         assert_eq!(urls(&without.check), ["http://b.example/p"]);
     }
 
@@ -349,7 +357,7 @@ mod tests {
         let body = br#"<base href="/docs/"><a href="a.html">a</a><a href="a.html#x">again</a>
             <img src="logo.png"><a href="http://b.example/">out</a><a href="/skip/x">no</a>
             <a href="mailto:me@a.example">mail</a>"#;
-        let links = links_of(&crawl(), &page, body, 1);
+        let links = links_in(&crawl(), &page, body);
         assert_eq!(urls(&links.follow), ["http://a.example/docs/a.html"]);
         assert_eq!(
             urls(&links.check),
