@@ -152,8 +152,13 @@ impl SiteCheck {
     async fn save_anchors(&self, site: &Site, finding: &Finding, html: Option<&HtmlLinks>) {
         let read = fragments::page_anchors(finding, html);
         match self.queue.anchors().save(&site.url, &read).await {
-            Ok(0) => {}
-            Ok(_) => self.nudge.nudge(),
+            Ok(released) => {
+                // Its sections, this worker's to claim now, are decided from this copy.
+                self.fragments.keep(&site.url, read);
+                if released > 0 {
+                    self.nudge.nudge();
+                }
+            }
             Err(error) => {
                 tracing::debug!(url = %site.url, error = %crawler_queue::error_chain(&error), "cannot store a page's anchors: its fragments read it again");
             }
