@@ -308,7 +308,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pages_stored_result_is_kept_a_few_seconds_for_a_bounded_number_of_pages() {
+    fn a_pages_stored_result_is_kept_a_minute_for_a_bounded_number_of_pages() {
         let fragments = Fragments::default();
         let page = page_anchors(&alive(), html_of(&alive(), Some(b"<p id=x>")).as_ref());
         let t0 = Instant::now();
