@@ -381,6 +381,44 @@ on_every_backend!(
 );
 
 on_every_backend!(
+    async fn the_pages_over_max_pages_are_only_checked_whatever_a_pages_count_of_links(
+        backend: Backend,
+    ) {
+        use crawler_queue::{Frontier, Links, NewCrawl, NewSite};
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let spec = NewCrawl {
+            max_pages: Some(4),
+            ..NewCrawl::default()
+        };
+        let crawl = queue.follow().create_crawl(&spec).await.unwrap();
+        let frontier = Frontier {
+            crawl,
+            depth: 0,
+            max_pages: spec.max_pages,
+        };
+        // Three pages a time: a list length that is no power of two.
+        let links = |paths: [&str; 3]| Links {
+            follow: (paths.iter())
+                .map(|path| NewSite {
+                    url: format!("http://a.example{path}"),
+                    host: "a.example".to_owned(),
+                })
+                .collect(),
+            ..Links::default()
+        };
+        let (first, second) = (links(["/1", "/2", "/3"]), links(["/4", "/5", "/6"]));
+        let follow = queue.follow();
+        let first = follow.add_links(None, Some(frontier), &first).await;
+        let first = first.expect("three pages within --max-pages");
+        let second = follow.add_links(None, Some(frontier), &second).await;
+        let second = second.expect("three pages, one within --max-pages");
+        let pages = |added: Option<crawler_queue::Added>| added.map(|a| (a.new, a.pages));
+        assert_eq!((pages(first), pages(second)), (Some((3, 3)), Some((3, 1))));
+    }
+);
+
+on_every_backend!(
     async fn links_in_files_are_checked_and_found_at_file_line_and_column(backend: Backend) {
         let site = spawn_static_site(
             "127.0.0.1",

@@ -22,8 +22,8 @@ use crate::queue::Queue;
 use crate::retry::retry;
 use crate::seed::url_key;
 use crate::sql::{
-    cached, for_update, insert_ignore, padded, placeholders, replace, sites_using_on_sqlite_too,
-    SitesIndex,
+    cached, for_update, insert_ignore, padded_refs, placeholders, replace,
+    sites_using_on_sqlite_too, SitesIndex,
 };
 use crate::verdict::{ErrorKind, Verdict};
 
@@ -155,11 +155,10 @@ impl Anchors<'_> {
                     sqlx::query_scalar(held).bind(&key[..]).fetch_all(&mut *tx).await?;
                 let mut released = 0;
                 for chunk in sites.chunks(CHUNK) {
-                    let refs: Vec<&Vec<u8>> = chunk.iter().collect();
-                    let refs = padded(&refs);
-                    let sql = release(self.db.dialect(), refs.len());
+                    let chunk = padded_refs(chunk);
+                    let sql = release(self.db.dialect(), chunk.len());
                     let mut q = sqlx::query(&sql);
-                    for site in refs {
+                    for site in chunk {
                         q = q.bind(&site[..]);
                     }
                     released += q.execute(&mut *tx).await?.rows_affected();

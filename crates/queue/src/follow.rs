@@ -22,7 +22,7 @@ use crate::parts::part_of;
 use crate::queue::Queue;
 use crate::retry::retry;
 use crate::seed::{url_key, NewSite};
-use crate::sql::{cached, insert_ignore, insert_returning_id, padded, placeholders};
+use crate::sql::{cached, insert_ignore, insert_returning_id, padded, padded_refs, placeholders};
 use crate::verdict::Fragment;
 
 /// Rows per statement of a page's links (8 parameters each for an insert).
@@ -289,16 +289,16 @@ impl Follow<'_> {
                         // The pages not known yet take the crawl's budget, in the page's order.
                         let mut fresh = Vec::new();
                         for chunk in follow.chunks(CHUNK) {
-                            let refs: Vec<&NewSite> = chunk.iter().collect();
                             let known: Vec<Vec<u8>> = {
-                                let sql = cached!(dialect, chunk.len(), |_, n| {
+                                let sites = padded_refs(chunk);
+                                let sql = cached!(dialect, sites.len(), |_, n| {
                                     format!(
                                         "SELECT url_key FROM sites WHERE url_key IN ({})",
                                         placeholders(n)
                                     )
                                 });
                                 let mut q = sqlx::query_scalar(&sql);
-                                for site in padded(&refs) {
+                                for site in sites {
                                     q = q.bind(url_key(&site.url).to_vec());
                                 }
                                 q.fetch_all(&mut *tx).await?
@@ -340,11 +340,10 @@ impl Follow<'_> {
                                 if to_read.is_empty() {
                                     continue;
                                 }
-                                let refs: Vec<&Vec<u8>> = to_read.iter().collect();
-                                let refs = padded(&refs);
-                                let sql = pages_stored(dialect, refs.len());
+                                let to_read_padded = padded_refs(&to_read);
+                                let sql = pages_stored(dialect, to_read_padded.len());
                                 let mut q = sqlx::query_scalar(&sql);
-                                for page in refs {
+                                for page in to_read_padded {
                                     q = q.bind(page.clone());
                                 }
                                 let stored: Vec<Vec<u8>> =
@@ -359,8 +358,7 @@ impl Follow<'_> {
                         }
                         let depth = frontier.map(|f| f.depth);
                         for chunk in sites.chunks(CHUNK) {
-                            let refs: Vec<&NewSite> = chunk.iter().collect();
-                            let chunk = padded(&refs);
+                            let chunk = padded_refs(chunk);
                             let sql = cached!(dialect, chunk.len(), |dialect, n| {
                                 let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
                                 insert_ignore(

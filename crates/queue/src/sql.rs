@@ -406,8 +406,9 @@ pub(crate) fn sites_using(dialect: Dialect, index: SitesIndex) -> &'static str {
 
 /// [`sites_using`], and on SQLite too, with `INDEXED BY` (which fails the statement rather than
 /// plan it without the index): for the statements pinned on both (the dashboard's newest dead
-/// sites, `report/latest_dead.rs`; sites by a list of URL keys, [`SitesIndex::UrlKey`]). SQLite's primary key is the rowid, which has no index
-/// name: by id it is plain `sites`, as in [`sites_using`].
+/// sites, `report/latest_dead.rs`; sites by a list of URL keys, [`SitesIndex::UrlKey`]).
+/// SQLite's primary key is the rowid, which has no index name: by id it is plain `sites`, as
+/// in [`sites_using`].
 pub(crate) fn sites_using_on_sqlite_too(dialect: Dialect, index: SitesIndex) -> &'static str {
     match (dialect, index) {
         (Dialect::Sqlite, SitesIndex::Host) => "sites INDEXED BY sites_host",
@@ -544,6 +545,12 @@ pub(crate) fn padded<T: Copy>(rows: &[T]) -> Vec<T> {
     padded
 }
 
+/// [`padded`] for rows that are not `Copy` (a page's new sites, keys read back): references to
+/// them.
+pub(crate) fn padded_refs<T>(rows: &[T]) -> Vec<&T> {
+    padded(&rows.iter().collect::<Vec<&T>>())
+}
+
 /// The rows of a list of `n` ids that claim token `?` holds in `state` (`{claimed}` or
 /// `{done}`): `claim_token = ? AND state = … AND id IN (…)`, the fence of every write and read
 /// of a claim's rows by id. Only the id list should serve it, through the primary key
@@ -599,6 +606,7 @@ pub(crate) fn case_by_id(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn placeholders_are_comma_separated() {
         assert_eq!(placeholders(3), "?, ?, ?");
