@@ -47,9 +47,9 @@ const WAIT_FOR_READ: Duration = Duration::from_secs(60);
 /// decided a minute earlier (a page's stored anchors are good for an hour, `ANCHORS_TTL_MS`).
 const KEEP_STORED: Duration = Duration::from_secs(60);
 
-/// Pages kept so ([`KEEP_STORED`]), at most, and their anchors' bytes at most: memory stays
-/// bounded whatever the pages.
+/// Pages kept so ([`KEEP_STORED`]), at most: memory stays bounded whatever the pages.
 const KEPT_PAGES: usize = 1024;
+/// The kept pages' anchors, in bytes, at most (a page whose anchors alone are more is not kept).
 const KEPT_BYTES: usize = 4 << 20;
 
 /// Pages' stored results lately stored or read by this worker, by URL, with when.
@@ -126,16 +126,8 @@ impl Fragments {
         if bytes > KEPT_BYTES {
             return;
         }
+        // The oldest go first: those past `KEEP_STORED`, then the least recent.
         let full = |kept: &Kept| kept.pages.len() >= KEPT_PAGES || kept.bytes + bytes > KEPT_BYTES;
-        if full(&kept) {
-            let expired: Vec<String> = (kept.pages.iter())
-                .filter(|(_, (at, _))| now.saturating_duration_since(*at) >= KEEP_STORED)
-                .map(|(page, _)| page.clone())
-                .collect();
-            for page in expired {
-                kept.remove(&page);
-            }
-        }
         while full(&kept) {
             let oldest = kept.pages.iter().min_by_key(|(_, (at, _))| *at);
             let Some(oldest) = oldest.map(|(page, _)| page.clone()) else {
@@ -269,11 +261,9 @@ pub fn html_of(finding: &Finding, body: Option<&[u8]>) -> Option<HtmlLinks> {
 }
 
 /// What the fleet stores of a page read with `finding`: its result, and its anchors when it
-/// was alive and HTML (`html`, from [`html_of`]).
+/// was alive and HTML (`html`, from [`html_of`], which has none otherwise).
 pub fn page_anchors(finding: &Finding, html: Option<&HtmlLinks>) -> PageAnchors {
-    let anchors = html
-        .filter(|_| finding.verdict == Verdict::Alive)
-        .map(|html| html.anchors.iter().cloned().collect::<Anchors>().to_text());
+    let anchors = html.map(|html| html.anchors.iter().cloned().collect::<Anchors>().to_text());
     PageAnchors {
         verdict: finding.verdict,
         status: finding.status,
