@@ -6,12 +6,13 @@
 //!
 //! A link to a section of a page of a crawl that is still to be read is held for that read
 //! (`fragment_holds`): [`Follow::add_links`](crate::Follow::add_links) adds it due only after
-//! [`HOLD_FOR_PAGE_MS`], and the page's read, storing its anchors ([`Anchors::save`]), makes it
-//! due in the same transaction. So a fragment is not claimed before its page has been read, and
-//! is then decided from the stored anchors with no wait and no request. The hold's end is only
-//! the fallback of a page whose read stores nothing (robots.txt forbids it, or its read keeps
-//! failing): its fragments are then checked as any other. The store is [`Anchors`], a view of
-//! the queue ([`Queue::anchors`]).
+//! [`HOLD_FOR_PAGE_MS`], and the page's read, storing its anchors (with its links,
+//! [`Follow::add_page_links`](crate::Follow::add_page_links), or alone, [`Anchors::save`]),
+//! makes it due in the same transaction. So a fragment is not claimed before its page has been
+//! read, and is then decided from the stored anchors with no wait and no request. The hold's
+//! end is only the fallback of a page whose read stores nothing (robots.txt forbids it, or its
+//! read keeps failing): its fragments are then checked as any other. The store is [`Anchors`],
+//! a view of the queue ([`Queue::anchors`]).
 
 use std::borrow::Cow;
 
@@ -22,8 +23,7 @@ use crate::queue::Queue;
 use crate::retry::retry;
 use crate::seed::url_key;
 use crate::sql::{
-    cached, for_update, insert_ignore, padded_refs, placeholders, replace,
-    sites_using_on_sqlite_too, SitesIndex,
+    cached, for_update, insert_ignore, placeholders, sites_using_on_sqlite_too, SitesIndex,
 };
 use crate::verdict::{ErrorKind, Verdict};
 
@@ -36,7 +36,7 @@ pub const ANCHORS_TTL_MS: i64 = 60 * 60 * 1000;
 pub const HOLD_FOR_PAGE_MS: i64 = 30_000;
 
 /// Held fragments made due per statement.
-const CHUNK: usize = 512;
+pub(crate) const CHUNK: usize = 512;
 
 /// A page's result and anchors, as the fleet stores them for its fragments.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,9 +104,39 @@ impl Anchors<'_> {
 
     /// Stores (or replaces) the result and anchors of `page`, stamped now, and in the same
     /// transaction makes the fragments held for it due ([`HOLD_FOR_PAGE_MS`]); returns how
-    /// many it made due.
+    /// many it made due. (A page of a crawl stores them with its links instead:
+    /// [`Follow::add_page_links`](crate::Follow::add_page_links).)
     pub async fn save(&self, page: &str, read: &PageAnchors) -> Result<u64, Error> {
-        let sql = cached!(self.db.dialect(), |dialect| {
+        let lock = page_lock(self.db.dialect());
+        let key = url_key(page);
+        Ok(with_pool!(self.db, pool => {
+            retry("save a page's anchors", || async {
+                let mut tx = pool.begin().await?;
+                if let Some(lock) = lock {
+                    sqlx::query(lock).bind(&key[..]).fetch_all(&mut *tx).await?;
+                }
+                let released = store_anchors!(self.db.dialect(), tx, page, read);
+                tx.commit().await?;
+                Ok::<u64, sqlx::Error>(released)
+            })
+            .await?
+        }))
+    }
+}
+
+/// Stores `$read` ([`PageAnchors`]), the result and anchors of the page `$page` (its URL),
+/// stamped now, in the transaction `$tx`, and makes the fragments held for it due; evaluates
+/// to how many it made due. On a server the page's row is locked first (see
+/// [`pages_to_read`]): [`page_lock`], or a fence that writes it.
+macro_rules! store_anchors {
+    ($dialect:expr, $tx:ident, $page:expr, $read:expr) => {{
+        use $crate::anchors::{release, CHUNK};
+        use $crate::sql::{cached, padded_refs, replace};
+        let dialect: $crate::dialect::Dialect = $dialect;
+        let page: &str = $page;
+        let read: &$crate::anchors::PageAnchors = $read;
+        let key = $crate::seed::url_key(page);
+        let sql = cached!(dialect, |dialect| {
             replace(
                 dialect,
                 "anchors",
@@ -125,54 +155,45 @@ impl Anchors<'_> {
             )
         });
         let held = cached!(
-            self.db.dialect(),
+            dialect,
             "SELECT site_key FROM fragment_holds WHERE page_key = ?"
         );
-        let drop_holds = cached!(
-            self.db.dialect(),
-            "DELETE FROM fragment_holds WHERE page_key = ?"
-        );
-        let lock = page_lock(self.db.dialect());
-        let key = url_key(page);
-        Ok(with_pool!(self.db, pool => {
-            retry("save a page's anchors", || async {
-                let mut tx = pool.begin().await?;
-                if let Some(lock) = lock {
-                    sqlx::query(lock).bind(&key[..]).fetch_all(&mut *tx).await?;
-                }
-                sqlx::query(sql)
-                    .bind(&key[..])
-                    .bind(page)
-                    .bind(read.verdict.as_str())
-                    .bind(read.status.map(i32::from))
-                    .bind(read.error_kind.map(|k| k.as_str()))
-                    .bind(read.final_url.as_deref())
-                    .bind(read.redirects as i32)
-                    .bind(read.anchors.as_deref())
-                    .execute(&mut *tx)
-                    .await?;
-                let sites: Vec<Vec<u8>> =
-                    sqlx::query_scalar(held).bind(&key[..]).fetch_all(&mut *tx).await?;
-                let mut released = 0;
-                for chunk in sites.chunks(CHUNK) {
-                    let chunk = padded_refs(chunk);
-                    let sql = release(self.db.dialect(), chunk.len());
-                    let mut q = sqlx::query(&sql);
-                    for site in chunk {
-                        q = q.bind(&site[..]);
-                    }
-                    released += q.execute(&mut *tx).await?.rows_affected();
-                }
-                if !sites.is_empty() {
-                    sqlx::query(drop_holds).bind(&key[..]).execute(&mut *tx).await?;
-                }
-                tx.commit().await?;
-                Ok::<u64, sqlx::Error>(released)
-            })
-            .await?
-        }))
-    }
+        let drop_holds = cached!(dialect, "DELETE FROM fragment_holds WHERE page_key = ?");
+        sqlx::query(sql)
+            .bind(&key[..])
+            .bind(page)
+            .bind(read.verdict.as_str())
+            .bind(read.status.map(i32::from))
+            .bind(read.error_kind.map(|k| k.as_str()))
+            .bind(read.final_url.as_deref())
+            .bind(read.redirects as i32)
+            .bind(read.anchors.as_deref())
+            .execute(&mut *$tx)
+            .await?;
+        let sites: Vec<Vec<u8>> = sqlx::query_scalar(held)
+            .bind(&key[..])
+            .fetch_all(&mut *$tx)
+            .await?;
+        let mut released: u64 = 0;
+        for chunk in sites.chunks(CHUNK) {
+            let chunk = padded_refs(chunk);
+            let sql = release(dialect, chunk.len());
+            let mut q = sqlx::query(&sql);
+            for site in chunk {
+                q = q.bind(&site[..]);
+            }
+            released += q.execute(&mut *$tx).await?.rows_affected();
+        }
+        if !sites.is_empty() {
+            sqlx::query(drop_holds)
+                .bind(&key[..])
+                .execute(&mut *$tx)
+                .await?;
+        }
+        released
+    }};
 }
+pub(crate) use store_anchors;
 
 /// Makes `n` held fragments (`url_key IN (…)`) due now, those still pending.
 pub(crate) fn release(dialect: Dialect, n: usize) -> Cow<'static, str> {
@@ -255,7 +276,7 @@ impl Anchors<'_> {
     }
 
     /// Whether `page` (a URL without fragment) is a page of a crawl still to be read: its read
-    /// stores its anchors (the worker's `Follow::check_page`), so its fragments wait for it.
+    /// stores its anchors (the worker's `SiteCheck::check_page`), so its fragments wait for it.
     pub async fn page_to_read(&self, page: &str) -> Result<bool, Error> {
         let sql = cached!(
             self.db.dialect(),

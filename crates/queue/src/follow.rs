@@ -13,7 +13,8 @@ use std::collections::HashSet;
 use sqlx::Row;
 
 use crate::anchors::{
-    hold, page_of_fragment, pages_stored, pages_to_read, ANCHORS_TTL_MS, HOLD_FOR_PAGE_MS,
+    hold, page_of_fragment, pages_stored, pages_to_read, store_anchors, PageAnchors,
+    ANCHORS_TTL_MS, HOLD_FOR_PAGE_MS,
 };
 use crate::db::{with_pool, Db};
 use crate::dialect::Dialect;
@@ -151,6 +152,9 @@ pub struct Added {
     pub new: u64,
     /// Of those, pages to read.
     pub pages: u64,
+    /// Links to sections held for the page, made due by its anchors stored
+    /// ([`Follow::add_page_links`]).
+    pub released: u64,
 }
 
 /// Recursive checking: the crawls, the links a page or a list adds, and robots.txt as the
@@ -238,8 +242,30 @@ impl Follow<'_> {
         frontier: Option<Frontier>,
         links: &Links,
     ) -> Result<Option<Added>, Error> {
-        self.add_found(page, frontier, std::slice::from_ref(links))
+        self.add(page, None, frontier, std::slice::from_ref(links))
             .await
+    }
+
+    /// [`Follow::add_links`] of `page`, a page of a crawl that checks fragments, read from
+    /// `url` with the result and anchors `anchors`, which are stored in the same transaction
+    /// (as [`Anchors::save`](crate::Anchors::save) stores them), before its links: the links to
+    /// its own sections are not held for it, and the page costs one write, not two. Nothing is
+    /// stored when its claim was lost.
+    pub async fn add_page_links(
+        &self,
+        page: Page,
+        url: &str,
+        anchors: &PageAnchors,
+        frontier: Frontier,
+        links: &Links,
+    ) -> Result<Option<Added>, Error> {
+        self.add(
+            Some(page),
+            Some((url, anchors)),
+            Some(frontier),
+            std::slice::from_ref(links),
+        )
+        .await
     }
 
     /// Adds each of `found` as [`Follow::add_links`] adds one `Links`, all in one transaction:
@@ -247,6 +273,17 @@ impl Follow<'_> {
     pub async fn add_found(
         &self,
         page: Option<Page>,
+        frontier: Option<Frontier>,
+        found: &[Links],
+    ) -> Result<Option<Added>, Error> {
+        self.add(page, None, frontier, found).await
+    }
+
+    /// [`Follow::add_found`], storing first the anchors of the page, if given with its URL.
+    async fn add(
+        &self,
+        page: Option<Page>,
+        anchors: Option<(&str, &PageAnchors)>,
         frontier: Option<Frontier>,
         found: &[Links],
     ) -> Result<Option<Added>, Error> {
@@ -281,6 +318,10 @@ impl Follow<'_> {
                     }
                 }
                 let mut added = Added::default();
+                // After the fence, which locks the page's row on a server (anchors.rs).
+                if let Some((url, read)) = anchors {
+                    added.released = store_anchors!(dialect, tx, url, read);
+                }
                 for links in &found {
                     let mut follow = links.follow.clone();
                     let mut check = links.check.clone();

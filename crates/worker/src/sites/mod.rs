@@ -24,7 +24,9 @@ use std::time::Duration;
 use crawler_check::{Checker, Cut, Expected};
 use crawler_links::html::HtmlLinks;
 use crawler_links::Fate;
-use crawler_queue::{Finding, Frontier, Links, NewSite, Next, Page, Queue, Site, Verdict};
+use crawler_queue::{
+    Finding, Frontier, Links, NewSite, Next, Page, PageAnchors, Queue, Site, Verdict,
+};
 use url::Url;
 
 use self::crawls::{CrawlRules, Crawls};
@@ -122,17 +124,17 @@ impl SiteCheck {
         // Parsed once, for its links and its anchors.
         let html = fragments::html_of(&finding, body.as_deref());
         drop(body);
-        if crawl.fragments && finding.next == Next::Final {
-            // Whatever the page's verdict: its fragments take it from here. A redirected
-            // page's anchors are those of the page it ends at, as in a browser.
-            self.save_anchors(site, &finding, html.as_ref()).await;
-        }
-
-        if finding.verdict != Verdict::Alive {
-            return finding;
-        }
+        // Whatever the page's verdict: its fragments take it from here. A redirected page's
+        // anchors are those of the page it ends at, as in a browser. Stored with its links,
+        // or alone when it gives none.
+        let anchors = (crawl.fragments && finding.next == Next::Final)
+            .then(|| fragments::page_anchors(&finding, html.as_ref()));
         let final_url = finding.final_url.as_deref().unwrap_or(&site.url);
-        let Ok(final_url) = Url::parse(final_url) else {
+        let final_url = Url::parse(final_url).ok();
+        let (Some(final_url), Verdict::Alive) = (final_url, finding.verdict) else {
+            if let Some(anchors) = anchors {
+                self.save_anchors(site, anchors).await;
+            }
             return finding;
         };
         let depth = site.depth.unwrap_or(0);
@@ -144,24 +146,27 @@ impl SiteCheck {
             // depth, found here (so that it is read once, whichever way it is reached).
             (sort(&crawl, std::iter::once(final_url), depth), depth)
         };
-        self.store(site, &crawl, depth, links, finding).await
+        self.store(site, &crawl, depth, links, anchors, finding)
+            .await
     }
 
-    /// Stores the anchors of the page `site`, read with `finding`, for the fleet: the links to
+    /// Stores `read`, the result and anchors of the page `site`, for the fleet: the links to
     /// its sections are decided from them without reading it again (`fragments.rs`).
-    async fn save_anchors(&self, site: &Site, finding: &Finding, html: Option<&HtmlLinks>) {
-        let read = fragments::page_anchors(finding, html);
+    async fn save_anchors(&self, site: &Site, read: PageAnchors) {
         match self.queue.anchors().save(&site.url, &read).await {
-            Ok(released) => {
-                // Its sections, this worker's to claim now, are decided from this copy.
-                self.fragments.keep(&site.url, read);
-                if released > 0 {
-                    self.nudge.nudge();
-                }
-            }
+            Ok(released) => self.anchors_stored(site, read, released),
             Err(error) => {
                 tracing::debug!(url = %site.url, error = %crawler_queue::error_chain(&error), "cannot store a page's anchors: its fragments read it again");
             }
+        }
+    }
+
+    /// The anchors of the page `site` are stored, and `released` of its sections made due.
+    fn anchors_stored(&self, site: &Site, read: PageAnchors, released: u64) {
+        // Its sections, this worker's to claim now, are decided from this copy.
+        self.fragments.keep(&site.url, read);
+        if released > 0 {
+            self.nudge.nudge();
         }
     }
 
@@ -191,14 +196,16 @@ impl SiteCheck {
         }
     }
 
-    /// Hands `links` to the queue, found on `site`; `finding` is the page's verdict, unless
-    /// the links could not be stored (then it is checked again later).
+    /// Hands `links` to the queue, found on `site`, with the page's `anchors` when its crawl
+    /// checks fragments; `finding` is the page's verdict, unless the links could not be stored
+    /// (then it is checked again later).
     async fn store(
         &self,
         site: &Site,
         crawl: &CrawlRules,
         depth: i32,
         mut links: Links,
+        anchors: Option<PageAnchors>,
         finding: Finding,
     ) -> Finding {
         links.referrer = Some(site.url.clone());
@@ -214,11 +221,15 @@ impl SiteCheck {
         let mut tries = 0;
         let stored = loop {
             let permit = self.writers.acquire().await.expect("never closed");
-            let stored = self
-                .queue
-                .follow()
-                .add_links(Some(page), Some(frontier), &links)
-                .await;
+            let follow = self.queue.follow();
+            let stored = match &anchors {
+                Some(read) => {
+                    follow
+                        .add_page_links(page, &site.url, read, frontier, &links)
+                        .await
+                }
+                None => follow.add_links(Some(page), Some(frontier), &links).await,
+            };
             drop(permit);
             tries += 1;
             match stored {
@@ -231,6 +242,9 @@ impl SiteCheck {
         };
         match stored {
             Ok(Some(added)) => {
+                if let Some(read) = anchors {
+                    self.anchors_stored(site, read, added.released);
+                }
                 if added.new > 0 {
                     self.nudge.nudge();
                 }
