@@ -1,8 +1,12 @@
 //! A generated site of `FOLLOW_BENCH_PAGES` pages on 16 loopback hosts, crawled from its 16
 //! roots by 4 workers: pages `/p/I.html`, page I on host I mod 16, linking to pages 2I+1 and
 //! 2I+2 (a tree, so every page is reachable), to a pseudo-random page, to page 0 and to a
-//! shared image. The server counts GETs per page: every page must be read exactly once over
-//! the fleet. Each worker's resident memory is sampled as the crawl goes, to show it flat.
+//! shared image. Each page has two sections, `#s1` and `#s2`, and links to both, to the first
+//! of its first child, the second of its pseudo-random page, and to `#gone` of page 0, which
+//! no page has: 2N + 1 links to sections, one of them broken. The site is crawled twice, with
+//! fragments (the default) and with `--no-fragments`, each on a fresh database and server. The
+//! server counts GETs per page: every page must be read exactly once over the fleet, sections
+//! or not. Each worker's resident memory is sampled as the crawl goes, to show it flat.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -15,7 +19,7 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-use crawler_tests::bins::{command, run, stderr};
+use crawler_tests::bins::{command, run, stderr, stdout};
 use crawler_tests::Backend;
 
 const HOSTS: usize = 16;
@@ -29,17 +33,37 @@ struct Counts {
 
 pub fn bench(pages: usize) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let counts = Arc::new(Counts {
-        pages: (0..pages).map(|_| AtomicU8::new(0)).collect(),
-        other: AtomicUsize::new(0),
-    });
-    let addrs = runtime.block_on(serve(pages, counts.clone()));
     let backend = match std::env::var("FOLLOW_BENCH_BACKEND").as_deref() {
         Ok("mariadb") => Backend::MariaDb,
         Ok("postgres") => Backend::Postgres,
         Ok("sqlite") | Err(_) => Backend::Sqlite,
         Ok(other) => panic!("FOLLOW_BENCH_BACKEND={other}: sqlite, mariadb or postgres"),
     };
+    let with = crawl(&runtime, backend, pages, true);
+    let without = crawl(&runtime, backend, pages, false);
+    println!(
+        "generated site ({backend:?}), {pages} pages: with fragments {:.1} s, with --no-fragments \
+         {:.1} s: {:.2}x the time",
+        with.as_secs_f64(),
+        without.as_secs_f64(),
+        with.as_secs_f64() / without.as_secs_f64()
+    );
+}
+
+/// Serves a fresh copy of the site and crawls it with 4 workers on a fresh database, checking
+/// `fragments` or not (`--no-fragments`); prints what the server saw and the broken links
+/// reported; returns the time.
+fn crawl(
+    runtime: &tokio::runtime::Runtime,
+    backend: Backend,
+    pages: usize,
+    fragments: bool,
+) -> Duration {
+    let counts = Arc::new(Counts {
+        pages: (0..pages).map(|_| AtomicU8::new(0)).collect(),
+        other: AtomicUsize::new(0),
+    });
+    let addrs = runtime.block_on(serve(pages, counts.clone()));
     // A private server for MariaDB and PostgreSQL, started by the test support; it lives as
     // long as `db`.
     let db = runtime.block_on(backend.fresh());
@@ -50,7 +74,12 @@ pub fn bench(pages: usize) {
         .map(|(i, a)| format!("http://{a}/p/{i}.html"))
         .collect();
     let started = Instant::now();
-    let seeded = run(command("crawler-seed", &url).arg("--follow").args(&starts));
+    let mut seed = command("crawler-seed", &url);
+    seed.arg("--follow").args(&starts);
+    if !fragments {
+        seed.arg("--no-fragments");
+    }
+    let seeded = run(&mut seed);
     assert!(seeded.status.success(), "{}", stderr(&seeded));
     let mut workers: Vec<_> = (0..WORKERS)
         .map(|w| {
@@ -100,17 +129,43 @@ pub fn bench(pages: usize) {
         .collect();
     let never = per_page.iter().filter(|&&n| n == 0).count();
     let twice = per_page.iter().filter(|&&n| n > 1).count();
+    let with = match fragments {
+        true => "with fragments",
+        false => "with --no-fragments",
+    };
     println!(
-        "generated site ({backend:?}): {pages} pages on {HOSTS} hosts, {WORKERS} workers: {:.1} s ({:.0} pages/s), \
+        "generated site ({backend:?}) {with}: {pages} pages on {HOSTS} hosts, {WORKERS} workers: {:.1} s ({:.0} pages/s), \
          pages never read {never}, read more than once {twice}, other requests {}",
         time.as_secs_f64(),
         pages as f64 / time.as_secs_f64(),
         counts.other.load(Ordering::Relaxed)
     );
+    // With fragments, one broken link: page 0's `#gone`, a missing section, on every page.
+    let out = run(command("crawler-report", &url).args([
+        "--dead",
+        "--missing-fragments",
+        "--format",
+        "ndjson",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dead: Vec<(String, u64)> = stdout(&out)
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let url = v["url"].as_str().unwrap().to_owned();
+            (url, v["found_count"].as_u64().unwrap_or(0))
+        })
+        .collect();
+    let expected = match fragments {
+        true => format!("[(\"http://{}/p/0.html#gone\", {})]", addrs[0], pages),
+        false => "[]".to_owned(),
+    };
+    println!("  broken links reported (URL, pages it is on): {dead:?}; expected {expected}");
     println!("  pages read so far → largest worker RSS:");
     for (read, rss) in samples {
         println!("  {read:>9} → {:.1} MiB", rss as f64 / 1024.0);
     }
+    time
 }
 
 /// The largest resident memory of a live process, KiB (0 if it is gone).
@@ -201,6 +256,20 @@ fn page(
     for j in [2 * i + 1, 2 * i + 2, (i * 7919 + 13) % pages, 0] {
         if j < pages {
             body.push_str(&link(j));
+        }
+    }
+    body.push_str("<h2 id=\"s1\">one</h2><h2 id=\"s2\">two</h2>\n");
+    body.push_str("<a href=\"#s1\">one</a><a href=\"#s2\">two</a>\n");
+    for (j, section) in [
+        (2 * i + 1, "s1"),
+        ((i * 7919 + 13) % pages, "s2"),
+        (0, "gone"),
+    ] {
+        if j < pages {
+            body.push_str(&format!(
+                "<a href=\"http://{}/p/{j}.html#{section}\">{j}</a>\n",
+                hosts[j % HOSTS]
+            ));
         }
     }
     body.push_str("<img src=\"/static/logo.png\"></body></html>\n");

@@ -5,7 +5,9 @@
 //! checking external links). Prints each one's time, the broken links each found and their
 //! referrers, what one found that the other did not, and false dead links (reported dead, but
 //! the file is there), then the crawler's time and database size again with `--no-fragments`
-//! (the cost of checking links to sections). Asserts nothing.
+//! (the cost of checking links to sections), and both again at the worker's default pace (20
+//! requests a second to a host), where the site's politeness, not the database, sets the time.
+//! Asserts nothing.
 //!
 //! Run: `cargo bench -p crawler-tests --bench follow` (needs `nginx`, `linkchecker` and
 //! `python3.11-doc`: `apt-get install nginx-light linkchecker python3.11-doc`).
@@ -13,8 +15,11 @@
 //! - `FOLLOW_BENCH_DOCS=/usr/share/doc/python3.11/html`: the site;
 //! - `FOLLOW_BENCH_DELETE_EVERY=20`: every Nth page (in path order; not `index.html`) deleted;
 //! - `FOLLOW_BENCH_LINKCHECKER=0`: skip linkchecker;
+//! - `FOLLOW_BENCH_DEFAULTS=0`: skip the two crawls at the worker's default pace (about a
+//!   minute);
 //! - `FOLLOW_BENCH_PAGES=1000000`: then crawl a generated site of that many pages with 4
-//!   workers (`generated.rs`): every page read once, each worker's memory as it goes;
+//!   workers (`generated.rs`), with and without fragments: every page read once, each
+//!   worker's memory as it goes;
 //!   `FOLLOW_BENCH_DOCS=none` skips the docs; `FOLLOW_BENCH_BACKEND=sqlite` (default),
 //!   `mariadb` or `postgres` (a private server the test support starts).
 
@@ -64,9 +69,12 @@ fn docs_bench() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
 
-    let (crawler_time, crawler_pairs, crawler_dead) = crawl(tmp.path(), &base, Fragments::Checked);
-    let (plain_time, plain_pairs, _) = crawl(tmp.path(), &base, Fragments::Skipped);
-    let size = |fragments: Fragments| database_size(tmp.path(), fragments) as f64 / 1e6;
+    let (crawler_time, crawler_pairs, crawler_dead) =
+        crawl(tmp.path(), &base, Fragments::Checked, Pace::Unlimited);
+    let (plain_time, plain_pairs, _) =
+        crawl(tmp.path(), &base, Fragments::Skipped, Pace::Unlimited);
+    let size =
+        |fragments: Fragments| database_size(tmp.path(), fragments, Pace::Unlimited) as f64 / 1e6;
     println!(
         "crawler with fragments {:.1} s, database {:.1} MB; with --no-fragments {:.1} s, {:.1} MB: \
          {:.2}x the time; {} of the {} broken (link, page) pairs are links to sections",
@@ -78,6 +86,21 @@ fn docs_bench() {
         crawler_pairs.difference(&plain_pairs).count(),
         crawler_pairs.len(),
     );
+    if std::env::var("FOLLOW_BENCH_DEFAULTS").as_deref() != Ok("0") {
+        let (time, pairs, _) = crawl(tmp.path(), &base, Fragments::Checked, Pace::Defaults);
+        let (plain, plain_at_defaults, _) =
+            crawl(tmp.path(), &base, Fragments::Skipped, Pace::Defaults);
+        println!(
+            "at the worker's default pace: with fragments {:.1} s, with --no-fragments {:.1} s: \
+             {:.2}x the time; broken (link, page) pairs {} and {} (the same as above: {})",
+            time.as_secs_f64(),
+            plain.as_secs_f64(),
+            time.as_secs_f64() / plain.as_secs_f64(),
+            pairs.len(),
+            plain_at_defaults.len(),
+            pairs == crawler_pairs && plain_at_defaults == plain_pairs,
+        );
+    }
     let linkchecker = (std::env::var("FOLLOW_BENCH_LINKCHECKER").as_deref() != Ok("0"))
         .then(|| linkcheck(tmp.path(), &base));
     drop(nginx);
@@ -134,23 +157,37 @@ fn report(who: &str, time: Duration, pairs: &Pairs, false_dead: &[String]) {
 }
 
 /// Whether a crawl checks the links to sections of pages (the default) or not
-/// (`--no-fragments`): each has its own database.
+/// (`--no-fragments`).
 #[derive(Clone, Copy, PartialEq)]
 enum Fragments {
     Checked,
     Skipped,
 }
 
-fn database(tmp: &Path, fragments: Fragments) -> PathBuf {
-    tmp.join(match fragments {
-        Fragments::Checked => "crawl.db",
-        Fragments::Skipped => "crawl-no-fragments.db",
-    })
+/// How fast a crawl may ask the site: 10 at once with no rate limit, as linkchecker does, or
+/// at the worker's defaults (8 at once, 20 a second, to a host).
+#[derive(Clone, Copy, PartialEq)]
+enum Pace {
+    Unlimited,
+    Defaults,
+}
+
+/// Each crawl has its own database.
+fn database(tmp: &Path, fragments: Fragments, pace: Pace) -> PathBuf {
+    let fragments = match fragments {
+        Fragments::Checked => "",
+        Fragments::Skipped => "-no-fragments",
+    };
+    let pace = match pace {
+        Pace::Unlimited => "",
+        Pace::Defaults => "-defaults",
+    };
+    tmp.join(format!("crawl{fragments}{pace}.db"))
 }
 
 /// The crawl's SQLite files, its write-ahead log included, in bytes.
-fn database_size(tmp: &Path, fragments: Fragments) -> u64 {
-    let db = database(tmp, fragments);
+fn database_size(tmp: &Path, fragments: Fragments, pace: Pace) -> u64 {
+    let db = database(tmp, fragments, pace);
     ["", "-wal"]
         .iter()
         .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", db.display())).ok())
@@ -158,10 +195,15 @@ fn database_size(tmp: &Path, fragments: Fragments) -> u64 {
         .sum()
 }
 
-/// Seeds `--follow BASE/index.html`, drains one worker at 10 at once; returns the time, the
-/// dead links with every page they are on, and the dead URLs.
-fn crawl(tmp: &Path, base: &str, fragments: Fragments) -> (Duration, Pairs, BTreeSet<String>) {
-    let url = format!("sqlite://{}", database(tmp, fragments).display());
+/// Seeds `--follow BASE/index.html`, drains one worker at `pace`; returns the time, the dead
+/// links with every page they are on, and the dead URLs.
+fn crawl(
+    tmp: &Path,
+    base: &str,
+    fragments: Fragments,
+    pace: Pace,
+) -> (Duration, Pairs, BTreeSet<String>) {
+    let url = format!("sqlite://{}", database(tmp, fragments, pace).display());
     let include = format!("^{}", regex_escape(base));
     let started = Instant::now();
     let start = format!("{base}index.html");
@@ -171,8 +213,7 @@ fn crawl(tmp: &Path, base: &str, fragments: Fragments) -> (Duration, Pairs, BTre
     }
     let seeded = run(command("crawler-seed", &url).args(seed));
     assert!(seeded.status.success(), "{}", stderr(&seeded));
-    let worker = run(command("crawler-worker", &url).args([
-        "--drain",
+    let unlimited = [
         "--concurrency",
         "10",
         "--host-concurrency",
@@ -181,7 +222,12 @@ fn crawl(tmp: &Path, base: &str, fragments: Fragments) -> (Duration, Pairs, BTre
         "1000000",
         "--attempts",
         "1",
-    ]));
+    ];
+    let pace = match pace {
+        Pace::Unlimited => &unlimited[..],
+        Pace::Defaults => &[],
+    };
+    let worker = run(command("crawler-worker", &url).arg("--drain").args(pace));
     assert!(worker.status.success(), "{}", stderr(&worker));
     let time = started.elapsed();
     let out = run(command("crawler-report", &url).args(["--dead", "--format", "ndjson"]));
