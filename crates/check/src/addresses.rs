@@ -249,6 +249,23 @@ impl AddressBook {
         wanted
     }
 
+    /// Requests waiting for an address whose share the fleet has not confirmed yet (a new
+    /// address waits for the worker's next round): none for a worker alone.
+    pub fn waiting_for_fleet(&self) -> usize {
+        let map = self.map();
+        map.addresses
+            .values()
+            .map(|a| {
+                let state = a.state();
+                if state.confirmed {
+                    0
+                } else {
+                    state.waiting
+                }
+            })
+            .sum()
+    }
+
     /// Marks `ips` as not registered (their registration failed): asked again next time.
     pub fn unregister(&self, ips: &[IpAddr]) {
         let map = self.map();
@@ -630,6 +647,37 @@ mod tests {
         tokio::time::sleep(WINDOW).await;
         book.set_shares(&[]);
         address.acquire_slot().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_wait_for_the_fleet_until_their_address_is_confirmed() {
+        let alone = AddressBook::new(LIMIT);
+        let _waiter = alone.enter(ip(4), "d.example");
+        assert_eq!(
+            alone.waiting_for_fleet(),
+            0,
+            "alone: its own from the start"
+        );
+        let book = AddressBook::new(LIMIT);
+        book.share_with_fleet();
+        let waiters: Vec<Waiter> = (0..3).map(|_| book.enter(ip(5), "e.example")).collect();
+        let other = book.enter(ip(6), "f.example");
+        assert_eq!(book.waiting_for_fleet(), 4);
+        assert_eq!(book.wanted().len(), 2);
+        assert_eq!(book.waiting_for_fleet(), 4, "registered, not yet confirmed");
+        book.set_shares(&[AddressShare {
+            ip: ip(6),
+            holders: 2,
+            confirmed: false,
+        }]);
+        assert_eq!(
+            book.waiting_for_fleet(),
+            1,
+            "e.example's address is confirmed"
+        );
+        drop(other);
+        assert_eq!(book.waiting_for_fleet(), 0);
+        drop(waiters);
     }
 
     #[tokio::test(start_paused = true)]

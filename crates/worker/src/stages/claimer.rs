@@ -1,6 +1,7 @@
 //! Claiming: keeps the checkers fed, one batch ahead, until stopped or (with `--drain`) until
 //! the whole queue has a verdict. Only sites of the host partitions this worker holds, and
-//! nothing while the fleet is paused (`paused.rs`).
+//! nothing while the fleet is paused (`paused.rs`) or while a batch's worth of checks wait for
+//! their server addresses' shares from the fleet.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,6 +36,9 @@ pub struct Claimer {
 
 /// How long to wait before claiming again when nothing is due.
 const IDLE: Duration = Duration::from_millis(500);
+/// How soon the claimer looks again while a batch's worth of checks wait for their
+/// addresses' shares from the fleet: `share_addresses` gathers new addresses this long.
+const FLEET_WAIT: Duration = Duration::from_millis(20);
 /// A host with more checks waiting than it can start in this time at its pace gets no more
 /// claimed: its partition is left out of claims until it catches up (Mercator's frontier keeps
 /// a queue per host, and takes from the hosts that are ready).
@@ -66,6 +70,17 @@ pub async fn claim_loop(ctx: Claimer, sites: mpsc::Sender<Site>, stop: Cancellat
             // What is held goes on being checked and written back; nothing new is claimed.
             drop(permits);
             if ctx.paused.wait_resumed(&stop).await {
+                return Ended::Stopped;
+            }
+            continue;
+        }
+        // Checks waiting for their server addresses' shares from the fleet (a new address
+        // waits for a round of `share_addresses`) are not joined by more: on a list of many
+        // new servers they would pile up to the task limit, each holding its check's memory,
+        // while one round registers every address wanted.
+        if ctx.checker.addresses().waiting_for_fleet() >= n as usize {
+            drop(permits);
+            if pause(FLEET_WAIT, &stop).await {
                 return Ended::Stopped;
             }
             continue;
