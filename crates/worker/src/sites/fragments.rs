@@ -166,13 +166,11 @@ impl Fragments {
         let page = page.as_str();
         // Its page read already (the usual case: a fragment is held until then, see
         // `crawler_queue::anchors`): decided at once, whatever the page's row says meanwhile.
-        if let Some(stored) = self.kept_at(page, started) {
-            return Some(decide(&stored, &anchor, started.elapsed()));
+        if let Some(finding) = self.decided_from_kept(page, &anchor, started) {
+            return Some(finding);
         }
         if let Ok(Some(stored)) = queue.anchors().of_page(page).await {
-            let finding = decide(&stored, &anchor, started.elapsed());
-            self.keep(page, stored);
-            return Some(finding);
+            return Some(self.decide_keeping(page, stored, &anchor, started));
         }
         match queue.anchors().page_to_read(page).await {
             Ok(true) if !self.waited_for_read(page).await => {
@@ -182,6 +180,10 @@ impl Fragments {
             Err(error) => {
                 tracing::debug!(error = %crawler_queue::error_chain(&error), "cannot tell whether a fragment's page is to be read: reading it");
             }
+        }
+        // This worker's read of the page, just waited for, kept what it stored.
+        if let Some(finding) = self.decided_from_kept(page, &anchor, started) {
+            return Some(finding);
         }
         let cell = {
             let mut reading = self.reading.lock().expect("never poisoned");
@@ -199,12 +201,28 @@ impl Fragments {
         }
         Some(match read {
             Read::Unsettled(finding) => finding,
-            Read::Settled(stored) => {
-                let finding = decide(&stored, &anchor, started.elapsed());
-                self.keep(page, stored);
-                finding
-            }
+            Read::Settled(stored) => self.decide_keeping(page, stored, &anchor, started),
         })
+    }
+
+    /// `anchor`'s finding from the kept copy of `page`'s stored result, if there is one.
+    fn decided_from_kept(&self, page: &str, anchor: &str, started: Instant) -> Option<Finding> {
+        let stored = self.kept_at(page, Instant::now())?;
+        Some(decide(&stored, anchor, started.elapsed()))
+    }
+
+    /// `anchor`'s finding from `stored`, the stored result of `page`, which is kept for the
+    /// page's other sections.
+    fn decide_keeping(
+        &self,
+        page: &str,
+        stored: PageAnchors,
+        anchor: &str,
+        started: Instant,
+    ) -> Finding {
+        let finding = decide(&stored, anchor, started.elapsed());
+        self.keep(page, stored);
+        finding
     }
 }
 
