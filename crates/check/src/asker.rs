@@ -208,7 +208,7 @@ impl Asker {
             // the connect timeout fails as the connection would have.
             let resolving = tokio::time::Instant::now();
             let wait = self.config.connect_timeout.min(*budget);
-            let Ok(address) = tokio::time::timeout(wait, self.address_of(url)).await else {
+            let Ok(address) = self.address_of(url, wait).await else {
                 if let Some(cut) = ask.cut {
                     cut.sent();
                 }
@@ -260,13 +260,20 @@ impl Asker {
     /// policy allows, which the connector tries first (`None` when addresses are not limited,
     /// or the name does not resolve: the request fails without reaching a server). A host of
     /// `--host-limits` is not counted at its address: its limits are the operator's word for
-    /// their own server.
-    async fn address_of(&self, url: &Url) -> Option<std::net::IpAddr> {
-        let name = url.host_str()?;
+    /// their own server. `Err` when the name did not answer `within` (its wait for a look-up
+    /// slot not counted).
+    async fn address_of(
+        &self,
+        url: &Url,
+        within: Duration,
+    ) -> Result<Option<std::net::IpAddr>, crate::resolve::TimedOut> {
+        let Some(name) = url.host_str() else {
+            return Ok(None);
+        };
         if !self.addresses.is_on() || self.config.host_limits.contains_key(name) {
-            return None;
+            return Ok(None);
         }
-        self.resolver.first_allowed(name).await
+        self.resolver.first_allowed(name, within).await
     }
 
     async fn send(
