@@ -33,7 +33,9 @@ const MAX_ENTRIES: usize = 65_536;
 /// limits: each is a thread of the blocking pool while it runs (`getaddrinfo` blocks), and at
 /// 20,000 new servers the 512 threads that tokio allows held some 80 MiB of the worker's
 /// memory (`benches/memory.rs`). Chromium runs 6 at once; a stub resolver's answer takes
-/// milliseconds, so 64 answer thousands of names a second.
+/// milliseconds, so 64 answer thousands of names a second. A look-up that runs out of its time
+/// gives its slot back, though its thread waits on for the name: names whose DNS never answers
+/// (link rot has them) cost threads, as before, but never hold up the others' look-ups.
 const SYSTEM_LOOKUPS: usize = 64;
 
 /// Why a name gave no address to connect to. Found again in reqwest's error chain by
@@ -166,7 +168,7 @@ impl CachingResolver {
         host: &str,
         within: Duration,
     ) -> Result<Option<IpAddr>, TimedOut> {
-        let slots = &self.lookups;
+        let slots = &*self.lookups;
         match self.cached(host, Some(Bounded { slots, within })).await {
             Looked::Answer(answer) => {
                 Ok(answer.and_then(|ips| ips.iter().copied().find(|ip| (self.allow)(*ip))))
@@ -204,11 +206,10 @@ impl Resolve for CachingResolver {
 }
 
 /// How a look-up before a request's limits is bounded: a look-up of the system resolver
-/// waits for one of `slots`, and holds it until `getaddrinfo` returns, even when its caller
-/// stopped waiting (the thread is busy until then); the look-up itself, not its wait for a
-/// slot, has `within`.
+/// waits for one of `slots`, and holds it until it answers or runs out of its time; the
+/// look-up itself, not its wait for a slot, has `within`.
 struct Bounded<'a> {
-    slots: &'a Arc<Semaphore>,
+    slots: &'a Semaphore,
     within: Duration,
 }
 
@@ -232,14 +233,13 @@ async fn lookup(host: &str, server: Option<SocketAddr>, bounded: Option<Bounded<
             Err(TimedOut) => Looked::TimedOut,
         };
     }
-    let slot = match &bounded {
+    let _slot = match &bounded {
         // Never closed.
-        Some(b) => b.slots.clone().acquire_owned().await.ok(),
+        Some(b) => Some(b.slots.acquire().await.ok()),
         None => None,
     };
     let host = host.to_owned();
     let looked_up = tokio::task::spawn_blocking(move || {
-        let _slot = slot;
         std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), 0))
     });
     match timed(within, looked_up).await {
