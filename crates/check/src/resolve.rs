@@ -31,11 +31,12 @@ const NEGATIVE_TTL: Duration = Duration::from_secs(60);
 const MAX_ENTRIES: usize = 65_536;
 /// The system resolver's look-ups at once, at most, for requests that resolve before their
 /// limits: each is a thread of the blocking pool while it runs (`getaddrinfo` blocks), and at
-/// 20,000 new servers the 512 threads that tokio allows held some 80 MiB of the worker's
-/// memory (`benches/memory.rs`). Chromium runs 6 at once; a stub resolver's answer takes
-/// milliseconds, so 64 answer thousands of names a second. A look-up that runs out of its time
-/// gives its slot back, though its thread waits on for the name: names whose DNS never answers
-/// (link rot has them) cost threads, as before, but never hold up the others' look-ups.
+/// 20,000 new servers the 512 threads that tokio allows cost 35-60 MiB of the worker's peak
+/// memory and made its drain 1.7 times as long (`benches/memory.rs`). Chromium runs 6 at once;
+/// a stub resolver's answer takes milliseconds, so 64 answer thousands of names a second. A
+/// look-up that runs out of its time gives its slot back, though its thread waits on for the
+/// name: names whose DNS never answers (link rot has them) cost threads, as before, but never
+/// hold up the others' look-ups.
 const SYSTEM_LOOKUPS: usize = 64;
 
 /// Why a name gave no address to connect to. Found again in reqwest's error chain by
@@ -235,7 +236,7 @@ async fn lookup(host: &str, server: Option<SocketAddr>, bounded: Option<Bounded<
     }
     let _slot = match &bounded {
         // Never closed.
-        Some(b) => Some(b.slots.acquire().await.ok()),
+        Some(b) => b.slots.acquire().await.ok(),
         None => None,
     };
     let host = host.to_owned();
