@@ -42,11 +42,13 @@ fn main() {
     }
 }
 
-/// Host `i`'s name and address (127.16.0.1 on).
+/// Host `i`'s name and address (127.16.0.1 on). Not under `.test`: lychee skips the TLDs of RFC
+/// 2606 (`.test`, `.example`, `.invalid`, `.localhost`) as it skips example.com, so it checked
+/// nothing and exited in under a second.
 fn host(i: usize) -> (String, Ipv4Addr) {
     let n = i as u32 + 1;
     let address = Ipv4Addr::from(u32::from(Ipv4Addr::new(127, 16, 0, 0)) + n);
-    (format!("h{i}.memory.test"), address)
+    (format!("h{i}.memorybench"), address)
 }
 
 fn inside() {
