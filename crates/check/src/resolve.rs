@@ -317,15 +317,19 @@ mod tests {
         assert!(first.answer.get().is_some());
     }
 
+    /// Every look-up slot of `resolver`, held until dropped.
+    async fn every_slot(resolver: &CachingResolver) -> tokio::sync::OwnedSemaphorePermit {
+        let slots = resolver.lookups.clone();
+        slots
+            .acquire_many_owned(SYSTEM_LOOKUPS as u32)
+            .await
+            .unwrap()
+    }
+
     #[tokio::test]
     async fn a_lookup_before_the_limits_waits_for_a_slot_and_the_wait_is_not_timed() {
         let resolver = CachingResolver::new(any_address, None);
-        let taken = resolver
-            .lookups
-            .clone()
-            .acquire_many_owned(SYSTEM_LOOKUPS as u32)
-            .await
-            .unwrap();
+        let taken = every_slot(&resolver).await;
         let asking = {
             let resolver = resolver.clone();
             tokio::spawn(async move {
@@ -344,12 +348,7 @@ mod tests {
     #[tokio::test]
     async fn the_connector_takes_no_slot() {
         let resolver = CachingResolver::new(any_address, None);
-        let _taken = resolver
-            .lookups
-            .clone()
-            .acquire_many_owned(SYSTEM_LOOKUPS as u32)
-            .await
-            .unwrap();
+        let _taken = every_slot(&resolver).await;
         let resolving = resolver.resolve_host("localhost".into());
         let addresses = tokio::time::timeout(Duration::from_secs(10), resolving)
             .await
