@@ -251,3 +251,58 @@ on_every_backend!(
         assert!(addresses.view(live).await.unwrap().is_empty());
     }
 );
+
+on_every_backend!(
+    async fn joining_addresses_reads_them_as_the_whole_read_does(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let addresses = queue.addresses();
+        let live = Duration::from_secs(60);
+        for id in ["x", "y"] {
+            queue.register(id, "test", 1).await.unwrap();
+        }
+        let [a, b, c, d] = ["127.0.9.1", "127.0.9.2", "127.0.9.3", "127.0.9.4"].map(str::to_owned);
+        addresses
+            .register("x", &[a.clone(), b.clone()])
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        addresses
+            .register("y", std::slice::from_ref(&a))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let x = addresses.shares("x", live).await.unwrap();
+        addresses.acknowledge("x", x.started_at).await.unwrap();
+        // y joins b (and c and d, its alone; three, a list padded to four) after x's
+        // acknowledgement: b waits for x's next one.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let held = |read: &[crawler_queue::AddressHolders], address: &str| {
+            read.iter()
+                .find(|h| h.address == address)
+                .map(|h| (h.holders, h.confirmed))
+        };
+        let joined = addresses
+            .join("y", &[b.clone(), c.clone(), d.clone()], live)
+            .await
+            .unwrap();
+        assert_eq!(joined.len(), 1, "b only, not a, c or d: {joined:?}");
+        assert_eq!(held(&joined, &b), Some((2, false)));
+        let whole = addresses.shares("y", live).await.unwrap().addresses;
+        assert_eq!(held(&whole, &a), Some((2, true)), "{whole:?}");
+        assert_eq!(held(&whole, &b), Some((2, false)), "{whole:?}");
+        assert_eq!(held(&whole, &c), None, "y's alone: {whole:?}");
+        let x = addresses.shares("x", live).await.unwrap();
+        addresses.acknowledge("x", x.started_at).await.unwrap();
+        // Joining again changes nothing of the row: its `since` stays, now acknowledged.
+        let some = addresses
+            .join("y", std::slice::from_ref(&b), live)
+            .await
+            .unwrap();
+        assert_eq!(
+            held(&some, &b),
+            Some((2, true)),
+            "x acknowledged a later read"
+        );
+    }
+);

@@ -310,10 +310,20 @@ impl AddressBook {
         let shared: HashMap<IpAddr, &AddressShare> = shares.iter().map(|s| (s.ip, s)).collect();
         let map = self.map();
         for (ip, address) in &map.addresses {
-            let share = shared
-                .get(ip)
-                .map_or((1, true), |s| (s.holders, s.confirmed));
-            address.set_share(share.0, share.1);
+            address.set_share_from(shared.get(ip).copied());
+        }
+    }
+
+    /// As [`AddressBook::set_shares`], for the addresses `read` only (a read of those alone):
+    /// those in `shares` get their holders and confirmation, the others of `read` are held
+    /// by this worker alone; every other address is left as it is.
+    pub fn set_shares_of(&self, read: &[IpAddr], shares: &[AddressShare]) {
+        let shared: HashMap<IpAddr, &AddressShare> = shares.iter().map(|s| (s.ip, s)).collect();
+        let map = self.map();
+        for ip in read {
+            if let Some(address) = map.addresses.get(ip) {
+                address.set_share_from(shared.get(ip).copied());
+            }
         }
     }
 
@@ -415,6 +425,12 @@ impl Address {
             && state.in_flight == 0
             && now >= state.next
             && now.saturating_duration_since(state.last_used) >= after
+    }
+
+    /// What a read of the fleet says: `share`, or held by this worker alone (not listed).
+    fn set_share_from(&self, share: Option<&AddressShare>) {
+        let (holders, confirmed) = share.map_or((1, true), |s| (s.holders, s.confirmed));
+        self.set_share(holders, confirmed);
     }
 
     fn set_share(&self, holders: u32, confirmed: bool) {
@@ -678,6 +694,28 @@ mod tests {
         drop(other);
         assert_eq!(book.waiting_for_fleet(), 0);
         drop(waiters);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_read_of_new_addresses_leaves_the_others_as_they_are() {
+        let book = AddressBook::new(LIMIT);
+        book.share_with_fleet();
+        let _old = book.enter(ip(7), "g.example");
+        assert_eq!(book.wanted(), [ip(7)]);
+        book.set_shares(&[AddressShare {
+            ip: ip(7),
+            holders: 2,
+            confirmed: false,
+        }]);
+        let _new = book.enter(ip(8), "h.example");
+        assert_eq!(book.wanted(), [ip(8)]);
+        assert_eq!(book.waiting_for_fleet(), 2);
+        book.set_shares_of(&[ip(8)], &[]);
+        assert_eq!(
+            book.waiting_for_fleet(),
+            1,
+            "the new address is this worker's alone; the other still waits for its holder"
+        );
     }
 
     #[tokio::test(start_paused = true)]

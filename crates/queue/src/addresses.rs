@@ -17,6 +17,7 @@
 //! dead worker's rows (its heartbeat older than `--dead-after`) are not counted, and are
 //! deleted with its `workers` row gone ([`Addresses::forget_dead`]).
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::db::with_pool;
@@ -24,10 +25,19 @@ use crate::dialect::Dialect;
 use crate::error::Error;
 use crate::queue::{millis, Queue};
 use crate::retry::retry;
-use crate::sql::{cached, insert_ignore, inserted, placeholders, upsert};
+use crate::sql::{cached, insert_ignore, inserted, padded_refs, placeholders, upsert};
 
 /// Addresses written or deleted by one statement.
 const CHUNK: usize = 100;
+
+/// Whose holders a read reads ([`Addresses::register_then_read`]).
+#[derive(Clone, Copy, Debug)]
+enum Among {
+    /// Every address the worker holds.
+    All,
+    /// Those it registers in the same call.
+    These,
+}
 
 /// What one read of the holders says of an address this worker holds, when it is not alone
 /// there or not yet confirmed (an address it holds and that is not listed: alone, confirmed).
@@ -42,7 +52,7 @@ pub struct AddressHolders {
 
 /// One read of the holders: when it started (the acknowledgement to write once applied), and
 /// the addresses shared or waiting.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SharesRead {
     pub started_at: i64,
     pub addresses: Vec<AddressHolders>,
@@ -84,38 +94,27 @@ impl Queue {
 }
 
 impl Addresses<'_> {
-    /// Registers `worker` as a holder of `addresses`: its rows, then their `since`.
+    /// Registers `worker` as a holder of `addresses`: their rows, then their `since`.
     pub async fn register(&self, worker: &str, addresses: &[String]) -> Result<(), Error> {
-        let db = &self.queue.db;
-        for chunk in addresses.chunks(CHUNK) {
-            let sql = cached!(db.dialect(), chunk.len(), |dialect, n| {
-                let rows = vec!["(?, ?)"; n].join(", ");
-                insert_ignore(
-                    dialect,
-                    &format!("INTO address_holders (address, worker) VALUES {rows}"),
-                )
-            });
-            with_pool!(db, pool => {
-                retry("register addresses", || {
-                    let mut q = sqlx::query(&sql);
-                    for address in chunk {
-                        q = q.bind(address).bind(worker);
-                    }
-                    q.execute(pool)
-                })
-                .await?;
-            });
-        }
-        // A statement of its own, after the rows are committed: a read that starts after
-        // `since` sees them.
-        let sql = cached!(
-            db.dialect(),
-            "UPDATE address_holders SET since = {now} WHERE worker = ? AND since IS NULL"
-        );
-        with_pool!(db, pool => {
-            retry("date address holders", || sqlx::query(sql).bind(worker).execute(pool)).await?;
-        });
+        self.register_then_read(worker, addresses, None).await?;
         Ok(())
+    }
+
+    /// Registers `worker` as a holder of `addresses` and reads their holders, as
+    /// [`Addresses::shares`] reads every address's: what a new address's first request waits
+    /// for. Reads no other address of the worker's (thousands on a list of new servers), so
+    /// it acknowledges nothing; an address of `addresses` not listed is the worker's alone,
+    /// confirmed.
+    pub async fn join(
+        &self,
+        worker: &str,
+        addresses: &[String],
+        dead_after: Duration,
+    ) -> Result<Vec<AddressHolders>, Error> {
+        let read = self
+            .register_then_read(worker, addresses, Some((dead_after, Among::These)))
+            .await?;
+        Ok(read.map(|read| read.addresses).unwrap_or_default())
     }
 
     /// Gives `worker`'s shares of `addresses` back.
@@ -160,40 +159,91 @@ impl Addresses<'_> {
     /// read since. A holder registered after it needs no acknowledgement from it: its own
     /// reads, after its `since`, see this worker's row, and it waits for this worker's.
     pub async fn shares(&self, worker: &str, dead_after: Duration) -> Result<SharesRead, Error> {
+        let read = self
+            .register_then_read(worker, &[], Some((dead_after, Among::All)))
+            .await?;
+        Ok(read.unwrap_or_default())
+    }
+
+    /// What [`Addresses::register`], [`Addresses::join`] and [`Addresses::shares`] do, on one
+    /// connection taken once: a worker's statements queue for SQLite's one connection (its
+    /// claims, its write-backs), and when each statement of a round queued on its own (up to
+    /// 80 ms a wait), a round of a thousand new addresses took 20-290 ms, every new address's
+    /// first request waiting for it (the memory bench's 20,000 servers). Registers `worker` for
+    /// `register` (their rows, then, in statements of their own after the rows are committed,
+    /// their `since`: a read that starts after `since` sees them), then, with `read`, reads
+    /// the holders of `among` (`register`, or every address `worker` holds).
+    async fn register_then_read(
+        &self,
+        worker: &str,
+        register: &[String],
+        read: Option<(Duration, Among)>,
+    ) -> Result<Option<SharesRead>, Error> {
         let db = &self.queue.db;
-        let now = cached!(db.dialect(), "SELECT {now}");
-        let shared = cached!(
-            db.dialect(),
-            "SELECT h.address, COUNT(*) FROM address_holders h \
-             JOIN workers w ON w.id = h.worker \
-             WHERE w.heartbeat_at >= {now} - ? \
-             AND h.address IN (SELECT address FROM address_holders WHERE worker = ?) \
-             GROUP BY h.address HAVING COUNT(*) > 1"
-        );
-        let waiting = cached!(
-            db.dialect(),
-            "SELECT DISTINCT m.address FROM address_holders m \
-             JOIN address_holders o ON o.address = m.address AND o.worker <> m.worker \
-             JOIN workers w ON w.id = o.worker \
-             LEFT JOIN address_syncs s ON s.worker = o.worker \
-             WHERE m.worker = ? AND w.heartbeat_at >= {now} - ? \
-             AND (m.since IS NULL OR (o.since IS NOT NULL AND o.since <= m.since \
-             AND (s.synced_at IS NULL OR s.synced_at <= m.since)))"
-        );
-        let dead_after = millis(dead_after);
-        let (started_at, shared, waiting) = with_pool!(db, pool => {
-            let started_at: i64 =
-                retry("now", || sqlx::query_scalar(now).fetch_one(pool)).await?;
-            let shared: Vec<(String, i64)> = retry("address holders", || {
-                sqlx::query_as(shared).bind(dead_after).bind(worker).fetch_all(pool)
+        let dialect = db.dialect();
+        let now = cached!(dialect, "SELECT {now}");
+        // The reads' chunks; `None`: every address the worker holds, in one.
+        let chunks: Vec<Option<Vec<&String>>> = match read {
+            None => Vec::new(),
+            Some((_, Among::All)) => vec![None],
+            Some((_, Among::These)) => register
+                .chunks(CHUNK)
+                .map(|c| Some(padded_refs(c)))
+                .collect(),
+        };
+        let dead_after = millis(read.map_or(Duration::ZERO, |(dead_after, _)| dead_after));
+        let got = with_pool!(db, pool => {
+            retry("register and read address holders", || async {
+                let mut conn = pool.acquire().await?;
+                for chunk in register.chunks(CHUNK) {
+                    let chunk = padded_refs(chunk);
+                    let sql = cached!(dialect, chunk.len(), |dialect, n| {
+                        let rows = vec!["(?, ?)"; n].join(", ");
+                        insert_ignore(
+                            dialect,
+                            &format!("INTO address_holders (address, worker) VALUES {rows}"),
+                        )
+                    });
+                    let q = chunk.iter().fold(sqlx::query(&sql), |q, a| q.bind(*a).bind(worker));
+                    q.execute(&mut *conn).await?;
+                }
+                for chunk in register.chunks(CHUNK) {
+                    let chunk = padded_refs(chunk);
+                    let sql = cached!(dialect, chunk.len(), |_, n| format!(
+                        "UPDATE address_holders SET since = {{now}} \
+                         WHERE worker = ? AND since IS NULL AND address IN ({})",
+                        placeholders(n)
+                    ));
+                    let q = chunk.iter().fold(sqlx::query(&sql).bind(worker), |q, a| q.bind(*a));
+                    q.execute(&mut *conn).await?;
+                }
+                if read.is_none() {
+                    return Ok(None);
+                }
+                let started_at: i64 = sqlx::query_scalar(now).fetch_one(&mut *conn).await?;
+                let mut shared: Vec<(String, i64)> = Vec::new();
+                let mut waiting: Vec<String> = Vec::new();
+                for among in &chunks {
+                    let n = among.as_ref().map_or(0, Vec::len);
+                    let sql = shared_sql(dialect, n);
+                    let q = sqlx::query_as(&sql).bind(dead_after);
+                    let q = match among {
+                        None => q.bind(worker),
+                        Some(among) => among.iter().fold(q, |q, a| q.bind(*a)),
+                    };
+                    shared.extend(q.fetch_all(&mut *conn).await?);
+                    let sql = waiting_sql(dialect, n);
+                    let q = sqlx::query_scalar(&sql).bind(worker).bind(dead_after);
+                    let q = among.iter().flatten().fold(q, |q, a| q.bind(*a));
+                    waiting.extend(q.fetch_all(&mut *conn).await?);
+                }
+                Ok::<_, sqlx::Error>(Some((started_at, shared, waiting)))
             })
-            .await?;
-            let waiting: Vec<String> = retry("unconfirmed addresses", || {
-                sqlx::query_scalar(waiting).bind(worker).bind(dead_after).fetch_all(pool)
-            })
-            .await?;
-            (started_at, shared, waiting)
+            .await?
         });
+        let Some((started_at, shared, waiting)) = got else {
+            return Ok(None);
+        };
         let mut addresses: Vec<AddressHolders> = shared
             .into_iter()
             .map(|(address, n)| AddressHolders {
@@ -211,10 +261,10 @@ impl Addresses<'_> {
                 });
             }
         }
-        Ok(SharesRead {
+        Ok(Some(SharesRead {
             started_at,
             addresses,
-        })
+        }))
     }
 
     /// Acknowledges every holder registered before `started_at` (a [`SharesRead`]'s, once
@@ -377,4 +427,43 @@ impl Addresses<'_> {
         }
         Ok(found)
     }
+}
+
+/// The addresses among `worker`'s shared with other live workers, and how many hold each.
+/// Binds: `dead_after`, then `worker` (`n` = 0: every address it holds) or `n` addresses.
+fn shared_sql(dialect: Dialect, n: usize) -> Cow<'static, str> {
+    cached!(dialect, n, |_, n| {
+        let set = if n == 0 {
+            "SELECT address FROM address_holders WHERE worker = ?".to_owned()
+        } else {
+            placeholders(n)
+        };
+        format!(
+            "SELECT h.address, COUNT(*) FROM address_holders h \
+             JOIN workers w ON w.id = h.worker \
+             WHERE w.heartbeat_at >= {{now}} - ? AND h.address IN ({set}) \
+             GROUP BY h.address HAVING COUNT(*) > 1"
+        )
+    })
+}
+
+/// The addresses among `worker`'s it may not use yet (see [`Addresses::shares`]). Binds:
+/// `worker`, `dead_after`, then `n` addresses (`n` = 0: every address it holds).
+fn waiting_sql(dialect: Dialect, n: usize) -> Cow<'static, str> {
+    cached!(dialect, n, |_, n| {
+        let among = if n == 0 {
+            String::new()
+        } else {
+            format!(" AND m.address IN ({})", placeholders(n))
+        };
+        format!(
+            "SELECT DISTINCT m.address FROM address_holders m \
+             JOIN address_holders o ON o.address = m.address AND o.worker <> m.worker \
+             JOIN workers w ON w.id = o.worker \
+             LEFT JOIN address_syncs s ON s.worker = o.worker \
+             WHERE m.worker = ? AND w.heartbeat_at >= {{now}} - ? \
+             AND (m.since IS NULL OR (o.since IS NOT NULL AND o.since <= m.since \
+             AND (s.synced_at IS NULL OR s.synced_at <= m.since))){among}"
+        )
+    })
 }

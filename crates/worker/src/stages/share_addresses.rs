@@ -4,12 +4,14 @@
 //!
 //! A round, whenever a request waits for an address not registered yet, and every [`ROUND`]
 //! otherwise: give back the addresses idle for `crawler_check::ADDRESS_IDLE`, register the
-//! ones wanted, read the holders of every address held and apply the shares, then, when it
-//! shares any, acknowledge that read once no address has more requests in flight than its new
-//! share (so that the workers who wait for this acknowledgement can count on it). A worker
-//! alone on its addresses writes only its new ones. A request to a new address therefore waits
-//! for one round (a few statements, at most [`GATHER`] after the last) before it goes; a worker
-//! alone on an address takes its whole budget then.
+//! ones wanted, read the holders and apply the shares, then, when it shares any, acknowledge
+//! that read once no address has more requests in flight than its new share (so that the
+//! workers who wait for this acknowledgement can count on it). The holders of every address
+//! held are read at most every [`ROUND`]; a round between two such reads reads those of the
+//! new addresses only, and acknowledges nothing. A worker alone on its addresses writes only
+//! its new ones. A request to a new address therefore waits for one round (a few statements
+//! on its own addresses, at most [`GATHER`] after the last) before it goes; a worker alone on
+//! an address takes its whole budget then.
 //!
 //! Beside the rounds, never inside one, the names asked at each address and the requests
 //! waiting per address are written for the reports every [`LOADS_EVERY`]: on a list of 20,000
@@ -22,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crawler_check::AddressShare;
-use crawler_queue::{error_chain, AddressLoad};
+use crawler_queue::{error_chain, AddressHolders, AddressLoad};
 use tokio_util::sync::CancellationToken;
 
 use super::ctx::Ctx;
@@ -92,6 +94,8 @@ async fn rounds(ctx: &Ctx, done: &CancellationToken) {
 struct Rounds {
     forgot_dead_at: Option<Instant>,
     registered_at: Option<Instant>,
+    /// The last read of the holders of every address held.
+    read_at: Option<Instant>,
 }
 
 /// Tells the fleet's reports every [`LOADS_EVERY`] until `done`, and once more then: the host
@@ -129,29 +133,32 @@ async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Erro
     }
     rounds.registered_at.get_or_insert_with(Instant::now);
     let wanted = book.wanted();
-    if !wanted.is_empty() {
-        if let Err(error) = addresses.register(id, &texts(&wanted)).await {
-            book.unregister(&wanted);
-            return Err(error);
+    if rounds.read_at.is_none_or(|at| at.elapsed() >= ROUND) {
+        if !wanted.is_empty() {
+            if let Err(error) = addresses.register(id, &texts(&wanted)).await {
+                book.unregister(&wanted);
+                return Err(error);
+            }
         }
-    }
-    let read = addresses.shares(id, ctx.config.dead_after).await?;
-    let shares: Vec<AddressShare> = read
-        .addresses
-        .iter()
-        .filter_map(|a| {
-            Some(AddressShare {
-                ip: a.address.parse().ok()?,
-                holders: a.holders,
-                confirmed: a.confirmed,
-            })
-        })
-        .collect();
-    book.set_shares(&shares);
-    // Only a worker that shares an address can be waited for (a newcomer's row is in the
-    // read that counts it): alone everywhere, it writes nothing.
-    if !read.addresses.is_empty() && book.within_shares() {
-        addresses.acknowledge(id, read.started_at).await?;
+        rounds.read_at = Some(Instant::now());
+        let read = addresses.shares(id, ctx.config.dead_after).await?;
+        book.set_shares(&shares(&read.addresses));
+        // Only a worker that shares an address can be waited for (a newcomer's row is in the
+        // read that counts it): alone everywhere, it writes nothing.
+        if !read.addresses.is_empty() && book.within_shares() {
+            addresses.acknowledge(id, read.started_at).await?;
+        }
+    } else if !wanted.is_empty() {
+        match addresses
+            .join(id, &texts(&wanted), ctx.config.dead_after)
+            .await
+        {
+            Ok(read) => book.set_shares_of(&wanted, &shares(&read)),
+            Err(error) => {
+                book.unregister(&wanted);
+                return Err(error);
+            }
+        }
     }
     if rounds
         .forgot_dead_at
@@ -205,6 +212,19 @@ fn load_of(ip: IpAddr, (waiting, in_flight): (usize, usize)) -> AddressLoad {
         waiting: waiting as u64,
         in_flight: in_flight as u64,
     }
+}
+
+/// The shares of a read, the addresses this worker cannot parse left out.
+fn shares(read: &[AddressHolders]) -> Vec<AddressShare> {
+    read.iter()
+        .filter_map(|a| {
+            Some(AddressShare {
+                ip: a.address.parse().ok()?,
+                holders: a.holders,
+                confirmed: a.confirmed,
+            })
+        })
+        .collect()
 }
 
 fn texts(ips: &[IpAddr]) -> Vec<String> {
