@@ -9,6 +9,7 @@ use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use crawler_queue::Among;
 use crawler_tests::bench::host;
 use crawler_tests::bins::{command, run, stdout};
 use crawler_tests::dns::{DnsServer, Record};
@@ -283,9 +284,10 @@ on_every_backend!(
                 .map(|h| (h.holders, h.confirmed))
         };
         let joined = addresses
-            .join("y", &[b.clone(), c.clone(), d.clone()], live)
+            .join("y", &[b.clone(), c.clone(), d.clone()], live, Among::These)
             .await
-            .unwrap();
+            .unwrap()
+            .addresses;
         assert_eq!(joined.len(), 1, "b only, not a, c or d: {joined:?}");
         assert_eq!(held(&joined, &b), Some((2, false)));
         let whole = addresses.shares("y", live).await.unwrap().addresses;
@@ -296,9 +298,10 @@ on_every_backend!(
         addresses.acknowledge("x", x.started_at).await.unwrap();
         // Joining again changes nothing of the row: its `since` stays, now acknowledged.
         let some = addresses
-            .join("y", std::slice::from_ref(&b), live)
+            .join("y", std::slice::from_ref(&b), live, Among::These)
             .await
-            .unwrap();
+            .unwrap()
+            .addresses;
         assert_eq!(
             held(&some, &b),
             Some((2, true)),

@@ -30,12 +30,13 @@ use crate::sql::{cached, insert_ignore, inserted, padded_refs, placeholders, ups
 /// Addresses written or deleted by one statement.
 const CHUNK: usize = 100;
 
-/// Whose holders a read reads ([`Addresses::register_then_read`]).
-#[derive(Clone, Copy, Debug)]
-enum Among {
-    /// Every address the worker holds.
+/// Whose holders [`Addresses::join`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Among {
+    /// Every address the worker holds: a read that may be acknowledged.
     All,
-    /// Those it registers in the same call.
+    /// Only those it registers in the same call: a read that acknowledges nothing (the
+    /// worker's other addresses were not read).
     These,
 }
 
@@ -100,21 +101,21 @@ impl Addresses<'_> {
         Ok(())
     }
 
-    /// Registers `worker` as a holder of `addresses` and reads their holders, as
-    /// [`Addresses::shares`] reads every address's: what a new address's first request waits
-    /// for. Reads no other address of the worker's (thousands on a list of new servers), so
-    /// it acknowledges nothing; an address of `addresses` not listed is the worker's alone,
-    /// confirmed.
+    /// Registers `worker` as a holder of `addresses` and reads the holders of `among`, as
+    /// [`Addresses::shares`] does: what a new address's first request waits for. With
+    /// [`Among::These`] it reads no other address of the worker's (thousands on a list of new
+    /// servers); an address of `addresses` not listed is the worker's alone, confirmed.
     pub async fn join(
         &self,
         worker: &str,
         addresses: &[String],
         dead_after: Duration,
-    ) -> Result<Vec<AddressHolders>, Error> {
+        among: Among,
+    ) -> Result<SharesRead, Error> {
         let read = self
-            .register_then_read(worker, addresses, Some((dead_after, Among::These)))
+            .register_then_read(worker, addresses, Some((dead_after, among)))
             .await?;
-        Ok(read.map(|read| read.addresses).unwrap_or_default())
+        Ok(read.unwrap_or_default())
     }
 
     /// Gives `worker`'s shares of `addresses` back.
@@ -159,10 +160,7 @@ impl Addresses<'_> {
     /// read since. A holder registered after it needs no acknowledgement from it: its own
     /// reads, after its `since`, see this worker's row, and it waits for this worker's.
     pub async fn shares(&self, worker: &str, dead_after: Duration) -> Result<SharesRead, Error> {
-        let read = self
-            .register_then_read(worker, &[], Some((dead_after, Among::All)))
-            .await?;
-        Ok(read.unwrap_or_default())
+        self.join(worker, &[], dead_after, Among::All).await
     }
 
     /// What [`Addresses::register`], [`Addresses::join`] and [`Addresses::shares`] do, on one

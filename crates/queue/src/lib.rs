@@ -103,7 +103,7 @@ mod workers;
 // live in `crawler-verdict`, which both depend on, under the same paths as before.
 pub use crawler_verdict::{backoff, filter, verdict};
 
-pub use addresses::{AddressHolders, AddressLoad, AddressView, Addresses, SharesRead};
+pub use addresses::{AddressHolders, AddressLoad, AddressView, Addresses, Among, SharesRead};
 pub use anchors::{Anchors, PageAnchors};
 pub use archive::{Archive, Archived, ToArchive};
 pub use backoff::MAX_DELAY;

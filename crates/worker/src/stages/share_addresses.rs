@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crawler_check::AddressShare;
-use crawler_queue::{error_chain, AddressHolders, AddressLoad};
+use crawler_queue::{error_chain, AddressHolders, AddressLoad, Among};
 use tokio_util::sync::CancellationToken;
 
 use super::ctx::Ctx;
@@ -133,30 +133,35 @@ async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Erro
     }
     rounds.registered_at.get_or_insert_with(Instant::now);
     let wanted = book.wanted();
-    if rounds.read_at.is_none_or(|at| at.elapsed() >= ROUND) {
-        if !wanted.is_empty() {
-            if let Err(error) = addresses.register(id, &texts(&wanted)).await {
-                book.unregister(&wanted);
-                return Err(error);
-            }
-        }
+    // The holders of every address held at most every ROUND; between, those of the new only.
+    let among = if rounds.read_at.is_none_or(|at| at.elapsed() >= ROUND) {
         rounds.read_at = Some(Instant::now());
-        let read = addresses.shares(id, ctx.config.dead_after).await?;
-        book.set_shares(&shares(&read.addresses));
-        // Only a worker that shares an address can be waited for (a newcomer's row is in the
-        // read that counts it): alone everywhere, it writes nothing.
-        if !read.addresses.is_empty() && book.within_shares() {
-            addresses.acknowledge(id, read.started_at).await?;
-        }
+        Some(Among::All)
     } else if !wanted.is_empty() {
-        match addresses
-            .join(id, &texts(&wanted), ctx.config.dead_after)
+        Some(Among::These)
+    } else {
+        None
+    };
+    if let Some(among) = among {
+        let read = match addresses
+            .join(id, &texts(&wanted), ctx.config.dead_after, among)
             .await
         {
-            Ok(read) => book.set_shares_of(&wanted, &shares(&read)),
+            Ok(read) => read,
             Err(error) => {
                 book.unregister(&wanted);
                 return Err(error);
+            }
+        };
+        let shares = shares(&read.addresses);
+        if among == Among::These {
+            book.set_shares_of(&wanted, &shares);
+        } else {
+            book.set_shares(&shares);
+            // Only a worker that shares an address can be waited for (a newcomer's row is in
+            // the read that counts it): alone everywhere, it writes nothing.
+            if !read.addresses.is_empty() && book.within_shares() {
+                addresses.acknowledge(id, read.started_at).await?;
             }
         }
     }
