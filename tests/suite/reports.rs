@@ -59,12 +59,14 @@ on_every_backend!(
         let mut worker = spawn_worker(&db, "w1", &lookup);
         assert!(wait(&mut worker, Duration::from_secs(60)).success());
 
-        // Each dead URL asked once, the first request again after the archive's 503; never an
-        // alive or blocked one.
+        // Each dead URL asked once, the first request's again after the archive's 503; never an
+        // alive or blocked one. The retry need not come next: a pass that a stopping worker cuts
+        // off after the 503 leaves it to the drain's last pass, which may ask another URL first.
         let asked = archive.asked();
         let mut urls: Vec<&str> = asked.iter().map(|q| q["url"].as_str()).collect();
         assert_eq!(urls.len(), dead.len() + 1, "{asked:?}");
-        assert_eq!(urls[0], urls[1], "the 503 is retried");
+        let again = urls.iter().filter(|url| **url == urls[0]).count();
+        assert_eq!(again, 2, "the 503 is retried: {urls:?}");
         urls.sort();
         urls.dedup();
         let mut want: Vec<&str> = dead.iter().map(String::as_str).collect();
