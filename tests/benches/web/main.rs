@@ -351,6 +351,49 @@ fn tail(run: &Verdicts, world: &World, tallies: &[Arc<Tally>]) {
         last[busiest],
         last[busiest] / at_rate
     );
+    println!(
+        "  busiest host's pace: {}",
+        pace(&tallies[busiest].arrivals(), run.started_at, last[busiest])
+    );
+}
+
+/// Where a host's time went against its rate: from the start to its first arrival, the time
+/// its gaps lost past `1 / rate` (small ones, as a margin loses; those up to four turns, as a
+/// slowed pace loses; longer stalls), and from its last arrival to its last verdict.
+fn pace(arrivals: &[Duration], started_at: Duration, last_verdict: f64) -> String {
+    let (Some(first), Some(end)) = (arrivals.first(), arrivals.last()) else {
+        return "no arrivals".into();
+    };
+    let turn = 1.0 / HOST_RATE as f64;
+    let (mut small, mut slowed, mut stalled, mut stalls) = (0.0, 0.0, 0.0, Vec::new());
+    let seconds = |at: &Duration| at.saturating_sub(started_at).as_secs_f64();
+    for pair in arrivals.windows(2) {
+        let gap = (pair[1] - pair[0]).as_secs_f64();
+        let lost = gap - turn;
+        if lost <= 0.0 {
+            continue;
+        }
+        if gap <= 1.5 * turn {
+            small += lost;
+        } else if gap <= 4.0 * turn {
+            slowed += lost;
+        } else {
+            stalled += lost;
+            stalls.push(format!(
+                "{:.0} ms at {:.1} s",
+                gap * 1000.0,
+                seconds(&pair[0])
+            ));
+        }
+    }
+    format!(
+        "first arrival at {:.1} s; gaps past a turn lost {small:.1} s (within 1.5 turns), \
+         {slowed:.1} s (1.5-4 turns), {stalled:.1} s (stalls over 4 turns: {}); last \
+         arrival {:.1} s, last verdict {last_verdict:.1} s",
+        seconds(first),
+        stalls.join(", "),
+        seconds(end)
+    )
 }
 
 fn kinds(kinds: &BTreeMap<String, usize>) -> String {

@@ -108,6 +108,13 @@ impl Tally {
         )
     }
 
+    /// Every arrival so far, in order (the kernel's receive times, since the Unix epoch).
+    pub fn arrivals(&self) -> Vec<Duration> {
+        let mut starts = self.starts.lock().unwrap().clone();
+        starts.sort();
+        starts
+    }
+
     /// Forgets everything, for the next tool (call it when idle).
     pub fn reset(&self) {
         self.starts.lock().unwrap().clear();

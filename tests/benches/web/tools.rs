@@ -23,6 +23,8 @@ pub struct Verdicts {
     pub summary: String,
     /// Seconds from the worker's start to each URL's last verdict (the crawler's only).
     pub done_at: HashMap<String, f64>,
+    /// When the workers were started, since the Unix epoch (the arrivals' clock).
+    pub started_at: Duration,
 }
 
 /// Seeds `list` into the fresh database `url` and drains it with `flags`, within `cap`.
@@ -38,6 +40,7 @@ pub fn crawl(
     assert!(seeded.status.success(), "crawler-seed: {}", stderr(&seeded));
     let started = Instant::now();
     let started_at = time::OffsetDateTime::now_utc();
+    let started_epoch = crawler_tests::stamped::now();
     // Started together, as a fleet starts; each with a log of its own.
     let logs: Vec<_> = (0..workers())
         .map(|i| dir.join(format!("{name}-worker{i}.log")))
@@ -87,6 +90,7 @@ pub fn crawl(
         kinds: BTreeMap::new(),
         summary,
         done_at: HashMap::new(),
+        started_at: started_epoch,
     };
     for line in stdout(&report).lines() {
         let site: serde_json::Value = serde_json::from_str(line).expect("an ndjson line");
@@ -124,6 +128,7 @@ pub fn lychee(
     let log = dir.join("lychee.log");
     let _ = std::fs::remove_file(&out);
     let started = Instant::now();
+    let started_at = crawler_tests::stamped::now();
     let child = Command::new(&lychee.path)
         .args(["--no-progress", "--format", "json", "--verbose", "--output"])
         .arg(&out)
@@ -143,6 +148,7 @@ pub fn lychee(
         kinds: BTreeMap::new(),
         summary: String::new(),
         done_at: HashMap::new(),
+        started_at,
     };
     let Some(json) = std::fs::read_to_string(&out)
         .ok()
