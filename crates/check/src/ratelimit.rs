@@ -330,9 +330,9 @@ impl Limits {
                 permit.host.wait_for_opening().await;
                 continue;
             }
-            // The spacing of its turn from the last actual start: a reserved turn that started
-            // late (waiting for a slot or the address's rate) does not bring the next one
-            // closer. The spacing the turn was reserved at, not a slower one a throttle set
+            // The spacing of its turn from the last start (its turn, when it started at most
+            // the late credit after it): a reserved turn that started later (waiting for a slot
+            // or the address's rate) does not bring the next one closer. The spacing the turn was reserved at, not a slower one a throttle set
             // since: a throttle paces the turns reserved after it (the web bench's busiest
             // host lost 3 % of its pace when it slowed the turns already taken).
             if let Some(at) = permit.host.pace_wait(now, spacing) {
@@ -502,7 +502,8 @@ impl HostLimits {
     }
 
     /// When a request whose turn was reserved at `reserved` spacing may start, if later than
-    /// `now`: that spacing from the last request's actual start, or the pace's spacing now if
+    /// `now`: that spacing from the last request's start ([`Pace::last_start`]: its turn when it
+    /// started at most the late credit after it), or the pace's spacing now if
     /// shorter (an answer since sped the host up; a throttle since slows later turns only).
     fn pace_wait(&self, now: Instant, reserved: Duration) -> Option<Instant> {
         let pace = self.pace();
