@@ -639,3 +639,76 @@ fn links_only_checked_are_paced_by_a_fresh_worker(site: &TimedSite, db: &TestDb)
         "links only checked, closer than the Crawl-delay: {gaps:?} ({seen:?})"
     );
 }
+
+on_every_backend!(
+    async fn pages_stored_together_keep_each_pages_claim_as_its_own(backend: Backend) {
+        use crawler_queue::{Frontier, Links, NewCrawl, NewSite, Page, PageLinks};
+        const LEASE: Duration = Duration::from_secs(600);
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let crawl = queue
+            .follow()
+            .create_crawl(&NewCrawl::default())
+            .await
+            .unwrap();
+        let site = |path: &str| NewSite {
+            url: format!("http://a.example{path}"),
+            host: "a.example".to_owned(),
+        };
+        let start = Frontier {
+            crawl,
+            depth: 0,
+            max_pages: None,
+        };
+        let pages = Links {
+            follow: vec![site("/1"), site("/2"), site("/3")],
+            ..Links::default()
+        };
+        queue
+            .follow()
+            .add_links(None, Some(start), &pages)
+            .await
+            .unwrap();
+        let batch = queue.claim("w", 10, LEASE).await.unwrap();
+        assert_eq!(batch.sites.len(), 3);
+        let read = |i: usize, token: i64| {
+            let url = batch.sites[i].url.clone();
+            PageLinks {
+                page: Page {
+                    site_id: batch.sites[i].id,
+                    token,
+                },
+                links: Links {
+                    referrer: Some(url.clone()),
+                    follow: vec![site(&format!("/from-{i}"))],
+                    check: vec![site("/shared")],
+                },
+                url,
+                anchors: None,
+                frontier: Frontier { depth: 1, ..start },
+            }
+        };
+        // The second page's claim is not this token's: it stores nothing, the others all.
+        let group = [
+            read(0, batch.token),
+            read(1, batch.token + 1),
+            read(2, batch.token),
+        ];
+        let added = queue.follow().add_pages(&group).await.unwrap();
+        let new: Vec<Option<u64>> = added.iter().map(|a| a.as_ref().map(|a| a.new)).collect();
+        assert_eq!(new, [Some(2), None, Some(1)]);
+        let due: BTreeSet<String> = queue
+            .claim("w", 10, LEASE)
+            .await
+            .unwrap()
+            .sites
+            .into_iter()
+            .map(|s| s.url)
+            .collect();
+        let want = ["/from-0", "/from-2", "/shared"].map(|p| format!("http://a.example{p}"));
+        assert_eq!(due, want.into());
+        // Stored once: the same pages again add nothing.
+        let again = queue.follow().add_pages(&group).await.unwrap();
+        assert_eq!(again, [None, None, None]);
+    }
+);

@@ -437,35 +437,47 @@ on_every_backend!(
     }
 );
 
+/// A site of `a.example`, at `path`.
+fn site(path: &str) -> crawler_queue::NewSite {
+    crawler_queue::NewSite {
+        url: format!("http://a.example{path}"),
+        host: "a.example".to_owned(),
+    }
+}
+
+/// A crawl that checks fragments, its start page `http://a.example/` added: where its pages'
+/// links go, one link deeper.
+async fn start_crawl(queue: &crawler_queue::Queue) -> crawler_queue::Frontier {
+    use crawler_queue::{Frontier, Links, NewCrawl};
+    let spec = NewCrawl {
+        fragments: true,
+        ..NewCrawl::default()
+    };
+    let crawl = queue.follow().create_crawl(&spec).await.unwrap();
+    let start = Frontier {
+        crawl,
+        depth: 0,
+        max_pages: None,
+    };
+    let links = Links {
+        follow: vec![site("/")],
+        ..Links::default()
+    };
+    queue
+        .follow()
+        .add_links(None, Some(start), &links)
+        .await
+        .unwrap();
+    start
+}
+
 on_every_backend!(
     async fn a_fragment_is_due_once_its_pages_anchors_are_stored(backend: Backend) {
-        use crawler_queue::{Frontier, Links, NewCrawl, NewSite, Page, PageAnchors, Verdict};
+        use crawler_queue::{Frontier, Links, NewSite, Page, PageAnchors, Verdict};
         const LEASE: Duration = Duration::from_secs(600);
         let db = backend.fresh().await;
         let queue = db.queue().await;
-        let spec = NewCrawl {
-            fragments: true,
-            ..NewCrawl::default()
-        };
-        let crawl = queue.follow().create_crawl(&spec).await.unwrap();
-        let site = |url: &str| NewSite {
-            url: format!("http://a.example{url}"),
-            host: "a.example".to_owned(),
-        };
-        let start = Frontier {
-            crawl,
-            depth: 0,
-            max_pages: None,
-        };
-        let links = Links {
-            follow: vec![site("/")],
-            ..Links::default()
-        };
-        queue
-            .follow()
-            .add_links(None, Some(start), &links)
-            .await
-            .unwrap();
+        let start = start_crawl(&queue).await;
         let batch = queue.claim("w", 10, LEASE).await.unwrap();
         assert_eq!(batch.sites.len(), 1);
         let urls = |batch: crawler_queue::Batch| -> BTreeSet<String> {
@@ -531,5 +543,137 @@ on_every_backend!(
             "http://a.example/next.html#b",
         ];
         assert_eq!(due, want.map(str::to_owned).into());
+    }
+);
+
+on_every_backend!(
+    async fn a_pages_read_decides_the_sections_held_for_it_without_a_claim(backend: Backend) {
+        use crawler_queue::{
+            After, Finding, Fragment, Frontier, Links, Next, Outcome, Page, PageAnchors, Verdict,
+        };
+        const LEASE: Duration = Duration::from_secs(600);
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let start = start_crawl(&queue).await;
+        let follow = queue.follow();
+        let batch = queue.claim("w", 10, LEASE).await.unwrap();
+        let page = |batch: &crawler_queue::Batch| Page {
+            site_id: batch.sites[0].id,
+            token: batch.token,
+        };
+        let read = |anchors: &str| PageAnchors {
+            verdict: Verdict::Alive,
+            status: Some(200),
+            error_kind: None,
+            final_url: None,
+            redirects: 0,
+            anchors: Some(anchors.to_owned()),
+        };
+        // The start page links to a page of the crawl and to two of its sections: held.
+        let found = Links {
+            referrer: Some("http://a.example/".to_owned()),
+            follow: vec![site("/next.html")],
+            check: vec![site("/next.html#a"), site("/next.html#b")],
+        };
+        let next = Frontier { depth: 1, ..start };
+        let added = follow
+            .add_page_links(page(&batch), "http://a.example/", &read(""), next, &found)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(added.held.is_empty(), "nothing was held for the start page");
+        let claimed = queue.claim("w", 10, LEASE).await.unwrap();
+        let urls: Vec<&str> = claimed.sites.iter().map(|s| s.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            ["http://a.example/next.html"],
+            "the sections are held"
+        );
+
+        // The page's read stores its anchors with its links: its two sections come back to be
+        // decided from it, and are not made due.
+        let added = follow
+            .add_page_links(
+                page(&claimed),
+                "http://a.example/next.html",
+                &read("a\n"),
+                next,
+                &Links::default(),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        let mut held: Vec<&str> = added.held.iter().map(|s| s.url.as_str()).collect();
+        held.sort_unstable();
+        assert_eq!(
+            held,
+            [
+                "http://a.example/next.html#a",
+                "http://a.example/next.html#b"
+            ]
+        );
+        assert_eq!(added.released, 0);
+        assert!(queue.claim("w", 10, LEASE).await.unwrap().sites.is_empty());
+
+        let decided = |fragment: Fragment, site: &crawler_queue::Site| Outcome {
+            site: site.clone(),
+            finding: Finding {
+                verdict: Verdict::Alive,
+                status: Some(200),
+                next: Next::Final,
+                fragment: Some(fragment),
+                ..Finding::excluded()
+            },
+        };
+        let (a, b) = match added.held[0].url.ends_with("#a") {
+            true => (&added.held[0], &added.held[1]),
+            false => (&added.held[1], &added.held[0]),
+        };
+        let outcomes = [decided(Fragment::Found, a), decided(Fragment::Missing, b)];
+        let completed = queue.complete_held(&outcomes).await.unwrap();
+        assert_eq!(
+            (completed.done, completed.verdicts.get(Verdict::Alive)),
+            (2, 2)
+        );
+        // Written once: a second time, they are checked already.
+        let again = queue.complete_held(&outcomes).await.unwrap();
+        assert_eq!((again.done, again.stale), (0, 2));
+        let page = queue
+            .reports()
+            .checked_page(Verdict::Alive, Default::default(), After::START, 10)
+            .await
+            .unwrap();
+        let fragments: BTreeMap<&str, Option<Fragment>> =
+            page.iter().map(|c| (c.url.as_str(), c.fragment)).collect();
+        assert_eq!(
+            fragments["http://a.example/next.html#a"],
+            Some(Fragment::Found)
+        );
+        assert_eq!(
+            fragments["http://a.example/next.html#b"],
+            Some(Fragment::Missing)
+        );
+        assert!(page
+            .iter()
+            .all(|c| c.attempts == 1 && c.last_alive_at.is_some()));
+
+        // A site claimed meanwhile is its claim's to write, not the page's.
+        let more = Links {
+            referrer: Some("http://a.example/".to_owned()),
+            follow: vec![],
+            check: vec![site("/other.html#c")],
+        };
+        follow.add_links(None, None, &more).await.unwrap();
+        let claimed = queue.claim("w", 10, LEASE).await.unwrap();
+        assert_eq!(claimed.sites.len(), 1);
+        let unclaimed = crawler_queue::Site {
+            token: 0,
+            ..claimed.sites[0].clone()
+        };
+        let stale = queue
+            .complete_held(&[decided(Fragment::Found, &unclaimed)])
+            .await
+            .unwrap();
+        assert_eq!((stale.done, stale.stale), (0, 1));
     }
 );

@@ -115,7 +115,7 @@ impl Anchors<'_> {
                 if let Some(lock) = lock {
                     sqlx::query(lock).bind(&key[..]).fetch_all(&mut *tx).await?;
                 }
-                let released = store_anchors!(self.db.dialect(), tx, page, read);
+                let (released, _) = store_anchors!(self.db.dialect(), tx, page, read, false);
                 tx.commit().await?;
                 Ok::<u64, sqlx::Error>(released)
             })
@@ -126,11 +126,15 @@ impl Anchors<'_> {
 
 /// Stores `$read` ([`PageAnchors`]), the result and anchors of the page `$page` (its URL),
 /// stamped now, in the transaction `$tx`, and makes the fragments held for it due; evaluates
-/// to how many it made due. On a server the page's row is locked first (see
-/// [`pages_to_read`]): [`page_lock`], or a fence that writes it.
+/// to how many it made due, and the held fragments it left to be decided from `$read` by the
+/// caller (`Queue::complete_held`): when `$decide` and the page was read (alive, with
+/// anchors), those still pending and never checked. They are not made due: should the caller
+/// not write them, they are claimed at their hold's end ([`HOLD_FOR_PAGE_MS`]), as the
+/// fragments of a page whose read stores nothing. On a server the page's row is locked first
+/// (see [`pages_to_read`]): [`page_lock`], or a fence that writes it.
 macro_rules! store_anchors {
-    ($dialect:expr, $tx:ident, $page:expr, $read:expr) => {{
-        use $crate::anchors::{release, CHUNK};
+    ($dialect:expr, $tx:ident, $page:expr, $read:expr, $decide:expr) => {{
+        use $crate::anchors::{held_to_decide, release, CHUNK};
         use $crate::sql::{cached, padded_refs, replace};
         let dialect: $crate::dialect::Dialect = $dialect;
         let page: &str = $page;
@@ -170,10 +174,30 @@ macro_rules! store_anchors {
             .bind(read.anchors.as_deref())
             .execute(&mut *$tx)
             .await?;
-        let sites: Vec<Vec<u8>> = sqlx::query_scalar(held)
+        let mut sites: Vec<Vec<u8>> = sqlx::query_scalar(held)
             .bind(&key[..])
             .fetch_all(&mut *$tx)
             .await?;
+        let holds = !sites.is_empty();
+        let mut decide: Vec<$crate::queue::Site> = Vec::new();
+        let read_page = read.verdict == $crate::verdict::Verdict::Alive && read.anchors.is_some();
+        if $decide && read_page {
+            for chunk in sites.chunks(CHUNK) {
+                let chunk = padded_refs(chunk);
+                let sql = held_to_decide(dialect, chunk.len());
+                let mut q = sqlx::query_as(&sql);
+                for site in chunk {
+                    q = q.bind(&site[..]);
+                }
+                let found: Vec<$crate::queue::Site> = q.fetch_all(&mut *$tx).await?;
+                decide.extend(found);
+            }
+            let keys: std::collections::HashSet<[u8; 16]> = decide
+                .iter()
+                .map(|site| $crate::seed::url_key(&site.url))
+                .collect();
+            sites.retain(|site| !keys.contains(&site[..]));
+        }
         let mut released: u64 = 0;
         for chunk in sites.chunks(CHUNK) {
             let chunk = padded_refs(chunk);
@@ -184,13 +208,13 @@ macro_rules! store_anchors {
             }
             released += q.execute(&mut *$tx).await?.rows_affected();
         }
-        if !sites.is_empty() {
+        if holds {
             sqlx::query(drop_holds)
                 .bind(&key[..])
                 .execute(&mut *$tx)
                 .await?;
         }
-        released
+        (released, decide)
     }};
 }
 pub(crate) use store_anchors;
@@ -200,6 +224,20 @@ pub(crate) fn release(dialect: Dialect, n: usize) -> Cow<'static, str> {
     cached!(dialect, n, |dialect, n| {
         format!(
             "UPDATE {} SET next_check_at = {{now}} WHERE state = {{pending}} AND url_key IN ({})",
+            sites_using_on_sqlite_too(dialect, SitesIndex::UrlKey),
+            placeholders(n)
+        )
+    })
+}
+
+/// Of `n` held fragments (`url_key IN (…)`), the sites still pending and never checked, as a
+/// claim reads them (with no claim's token: 0): their page's read decides them.
+pub(crate) fn held_to_decide(dialect: Dialect, n: usize) -> Cow<'static, str> {
+    cached!(dialect, n, |dialect, n| {
+        format!(
+            "SELECT id, COALESCE(claim_token, 0) AS claim_token, url, host, part, tries, crawl, \
+             depth, verdict FROM {} WHERE url_key IN ({}) AND state = {{pending}} \
+             AND verdict IS NULL",
             sites_using_on_sqlite_too(dialect, SitesIndex::UrlKey),
             placeholders(n)
         )
@@ -298,34 +336,18 @@ impl Anchors<'_> {
 mod tests {
     use super::*;
 
-    /// SQLite's plan of `sql`, its `n` parameters bound to keys no row has: one step a line.
-    async fn sqlite_plan(conn: &mut sqlx::SqliteConnection, sql: &str, n: usize) -> String {
-        use sqlx::Row;
-        let explain = format!("EXPLAIN QUERY PLAN {sql}");
-        let mut q = sqlx::query(&explain);
-        for i in 0..n {
-            q = q.bind((i as u64).to_le_bytes().to_vec());
-        }
-        let rows = q.fetch_all(conn).await.unwrap();
-        let steps: Vec<String> = rows.iter().map(|row| row.get("detail")).collect();
-        steps.join("\n")
-    }
+    use crate::db::tests::{sqlite_plan, sqlite_with_schema};
 
     #[tokio::test]
     async fn sites_by_a_list_of_url_keys_are_read_through_that_index() {
-        use sqlx::ConnectOptions;
-        let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
-            .in_memory(true)
-            .connect()
-            .await
-            .unwrap();
-        crate::db::SQLITE_MIGRATIONS.run(&mut conn).await.unwrap();
+        let mut conn = sqlite_with_schema().await;
         // From a few dozen keys on, SQLite's planner, left to itself, reads these through
         // `sites_due` (`state = ?`): every pending row, for each statement.
         for n in [1, 64, 512] {
             let statements = [
                 pages_to_read(Dialect::Sqlite, n),
                 release(Dialect::Sqlite, n),
+                held_to_decide(Dialect::Sqlite, n),
                 crate::seed::due_again(Dialect::Sqlite, n),
             ];
             for sql in statements {

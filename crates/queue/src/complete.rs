@@ -31,7 +31,7 @@ use crate::error::Error;
 use crate::queue::{millis, Queue, Site};
 use crate::retry::{is_transient, retry};
 use crate::sql::{
-    cached, case_by_id, owned_rows, owned_rows_binds, padded, sites_using, SitesIndex,
+    cached, case_by_id, owned_rows, owned_rows_binds, padded, placeholders, sites_using, SitesIndex,
 };
 use crate::verdict::{ErrorKind, Finding, Fragment, Next, Verdict, VerdictCounts};
 
@@ -116,27 +116,57 @@ impl Outcome {
 
 /// Which rows a write-back may change: each only while the claim that took it still owns it
 /// (its own token), and, for claims made in held host partitions, only while the partition is
-/// still held.
+/// still held; or, for sections decided from their page's read without a claim
+/// ([`Queue::complete_held`]), only while they are pending and were never checked.
 #[derive(Clone, Copy, Debug)]
 struct Fence {
     parts: Option<i64>,
+    unclaimed: bool,
 }
 
-/// The `WHERE` of a fenced write of `rows` rows by id, `held` when the fence has `parts`.
+/// What a [`Fence`] requires, as the statements' cache keys tell them apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Owned {
+    /// By its claim's token.
+    Claim,
+    /// By its claim's token, in a partition still held.
+    HeldClaim,
+    /// By no claim: still pending, never checked.
+    Unclaimed,
+}
+
+/// The `WHERE` of a fenced write of `rows` rows by id.
 /// Each row is fenced by its own claim's token, so the results of many claims, checked side by
 /// side, go back in one statement per chunk rather than one per claim (a write-back of 500
 /// results came from some ten claims: 16 statements of about 32 rows on MariaDB, where 4 of
 /// 128 do).
-fn fenced(dialect: Dialect, rows: usize, held: bool) -> String {
-    let parts = match held {
-        true => " AND part IN (SELECT id FROM parts WHERE token = ?)",
-        false => "",
-    };
-    format!("{}{parts}", owned_rows(dialect, "{claimed}", rows))
+fn fenced(dialect: Dialect, rows: usize, owned: Owned) -> String {
+    match owned {
+        Owned::Claim => owned_rows(dialect, "{claimed}", rows),
+        Owned::HeldClaim => format!(
+            "{} AND part IN (SELECT id FROM parts WHERE token = ?)",
+            owned_rows(dialect, "{claimed}", rows)
+        ),
+        // The state as an expression no index serves, which leaves the primary key: SQLite
+        // planned `state = 0` on `sites_due`, reading every pending row for each statement.
+        Owned::Unclaimed => format!(
+            "state + 0 = {{pending}} AND verdict IS NULL AND id IN ({})",
+            placeholders(rows)
+        ),
+    }
 }
 
 impl Fence {
-    /// Binds what [`fenced`] asks for: each site's id and its claim's token, then the ids.
+    fn owned(&self) -> Owned {
+        match (self.unclaimed, self.parts) {
+            (true, _) => Owned::Unclaimed,
+            (false, Some(_)) => Owned::HeldClaim,
+            (false, None) => Owned::Claim,
+        }
+    }
+
+    /// Binds what [`fenced`] asks for: each site's id and its claim's token, then the ids (the
+    /// ids alone, unclaimed).
     fn bind<'q, 's, DB: sqlx::Database>(
         &self,
         mut q: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>,
@@ -145,6 +175,12 @@ impl Fence {
     where
         i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     {
+        if self.unclaimed {
+            for site in sites {
+                q = q.bind(site.id);
+            }
+            return q;
+        }
         for value in owned_rows_binds(sites.map(claimed)) {
             q = q.bind(value);
         }
@@ -179,12 +215,22 @@ impl Queue {
     /// that site gets an `error` verdict of kind `unstorable`.
     pub async fn complete(&self, outcomes: &[Outcome]) -> Result<Completed, Error> {
         let started = std::time::Instant::now();
-        let completed = self.write_back(outcomes).await;
+        let completed = self.write_back(outcomes, false).await;
         crate::metrics::observe(crate::metrics::WRITE_BACK_SECONDS, started);
         completed
     }
 
-    async fn write_back(&self, outcomes: &[Outcome]) -> Result<Completed, Error> {
+    /// Writes the verdicts of `outcomes`, sections held for their page's read
+    /// ([`Added::held`](crate::Added::held)) and decided from it, as [`Queue::complete`] writes
+    /// a claim's, but each only while it is still pending and has never been checked: one that
+    /// a worker claimed meanwhile (its hold ended) is that worker's to write, and is left.
+    /// Their verdicts are first verdicts, which the history does not record (`history.rs`).
+    pub async fn complete_held(&self, outcomes: &[Outcome]) -> Result<Completed, Error> {
+        debug_assert!(outcomes.iter().all(|o| o.site.last_verdict.is_none()));
+        self.write_back(outcomes, true).await
+    }
+
+    async fn write_back(&self, outcomes: &[Outcome], unclaimed: bool) -> Result<Completed, Error> {
         // One group per parts token, kind of write and, for verdicts, the values that rows
         // share ([`Shared`]): each is one statement shape, with its shared values bound once
         // rather than in a `CASE` list per column. Rows of different claims go together: each
@@ -209,7 +255,7 @@ impl Queue {
         }
         let mut chunks = Vec::new();
         for (&(parts, _, _), (write, rows)) in &by_group {
-            let fence = Fence { parts };
+            let fence = Fence { parts, unclaimed };
             chunks.extend(rows.chunks(CHUNK).map(|chunk| (fence, *write, chunk)));
         }
         // A few chunks at a time on a server: each is one statement on its own connection, on
@@ -297,7 +343,7 @@ impl Queue {
                         Write::Unchecked => completed.deferred += written,
                         Write::Final | Write::Deferred => {
                             completed.done += written;
-                            completed.verdicts += self.verdicts_stored(part, written).await;
+                            completed.verdicts += self.verdicts_stored(fence, part, written).await;
                         }
                     }
                     completed.stale += part.len() as u64 - written;
@@ -331,12 +377,12 @@ impl Queue {
         let shared = Shared::of(rows[0].outcome);
         let key = (
             rows.len(),
-            fence.parts.is_some(),
+            fence.owned(),
             write == Write::Deferred,
             shared.moved,
         );
-        let sql = cached!(self.db.dialect(), key => (usize, bool, bool, bool), |dialect, (n, held, deferred, moved)| {
-            finals(dialect, n, held, deferred, moved)
+        let sql = cached!(self.db.dialect(), key => (usize, Owned, bool, bool), |dialect, (n, owned, deferred, moved)| {
+            finals(dialect, n, owned, deferred, moved)
         });
         // The verdicts these results replace go to the history first, read from the rows the
         // claim still holds: only where the verdict changed since the claim (a first verdict
@@ -421,10 +467,11 @@ impl Queue {
     /// every row. Otherwise some claims had lost rows meanwhile, and the database does not say
     /// which, so they are read back: the rows each row's own claim completed (a token is never
     /// reused, and a completed row keeps it).
-    async fn verdicts_stored(&self, rows: &[Row<'_>], written: u64) -> VerdictCounts {
+    async fn verdicts_stored(&self, fence: Fence, rows: &[Row<'_>], written: u64) -> VerdictCounts {
         let verdicts = rows.iter().map(|r| r.outcome.finding.verdict);
-        if written == rows.len() as u64 {
-            return verdicts.collect();
+        // Rows written by no claim share their verdict ([`Shared`]): any `written` of them.
+        if written == rows.len() as u64 || fence.unclaimed {
+            return verdicts.take(written as usize).collect();
         }
         let rows = padded(rows);
         let sql = cached!(self.db.dialect(), rows.len(), |dialect, n| {
@@ -459,14 +506,14 @@ impl Queue {
 
     async fn write_retries(&self, fence: Fence, rows: &[Row<'_>]) -> Result<u64, sqlx::Error> {
         let rows = padded(rows);
-        let key = (rows.len(), fence.parts.is_some());
-        let sql = cached!(self.db.dialect(), key => (usize, bool), |dialect, (n, held)| {
+        let key = (rows.len(), fence.owned());
+        let sql = cached!(self.db.dialect(), key => (usize, Owned), |dialect, (n, owned)| {
             let case = case_by_id(n);
             format!(
                 "UPDATE {} SET state = {{pending}}, owner = NULL, expires_at = NULL, \
                  tries = {case}, next_check_at = {{now}} + {case} WHERE {}",
                 sites_using(dialect, SitesIndex::Primary),
-                fenced(dialect, n, held)
+                fenced(dialect, n, owned)
             )
         });
         let written = with_pool!(&self.db, pool => {
@@ -491,8 +538,8 @@ impl Queue {
     /// Stores an `error` verdict of kind `unstorable` in place of a result the database
     /// refused: only bound values the schema always accepts.
     async fn write_unstorable(&self, fence: Fence, outcome: &Outcome) -> Result<Completed, Error> {
-        let held = fence.parts.is_some();
-        let sql = cached!(self.db.dialect(), held => bool, |dialect, held| {
+        let owned = fence.owned();
+        let sql = cached!(self.db.dialect(), owned => Owned, |dialect, owned| {
             format!(
                 "UPDATE {} SET checked_by = owner, state = {{done}}, owner = NULL, expires_at = NULL, \
                  checked_at = {{now}}, next_check_at = {{now}}, \
@@ -504,7 +551,7 @@ impl Queue {
                  attempts = ?, consecutive_failures = consecutive_failures + 1, \
                  dead_streak = 0, dead_since = NULL, confirmed_at = NULL, confirm_check_at = NULL WHERE {}",
                 sites_using(dialect, SitesIndex::Primary),
-                fenced(dialect, 1, held)
+                fenced(dialect, 1, owned)
             )
         });
         let site = &outcome.site;
@@ -582,7 +629,7 @@ impl<'a> Shared<'a> {
 /// the rows' results have moved, each to its own URL; else neither is), and `confirm_check_at`
 /// reads `confirmed_at` only for a dead result, which leaves `confirmed_at` as it was. The old row is the one the claim read (a claimed row
 /// changes only by its claim's writes), so `tries + 1` is the attempts the verdict took.
-fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool, moved: bool) -> String {
+fn finals(dialect: Dialect, rows: usize, owned: Owned, deferred: bool, moved: bool) -> String {
     let case = case_by_id(rows);
     let next_check_at = match deferred {
         true => format!("{{now}} + {case}"),
@@ -610,6 +657,30 @@ fn finals(dialect: Dialect, rows: usize, held: bool, deferred: bool, moved: bool
          confirm_check_at = CASE WHEN ? = 1 AND confirmed_at IS NULL THEN {{now}} + ? ELSE NULL END \
          WHERE {}",
         sites_using(dialect, SitesIndex::Primary),
-        fenced(dialect, rows, held)
+        fenced(dialect, rows, owned)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::tests::{sqlite_plan, sqlite_with_schema};
+    use crate::sql::statement;
+
+    #[tokio::test]
+    async fn sections_decided_without_a_claim_are_written_through_the_primary_key() {
+        let mut conn = sqlite_with_schema().await;
+        // `state = 0` alone was planned on `sites_due`: every pending row, each statement.
+        for n in [1, 64] {
+            let sql = finals(Dialect::Sqlite, n, Owned::Unclaimed, false, false);
+            let sql = statement(Dialect::Sqlite, &sql);
+            let binds = sql.matches('?').count();
+            let plan = sqlite_plan(&mut conn, &sql, binds).await;
+            assert!(
+                plan.lines()
+                    .all(|step| step.contains("INTEGER PRIMARY KEY")),
+                "{n} rows: {plan}"
+            );
+        }
+    }
 }

@@ -277,8 +277,37 @@ async fn migrate_mysql(pool: &MySqlPool) -> Result<(), sqlx::migrate::MigrateErr
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// An SQLite database in memory with the schema, for statements' plans.
+    pub(crate) async fn sqlite_with_schema() -> sqlx::SqliteConnection {
+        use sqlx::ConnectOptions;
+        let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+            .in_memory(true)
+            .connect()
+            .await
+            .unwrap();
+        SQLITE_MIGRATIONS.run(&mut conn).await.unwrap();
+        conn
+    }
+
+    /// SQLite's plan of `sql`, its `n` parameters bound to keys no row has: one step a line.
+    pub(crate) async fn sqlite_plan(
+        conn: &mut sqlx::SqliteConnection,
+        sql: &str,
+        n: usize,
+    ) -> String {
+        use sqlx::Row;
+        let explain = format!("EXPLAIN QUERY PLAN {sql}");
+        let mut q = sqlx::query(&explain);
+        for i in 0..n {
+            q = q.bind((i as u64).to_le_bytes().to_vec());
+        }
+        let rows = q.fetch_all(conn).await.unwrap();
+        let steps: Vec<String> = rows.iter().map(|row| row.get("detail")).collect();
+        steps.join("\n")
+    }
 
     fn missing(url: &str) -> Option<String> {
         let url = DatabaseUrl::new(url);

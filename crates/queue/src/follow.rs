@@ -129,6 +129,197 @@ macro_rules! count_referrer {
     }};
 }
 
+/// One page's links (or a list's) in the transaction `$tx`, as [`Follow::add`] adds them:
+/// evaluates to `None` when the page's claim no longer holds (then nothing is written), else
+/// what was added. A macro, as the transaction's type is each backend's (`with_pool!`).
+macro_rules! add_in_tx {
+    ($dialect:expr, $tx:ident, $page:expr, $anchors:expr, $frontier:expr, $found:expr) => {{
+        let dialect: Dialect = $dialect;
+        let page: Option<Page> = $page;
+        let anchors: Option<(&str, &PageAnchors)> = $anchors;
+        let frontier: Option<Frontier> = $frontier;
+        let found: &[Links] = $found;
+        let fence = cached!(
+            dialect,
+            "UPDATE sites SET crawl = NULL \
+             WHERE id = ? AND claim_token = ? AND state = {claimed} AND crawl IS NOT NULL"
+        );
+        let take_pages = cached!(dialect, "UPDATE crawls SET pages = pages + ? WHERE id = ?");
+        let pages_of = cached!(dialect, "SELECT pages FROM crawls WHERE id = ?");
+        let set_pages = cached!(dialect, "UPDATE crawls SET pages = ? WHERE id = ?");
+        'page: {
+            if let Some(page) = page {
+                let fenced = sqlx::query(fence).bind(page.site_id).bind(page.token)
+                    .execute(&mut *$tx).await?.rows_affected();
+                if fenced == 0 {
+                    break 'page None;
+                }
+            }
+            let mut added = Added::default();
+            // After the fence, which locks the page's row on a server (anchors.rs).
+            if let Some((url, read)) = anchors {
+                (added.released, added.held) = store_anchors!(dialect, $tx, url, read, true);
+            }
+            for links in found {
+                let mut follow = links.follow.clone();
+                let mut check = links.check.clone();
+                if let Some(max) = frontier.and_then(|f| f.max_pages) {
+                    let crawl = frontier.map_or(0, |f| f.crawl);
+                    // The pages not known yet take the crawl's budget, in the page's order.
+                    let mut fresh = Vec::new();
+                    for chunk in follow.chunks(CHUNK) {
+                        let known: Vec<Vec<u8>> = {
+                            let sites = padded_refs(chunk);
+                            let sql = cached!(dialect, sites.len(), |_, n| {
+                                format!(
+                                    "SELECT url_key FROM sites WHERE url_key IN ({})",
+                                    placeholders(n)
+                                )
+                            });
+                            let mut q = sqlx::query_scalar(&sql);
+                            for site in sites {
+                                q = q.bind(url_key(&site.url).to_vec());
+                            }
+                            q.fetch_all(&mut *$tx).await?
+                        };
+                        fresh.extend(chunk.iter().filter(|site| {
+                            !known.iter().any(|k| k[..] == url_key(&site.url)[..])
+                        }).cloned());
+                    }
+                    let wanted = fresh.len() as i64;
+                    sqlx::query(take_pages).bind(wanted).bind(crawl).execute(&mut *$tx).await?;
+                    let pages: i64 = sqlx::query_scalar(pages_of).bind(crawl).fetch_one(&mut *$tx).await?;
+                    let allowed = (max - (pages - wanted)).clamp(0, wanted);
+                    if allowed < wanted {
+                        sqlx::query(set_pages).bind(pages - wanted + allowed).bind(crawl)
+                            .execute(&mut *$tx).await?;
+                        check.extend(fresh.split_off(allowed as usize));
+                    }
+                    follow = fresh;
+                }
+                // The links to sections of pages still to be read (once the pages are in)
+                // wait for those reads: held, and listed for them (anchors.rs).
+                let mut held = HashSet::new();
+                let lists = [(&follow, frontier.map(|f| f.crawl)), (&check, None)];
+                for (list, (sites, crawl)) in lists.into_iter().enumerate() {
+                    // Once the pages are in: a page found on this one is to be read too.
+                    if list == 1 {
+                        let mut pages: Vec<[u8; 16]> =
+                            check.iter().filter_map(|site| page_of_fragment(&site.url)).collect();
+                        pages.sort_unstable();
+                        pages.dedup();
+                        for chunk in pages.chunks(CHUNK) {
+                            let chunk = &padded(chunk)[..];
+                            let sql = pages_to_read(dialect, chunk.len());
+                            let mut q = sqlx::query_scalar(&sql);
+                            for page in chunk {
+                                q = q.bind(page.to_vec());
+                            }
+                            let to_read: Vec<Vec<u8>> = q.fetch_all(&mut *$tx).await?;
+                            if to_read.is_empty() {
+                                continue;
+                            }
+                            let to_read_padded = padded_refs(&to_read);
+                            let sql = pages_stored(dialect, to_read_padded.len());
+                            let mut q = sqlx::query_scalar(&sql);
+                            for page in to_read_padded {
+                                q = q.bind(page.clone());
+                            }
+                            let stored: Vec<Vec<u8>> =
+                                q.bind(ANCHORS_TTL_MS).fetch_all(&mut *$tx).await?;
+                            held.extend(
+                                to_read
+                                    .into_iter()
+                                    .filter(|page| !stored.contains(page))
+                                    .filter_map(|page| <[u8; 16]>::try_from(page).ok()),
+                            );
+                        }
+                    }
+                    let depth = frontier.map(|f| f.depth);
+                    for chunk in sites.chunks(CHUNK) {
+                        let chunk = padded_refs(chunk);
+                        let sql = cached!(dialect, chunk.len(), |dialect, n| {
+                            let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
+                            insert_ignore(
+                                dialect,
+                                &format!(
+                                    "INTO sites (url, url_key, host, part, next_check_at, created_at, crawl, depth) \
+                                     VALUES {}",
+                                    vec![row; n].join(", ")
+                                ),
+                            )
+                        });
+                        let mut q = sqlx::query(&sql);
+                        for site in chunk {
+                            let key = url_key(&site.url);
+                            let spread = match page_of_fragment(&site.url) {
+                                Some(page) if held.contains(&page) => -HOLD_FOR_PAGE_MS,
+                                _ => i64::from(u32::from_le_bytes(key[..4].try_into().unwrap()))
+                                    % crate::seed::SPREAD_MS,
+                            };
+                            q = q.bind(&site.url).bind(key.to_vec()).bind(&site.host)
+                                .bind(part_of(&site.host)).bind(spread).bind(crawl).bind(depth);
+                        }
+                        let new = q.execute(&mut *$tx).await?.rows_affected();
+                        added.new += new;
+                        if crawl.is_some() {
+                            added.pages += new;
+                        }
+                    }
+                }
+                let holds: Vec<([u8; 16], [u8; 16])> = check
+                    .iter()
+                    .filter_map(|site| {
+                        let page = page_of_fragment(&site.url).filter(|p| held.contains(p))?;
+                        Some((page, url_key(&site.url)))
+                    })
+                    .collect();
+                for chunk in holds.chunks(CHUNK) {
+                    let chunk = &padded(chunk)[..];
+                    let sql = hold(dialect, chunk.len());
+                    let mut q = sqlx::query(&sql);
+                    for (page, site) in chunk {
+                        q = q.bind(page.to_vec()).bind(site.to_vec());
+                    }
+                    q.execute(&mut *$tx).await?;
+                }
+                if let Some(referrer) = &links.referrer {
+                    let keys = follow.iter().chain(&check).map(|s| url_key(&s.url)).collect();
+                    count_referrer!(dialect, $tx, referrer, keys);
+                }
+            }
+            Some(added)
+        }
+    }};
+}
+
+/// `found` as a page's transaction adds it: without a frontier, every link is only checked.
+fn prepared(found: &[Links], frontier: Option<Frontier>) -> Vec<Links> {
+    found
+        .iter()
+        .map(|links| {
+            let mut links = links.clone();
+            if frontier.is_none() {
+                let follow = std::mem::take(&mut links.follow);
+                links.check.extend(follow);
+            }
+            links
+        })
+        .collect()
+}
+
+/// A page of a crawl read, with what [`Follow::add_pages`] stores of it.
+#[derive(Clone, Debug)]
+pub struct PageLinks {
+    pub page: Page,
+    /// Its URL, which its anchors are stored under.
+    pub url: String,
+    /// Its result and anchors, when its crawl checks fragments.
+    pub anchors: Option<PageAnchors>,
+    pub frontier: Frontier,
+    pub links: Links,
+}
+
 /// The page that links were read from, as claimed: the links count only if the claim holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Page {
@@ -146,7 +337,7 @@ pub struct Frontier {
 }
 
 /// What [`Follow::add_links`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Added {
     /// Sites not known before.
     pub new: u64,
@@ -155,6 +346,11 @@ pub struct Added {
     /// Links to sections held for the page, made due by its anchors stored
     /// ([`Follow::add_page_links`]).
     pub released: u64,
+    /// Links to sections held for the page, pending and never checked, left to be decided
+    /// from its read by the caller and written with
+    /// [`Queue::complete_held`](crate::Queue::complete_held) (its anchors stored, alive): no
+    /// claim and no request each. Not made due: left, they are claimed at their hold's end.
+    pub held: Vec<crate::queue::Site>,
 }
 
 /// Recursive checking: the crawls, the links a page or a list adds, and robots.txt as the
@@ -287,171 +483,52 @@ impl Follow<'_> {
         frontier: Option<Frontier>,
         found: &[Links],
     ) -> Result<Option<Added>, Error> {
-        let found: Vec<Links> = found
-            .iter()
-            .map(|links| {
-                let mut links = links.clone();
-                if frontier.is_none() {
-                    let follow = std::mem::take(&mut links.follow);
-                    links.check.extend(follow);
-                }
-                links
-            })
-            .collect();
+        let found = prepared(found, frontier);
         let dialect = self.db.dialect();
-        let fence = cached!(
-            dialect,
-            "UPDATE sites SET crawl = NULL \
-             WHERE id = ? AND claim_token = ? AND state = {claimed} AND crawl IS NOT NULL"
-        );
-        let take_pages = cached!(dialect, "UPDATE crawls SET pages = pages + ? WHERE id = ?");
-        let pages_of = cached!(dialect, "SELECT pages FROM crawls WHERE id = ?");
-        let set_pages = cached!(dialect, "UPDATE crawls SET pages = ? WHERE id = ?");
         Ok(with_pool!(self.db, pool => {
             retry("links", || async {
                 let mut tx = pool.begin().await?;
-                if let Some(page) = page {
-                    let fenced = sqlx::query(fence).bind(page.site_id).bind(page.token)
-                        .execute(&mut *tx).await?.rows_affected();
-                    if fenced == 0 {
-                        return Ok(None);
-                    }
+                let added = add_in_tx!(dialect, tx, page, anchors, frontier, &found);
+                if added.is_some() {
+                    tx.commit().await?;
                 }
-                let mut added = Added::default();
-                // After the fence, which locks the page's row on a server (anchors.rs).
-                if let Some((url, read)) = anchors {
-                    added.released = store_anchors!(dialect, tx, url, read);
-                }
-                for links in &found {
-                    let mut follow = links.follow.clone();
-                    let mut check = links.check.clone();
-                    if let Some(max) = frontier.and_then(|f| f.max_pages) {
-                        let crawl = frontier.map_or(0, |f| f.crawl);
-                        // The pages not known yet take the crawl's budget, in the page's order.
-                        let mut fresh = Vec::new();
-                        for chunk in follow.chunks(CHUNK) {
-                            let known: Vec<Vec<u8>> = {
-                                let sites = padded_refs(chunk);
-                                let sql = cached!(dialect, sites.len(), |_, n| {
-                                    format!(
-                                        "SELECT url_key FROM sites WHERE url_key IN ({})",
-                                        placeholders(n)
-                                    )
-                                });
-                                let mut q = sqlx::query_scalar(&sql);
-                                for site in sites {
-                                    q = q.bind(url_key(&site.url).to_vec());
-                                }
-                                q.fetch_all(&mut *tx).await?
-                            };
-                            fresh.extend(chunk.iter().filter(|site| {
-                                !known.iter().any(|k| k[..] == url_key(&site.url)[..])
-                            }).cloned());
-                        }
-                        let wanted = fresh.len() as i64;
-                        sqlx::query(take_pages).bind(wanted).bind(crawl).execute(&mut *tx).await?;
-                        let pages: i64 = sqlx::query_scalar(pages_of).bind(crawl).fetch_one(&mut *tx).await?;
-                        let allowed = (max - (pages - wanted)).clamp(0, wanted);
-                        if allowed < wanted {
-                            sqlx::query(set_pages).bind(pages - wanted + allowed).bind(crawl)
-                                .execute(&mut *tx).await?;
-                            check.extend(fresh.split_off(allowed as usize));
-                        }
-                        follow = fresh;
-                    }
-                    // The links to sections of pages still to be read (once the pages are in)
-                    // wait for those reads: held, and listed for them (anchors.rs).
-                    let mut held = HashSet::new();
-                    let lists = [(&follow, frontier.map(|f| f.crawl)), (&check, None)];
-                    for (list, (sites, crawl)) in lists.into_iter().enumerate() {
-                        // Once the pages are in: a page found on this one is to be read too.
-                        if list == 1 {
-                            let mut pages: Vec<[u8; 16]> =
-                                check.iter().filter_map(|site| page_of_fragment(&site.url)).collect();
-                            pages.sort_unstable();
-                            pages.dedup();
-                            for chunk in pages.chunks(CHUNK) {
-                                let chunk = &padded(chunk)[..];
-                                let sql = pages_to_read(dialect, chunk.len());
-                                let mut q = sqlx::query_scalar(&sql);
-                                for page in chunk {
-                                    q = q.bind(page.to_vec());
-                                }
-                                let to_read: Vec<Vec<u8>> = q.fetch_all(&mut *tx).await?;
-                                if to_read.is_empty() {
-                                    continue;
-                                }
-                                let to_read_padded = padded_refs(&to_read);
-                                let sql = pages_stored(dialect, to_read_padded.len());
-                                let mut q = sqlx::query_scalar(&sql);
-                                for page in to_read_padded {
-                                    q = q.bind(page.clone());
-                                }
-                                let stored: Vec<Vec<u8>> =
-                                    q.bind(ANCHORS_TTL_MS).fetch_all(&mut *tx).await?;
-                                held.extend(
-                                    to_read
-                                        .into_iter()
-                                        .filter(|page| !stored.contains(page))
-                                        .filter_map(|page| <[u8; 16]>::try_from(page).ok()),
-                                );
-                            }
-                        }
-                        let depth = frontier.map(|f| f.depth);
-                        for chunk in sites.chunks(CHUNK) {
-                            let chunk = padded_refs(chunk);
-                            let sql = cached!(dialect, chunk.len(), |dialect, n| {
-                                let row = "(?, ?, ?, ?, {now} - ?, {now}, ?, ?)";
-                                insert_ignore(
-                                    dialect,
-                                    &format!(
-                                        "INTO sites (url, url_key, host, part, next_check_at, created_at, crawl, depth) \
-                                         VALUES {}",
-                                        vec![row; n].join(", ")
-                                    ),
-                                )
-                            });
-                            let mut q = sqlx::query(&sql);
-                            for site in chunk {
-                                let key = url_key(&site.url);
-                                let spread = match page_of_fragment(&site.url) {
-                                    Some(page) if held.contains(&page) => -HOLD_FOR_PAGE_MS,
-                                    _ => i64::from(u32::from_le_bytes(key[..4].try_into().unwrap()))
-                                        % crate::seed::SPREAD_MS,
-                                };
-                                q = q.bind(&site.url).bind(key.to_vec()).bind(&site.host)
-                                    .bind(part_of(&site.host)).bind(spread).bind(crawl).bind(depth);
-                            }
-                            let new = q.execute(&mut *tx).await?.rows_affected();
-                            added.new += new;
-                            if crawl.is_some() {
-                                added.pages += new;
-                            }
-                        }
-                    }
-                    let holds: Vec<([u8; 16], [u8; 16])> = check
-                        .iter()
-                        .filter_map(|site| {
-                            let page = page_of_fragment(&site.url).filter(|p| held.contains(p))?;
-                            Some((page, url_key(&site.url)))
-                        })
-                        .collect();
-                    for chunk in holds.chunks(CHUNK) {
-                        let chunk = &padded(chunk)[..];
-                        let sql = hold(dialect, chunk.len());
-                        let mut q = sqlx::query(&sql);
-                        for (page, site) in chunk {
-                            q = q.bind(page.to_vec()).bind(site.to_vec());
-                        }
-                        q.execute(&mut *tx).await?;
-                    }
-                    if let Some(referrer) = &links.referrer {
-                        let keys = follow.iter().chain(&check).map(|s| url_key(&s.url)).collect();
-                        count_referrer!(dialect, tx, referrer, keys);
-                    }
+                Ok::<Option<Added>, sqlx::Error>(added)
+            })
+            .await?
+        }))
+    }
+
+    /// Whether pages read together are better stored together ([`Follow::add_pages`]): on
+    /// SQLite, which writes one transaction at a time anyway. On a server each page keeps its
+    /// own transaction: workers storing pages side by side would lock the rows their pages
+    /// share in another order, and wait for one another.
+    pub fn groups_pages(&self) -> bool {
+        self.db.dialect() == Dialect::Sqlite
+    }
+
+    /// The links of several pages of crawls read by this worker, each added as
+    /// [`Follow::add_page_links`] (or [`Follow::add_links`] without anchors) adds it, in one
+    /// transaction: on SQLite, whose every commit writes each database page it changed, the
+    /// rows that pages share (the sites they link to, the index pages of new ones) are written
+    /// once for them all. Each page's result in order (`None`: its claim was lost, and nothing
+    /// of it stored). All or none: on an error, none is stored.
+    pub async fn add_pages(&self, pages: &[PageLinks]) -> Result<Vec<Option<Added>>, Error> {
+        let found: Vec<Vec<Links>> = pages
+            .iter()
+            .map(|p| prepared(std::slice::from_ref(&p.links), Some(p.frontier)))
+            .collect();
+        let dialect = self.db.dialect();
+        Ok(with_pool!(self.db, pool => {
+            retry("links", || async {
+                let mut tx = pool.begin().await?;
+                let mut all = Vec::with_capacity(pages.len());
+                for (p, found) in pages.iter().zip(&found) {
+                    let anchors = p.anchors.as_ref().map(|a| (p.url.as_str(), a));
+                    let frontier = Some(p.frontier);
+                    all.push(add_in_tx!(dialect, tx, Some(p.page), anchors, frontier, found));
                 }
                 tx.commit().await?;
-                Ok(Some(added))
+                Ok::<Vec<Option<Added>>, sqlx::Error>(all)
             })
             .await?
         }))

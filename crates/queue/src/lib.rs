@@ -116,7 +116,7 @@ pub use database_url::{BadDatabaseUrl, DatabaseUrl, DEFAULT_DATABASE_URL};
 pub use db::{Db, Missing};
 pub use dialect::Dialect;
 pub use error::{error_chain, Error};
-pub use follow::{Added, Crawl, Follow, Frontier, Links, NewCrawl, Page};
+pub use follow::{Added, Crawl, Follow, Frontier, Links, NewCrawl, Page, PageLinks};
 pub use history::History;
 pub use hosts::{HostChecks, HostPace, HostState, Hosts, Throttled, Unreachable};
 pub use notify::{Advanced, Change, Cursor, Digest, Notifier};

@@ -58,7 +58,9 @@ pub async fn run(
         .await?;
     tracing::info!(id = %config.id, database = %url, "worker started");
     let nudge = Arc::new(Nudge::default());
-    let sites = crate::sites::SiteCheck::new(queue.clone(), checker.clone(), nudge.clone());
+    let stats = Arc::new(Stats::default());
+    let sites =
+        crate::sites::SiteCheck::new(queue.clone(), checker.clone(), nudge.clone(), stats.clone());
     let sharing = Arc::new(HostSharing::new(checker.clone()));
     let ctx = Arc::new(Ctx {
         queue,
@@ -68,7 +70,7 @@ pub async fn run(
         held: Arc::new(HeldSites::default()),
         parts: Arc::new(Parts::default()),
         sharing,
-        stats: Arc::new(Stats::default()),
+        stats,
         paused: Arc::new(Paused::default()),
         nudge,
     });

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crawler_links::html::{self, HtmlLinks};
 use crawler_links::{fragment, Anchors};
-use crawler_queue::{Finding, Fragment, Next, PageAnchors, Queue, Verdict};
+use crawler_queue::{Finding, Fragment, Next, Outcome, PageAnchors, Queue, Site, Verdict};
 use tokio::sync::{watch, OnceCell};
 use url::Url;
 
@@ -248,6 +248,19 @@ fn decide(page: &PageAnchors, anchor: &str, latency: Duration) -> Finding {
         fragment,
         moved_to: None,
     }
+}
+
+/// The outcomes of `held`, sections of the page whose stored result is `page`, decided from it
+/// (a site whose fragment is no anchor, which is never held, is left out).
+pub fn decided(page: &PageAnchors, held: Vec<Site>) -> Vec<Outcome> {
+    held.into_iter()
+        .filter_map(|site| {
+            let url = Url::parse(&site.url).ok()?;
+            let (_, anchor) = fragment::split(&url)?;
+            let finding = decide(page, &anchor, Duration::ZERO);
+            Some(Outcome { site, finding })
+        })
+        .collect()
 }
 
 /// `page`'s result and anchors: the fleet's copy, or read now (GET, up to `PAGE_CAP`) and

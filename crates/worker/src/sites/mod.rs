@@ -13,9 +13,11 @@
 //! - `robots.rs`: robots.txt per origin, fetched once for the fleet and kept in the host book.
 //! - `fragments.rs`: a site with a fragment (`page#section`), decided from its page's anchors,
 //!   read once for the fleet.
+//! - `pages.rs`: storing the links of the pages read, grouped in one transaction on SQLite.
 
 mod crawls;
 mod fragments;
+mod pages;
 mod robots;
 
 use std::sync::Arc;
@@ -25,13 +27,15 @@ use crawler_check::{Checker, Cut, Expected};
 use crawler_links::html::HtmlLinks;
 use crawler_links::Fate;
 use crawler_queue::{
-    Finding, Frontier, Links, NewSite, Next, Page, PageAnchors, Queue, Site, Verdict,
+    Finding, Frontier, Links, NewSite, Next, Page, PageAnchors, PageLinks, Queue, Site, Verdict,
 };
 use url::Url;
 
 use self::crawls::{CrawlRules, Crawls};
 use self::fragments::Fragments;
 use crate::nudge::Nudge;
+use crate::stats::Stats;
+use pages::PageStore;
 
 /// A page whose links could not be stored (the database is away) is checked again after this,
 /// page and links together, rather than given a verdict that would leave its links unseen.
@@ -40,11 +44,6 @@ const LINKS_RETRY: Duration = Duration::from_secs(30);
 /// Tries at storing a page's links before giving up on it (1 s, 2 s, 4 s apart): a busy
 /// database (SQLite's one writer, a pool kept waiting) is not a reason to read it again.
 const LINKS_TRIES: u32 = 4;
-
-/// Pages whose links are stored at once: a few of the worker's pool (10 connections to a
-/// server), so that claims, write-backs and the heartbeat always find one, however many pages
-/// are read.
-const LINKS_WRITERS: usize = 3;
 
 /// Checks a claimed site: the queue, the checker, and what it learned of crawls and pages.
 /// Cheap to clone; shared by every check task of the worker.
@@ -55,20 +54,23 @@ pub struct SiteCheck {
     crawls: Arc<Crawls>,
     /// The pages being read for their fragments' anchors.
     fragments: Arc<Fragments>,
-    /// [`LINKS_WRITERS`] permits: storing links waits here rather than in the pool.
-    writers: Arc<tokio::sync::Semaphore>,
+    /// Stores the links of the pages read (`pages.rs`).
+    pages: Arc<PageStore>,
     /// Told when a page's links or its held fragments become due: the claimer claims them
     /// at once.
     nudge: Arc<Nudge>,
+    /// What this worker stored: the write-backs', and the sections a page's read decided.
+    stats: Arc<Stats>,
 }
 
 impl SiteCheck {
-    pub fn new(queue: Queue, checker: Checker, nudge: Arc<Nudge>) -> SiteCheck {
+    pub fn new(queue: Queue, checker: Checker, nudge: Arc<Nudge>, stats: Arc<Stats>) -> SiteCheck {
         SiteCheck {
             nudge,
+            stats,
             crawls: Arc::new(Crawls::default()),
             fragments: Arc::new(Fragments::default()),
-            writers: Arc::new(tokio::sync::Semaphore::new(LINKS_WRITERS)),
+            pages: Arc::new(PageStore::new(queue.clone())),
             queue,
             checker,
         }
@@ -161,6 +163,22 @@ impl SiteCheck {
         }
     }
 
+    /// Decides `held`, the sections held for a page's read, from `read`, its stored result,
+    /// and writes their verdicts, with no claim (`Queue::complete_held`). On a failure they
+    /// are claimed at their hold's end and decided then, as a page's sections always can be.
+    async fn decide_held(&self, read: &PageAnchors, held: Vec<Site>) {
+        if held.is_empty() {
+            return;
+        }
+        let outcomes = fragments::decided(read, held);
+        match self.queue.complete_held(&outcomes).await {
+            Ok(completed) => self.stats.record(&completed),
+            Err(error) => {
+                tracing::debug!(error = %crawler_queue::error_chain(&error), "cannot write the sections a page's read decided: they are checked at their hold's end");
+            }
+        }
+    }
+
     /// The anchors of the page `site` are stored, and `released` of its sections made due.
     fn anchors_stored(&self, site: &Site, read: PageAnchors, released: u64) {
         // Its sections, this worker's to claim now, are decided from this copy.
@@ -209,28 +227,23 @@ impl SiteCheck {
         finding: Finding,
     ) -> Finding {
         links.referrer = Some(site.url.clone());
-        let page = Page {
-            site_id: site.id,
-            token: site.token,
-        };
-        let frontier = Frontier {
-            crawl: crawl.id,
-            depth,
-            max_pages: crawl.max_pages,
+        let page = PageLinks {
+            page: Page {
+                site_id: site.id,
+                token: site.token,
+            },
+            url: site.url.clone(),
+            anchors,
+            frontier: Frontier {
+                crawl: crawl.id,
+                depth,
+                max_pages: crawl.max_pages,
+            },
+            links,
         };
         let mut tries = 0;
         let stored = loop {
-            let permit = self.writers.acquire().await.expect("never closed");
-            let follow = self.queue.follow();
-            let stored = match &anchors {
-                Some(read) => {
-                    follow
-                        .add_page_links(page, &site.url, read, frontier, &links)
-                        .await
-                }
-                None => follow.add_links(Some(page), Some(frontier), &links).await,
-            };
-            drop(permit);
+            let stored = self.pages.store(&page).await;
             tries += 1;
             match stored {
                 Err(error) if tries < LINKS_TRIES => {
@@ -240,9 +253,11 @@ impl SiteCheck {
                 stored => break stored,
             }
         };
+        let PageLinks { anchors, links, .. } = page;
         match stored {
             Ok(Some(added)) => {
                 if let Some(read) = anchors {
+                    self.decide_held(&read, added.held).await;
                     self.anchors_stored(site, read, added.released);
                 }
                 if added.new > 0 {
