@@ -13,6 +13,8 @@
 //!   - `a0`: `a` with hosts that answer at once (zero latency), as issue 38 measured it: the
 //!     hosts' rates are the only bound, so what the fleet loses to partitions moving, to
 //!     waits and to idle slots shows against the floor;
+//!   - `ad`: `a` on `zd`'s list with link rot (below), as issue 57 measured four workers on
+//!     MariaDB;
 //!   - `b`: 1 worker, 100,000 URLs on 1,000 hosts, lychee's default politeness
 //!     (`--host-concurrency 10 --host-rate 20`), and lychee on the same list and meter with the
 //!     same limits, if a `lychee` binary is on PATH or in ~/.cargo/bin (else that row is
@@ -144,11 +146,16 @@ const SCENARIO_Z: Scenario = Scenario {
     ..SCENARIO_B
 };
 
-const SCENARIOS: [Scenario; 7] = [
+const SCENARIOS: [Scenario; 8] = [
     SCENARIO_A,
     Scenario {
         key: "a0",
         latency: Duration::ZERO,
+        ..SCENARIO_A
+    },
+    Scenario {
+        key: "ad",
+        dead_links: true,
         ..SCENARIO_A
     },
     SCENARIO_B,
