@@ -549,7 +549,8 @@ on_every_backend!(
 on_every_backend!(
     async fn a_pages_read_decides_the_sections_held_for_it_without_a_claim(backend: Backend) {
         use crawler_queue::{
-            After, Finding, Fragment, Frontier, Links, Next, Outcome, Page, PageAnchors, Verdict,
+            After, Finding, Fragment, Frontier, Links, Next, Outcome, Page, PageAnchors, PageLinks,
+            Verdict,
         };
         const LEASE: Duration = Duration::from_secs(600);
         let db = backend.fresh().await;
@@ -576,11 +577,20 @@ on_every_backend!(
             check: vec![site("/next.html#a"), site("/next.html#b")],
         };
         let next = Frontier { depth: 1, ..start };
-        let added = follow
-            .add_page_links(page(&batch), "http://a.example/", &read(""), next, &found)
-            .await
-            .unwrap()
-            .unwrap();
+        let stored = |batch: &crawler_queue::Batch, url: &str, anchors: &str, links: Links| {
+            let page = PageLinks {
+                page: page(batch),
+                url: url.to_owned(),
+                anchors: Some(read(anchors)),
+                frontier: next,
+                links,
+            };
+            async move {
+                let added = follow.add_pages(&[page]).await.unwrap();
+                added.into_iter().next().flatten().unwrap()
+            }
+        };
+        let added = stored(&batch, "http://a.example/", "", found).await;
         assert!(added.held.is_empty(), "nothing was held for the start page");
         let claimed = queue.claim("w", 10, LEASE).await.unwrap();
         let urls: Vec<&str> = claimed.sites.iter().map(|s| s.url.as_str()).collect();
@@ -592,17 +602,13 @@ on_every_backend!(
 
         // The page's read stores its anchors with its links: its two sections come back to be
         // decided from it, and are not made due.
-        let added = follow
-            .add_page_links(
-                page(&claimed),
-                "http://a.example/next.html",
-                &read("a\n"),
-                next,
-                &Links::default(),
-            )
-            .await
-            .unwrap()
-            .unwrap();
+        let added = stored(
+            &claimed,
+            "http://a.example/next.html",
+            "a\n",
+            Links::default(),
+        )
+        .await;
         let mut held: Vec<&str> = added.held.iter().map(|s| s.url.as_str()).collect();
         held.sort_unstable();
         assert_eq!(

@@ -7,7 +7,7 @@
 //! A link to a section of a page of a crawl that is still to be read is held for that read
 //! (`fragment_holds`): [`Follow::add_links`](crate::Follow::add_links) adds it due only after
 //! [`HOLD_FOR_PAGE_MS`], and the page's read, storing its anchors (with its links,
-//! [`Follow::add_page_links`](crate::Follow::add_page_links), or alone, [`Anchors::save`]),
+//! [`Follow::add_pages`](crate::Follow::add_pages), or alone, [`Anchors::save`]),
 //! makes it due in the same transaction. So a fragment is not claimed before its page has been
 //! read, and is then decided from the stored anchors with no wait and no request. The hold's
 //! end is only the fallback of a page whose read stores nothing (robots.txt forbids it, or its
@@ -105,7 +105,7 @@ impl Anchors<'_> {
     /// Stores (or replaces) the result and anchors of `page`, stamped now, and in the same
     /// transaction makes the fragments held for it due ([`HOLD_FOR_PAGE_MS`]); returns how
     /// many it made due. (A page of a crawl stores them with its links instead:
-    /// [`Follow::add_page_links`](crate::Follow::add_page_links).)
+    /// [`Follow::add_pages`](crate::Follow::add_pages).)
     pub async fn save(&self, page: &str, read: &PageAnchors) -> Result<u64, Error> {
         let lock = page_lock(self.db.dialect());
         let key = url_key(page);

@@ -129,7 +129,8 @@ macro_rules! count_referrer {
     }};
 }
 
-/// One page's links (or a list's) in the transaction `$tx`, as [`Follow::add`] adds them:
+/// One page's links (or a list's) in the transaction `$tx`, as [`Follow::add_found`] and
+/// [`Follow::add_pages`] add them (the page's anchors first, if given with its URL):
 /// evaluates to `None` when the page's claim no longer holds (then nothing is written), else
 /// what was added. A macro, as the transaction's type is each backend's (`with_pool!`).
 macro_rules! add_in_tx {
@@ -344,7 +345,7 @@ pub struct Added {
     /// Of those, pages to read.
     pub pages: u64,
     /// Links to sections held for the page, made due by its anchors stored
-    /// ([`Follow::add_page_links`]).
+    /// ([`Follow::add_pages`]).
     pub released: u64,
     /// Links to sections held for the page, pending and never checked, left to be decided
     /// from its read by the caller and written with
@@ -438,30 +439,8 @@ impl Follow<'_> {
         frontier: Option<Frontier>,
         links: &Links,
     ) -> Result<Option<Added>, Error> {
-        self.add(page, None, frontier, std::slice::from_ref(links))
+        self.add_found(page, frontier, std::slice::from_ref(links))
             .await
-    }
-
-    /// [`Follow::add_links`] of `page`, a page of a crawl that checks fragments, read from
-    /// `url` with the result and anchors `anchors`, which are stored in the same transaction
-    /// (as [`Anchors::save`](crate::Anchors::save) stores them), before its links: the links to
-    /// its own sections are not held for it, and the page costs one write, not two. Nothing is
-    /// stored when its claim was lost.
-    pub async fn add_page_links(
-        &self,
-        page: Page,
-        url: &str,
-        anchors: &PageAnchors,
-        frontier: Frontier,
-        links: &Links,
-    ) -> Result<Option<Added>, Error> {
-        self.add(
-            Some(page),
-            Some((url, anchors)),
-            Some(frontier),
-            std::slice::from_ref(links),
-        )
-        .await
     }
 
     /// Adds each of `found` as [`Follow::add_links`] adds one `Links`, all in one transaction:
@@ -472,23 +451,12 @@ impl Follow<'_> {
         frontier: Option<Frontier>,
         found: &[Links],
     ) -> Result<Option<Added>, Error> {
-        self.add(page, None, frontier, found).await
-    }
-
-    /// [`Follow::add_found`], storing first the anchors of the page, if given with its URL.
-    async fn add(
-        &self,
-        page: Option<Page>,
-        anchors: Option<(&str, &PageAnchors)>,
-        frontier: Option<Frontier>,
-        found: &[Links],
-    ) -> Result<Option<Added>, Error> {
         let found = prepared(found, frontier);
         let dialect = self.db.dialect();
         Ok(with_pool!(self.db, pool => {
             retry("links", || async {
                 let mut tx = pool.begin().await?;
-                let added = add_in_tx!(dialect, tx, page, anchors, frontier, &found);
+                let added = add_in_tx!(dialect, tx, page, None, frontier, &found);
                 if added.is_some() {
                     tx.commit().await?;
                 }
@@ -506,8 +474,10 @@ impl Follow<'_> {
         self.db.dialect() == Dialect::Sqlite
     }
 
-    /// The links of several pages of crawls read by this worker, each added as
-    /// [`Follow::add_page_links`] (or [`Follow::add_links`] without anchors) adds it, in one
+    /// The links of pages of crawls read by this worker, each added as [`Follow::add_links`]
+    /// adds a page's, with its result and anchors when its crawl checks fragments, stored
+    /// before its links (as [`Anchors::save`](crate::Anchors::save) stores them: the links to
+    /// its own sections are not held for it, and the page costs one write, not two), all in one
     /// transaction: on SQLite, whose every commit writes each database page it changed, the
     /// rows that pages share (the sites they link to, the index pages of new ones) are written
     /// once for them all. Each page's result in order (`None`: its claim was lost, and nothing
