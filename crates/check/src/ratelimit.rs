@@ -332,9 +332,10 @@ impl Limits {
             }
             // The spacing of its turn from the last start (its turn, when it started at most
             // the late credit after it): a reserved turn that started later (waiting for a slot
-            // or the address's rate) does not bring the next one closer. The spacing the turn was reserved at, not a slower one a throttle set
-            // since: a throttle paces the turns reserved after it (the web bench's busiest
-            // host lost 3 % of its pace when it slowed the turns already taken).
+            // or the address's rate) does not bring the next one closer. The spacing the turn
+            // was reserved at, not a slower one a throttle set since: a throttle paces the turns
+            // reserved after it (the web bench's busiest host lost 3 % of its pace when it
+            // slowed the turns already taken).
             if let Some(at) = permit.host.pace_wait(now, spacing) {
                 self.global.add_permits(1);
                 permit.global = false;

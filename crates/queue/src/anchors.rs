@@ -181,17 +181,11 @@ macro_rules! store_anchors {
         let holds = !sites.is_empty();
         let mut decide: Vec<$crate::queue::Site> = Vec::new();
         let read_page = read.verdict == $crate::verdict::Verdict::Alive && read.anchors.is_some();
-        if $decide && read_page {
-            for chunk in sites.chunks(CHUNK) {
-                let chunk = padded_refs(chunk);
-                let sql = held_to_decide(dialect, chunk.len());
-                let mut q = sqlx::query_as(&sql);
-                for site in chunk {
-                    q = q.bind(&site[..]);
-                }
-                let found: Vec<$crate::queue::Site> = q.fetch_all(&mut *$tx).await?;
-                decide.extend(found);
-            }
+        if $decide && read_page && holds {
+            decide = sqlx::query_as(&held_to_decide(dialect))
+                .bind(&key[..])
+                .fetch_all(&mut *$tx)
+                .await?;
             let keys: std::collections::HashSet<[u8; 16]> = decide
                 .iter()
                 .map(|site| $crate::seed::url_key(&site.url))
@@ -230,16 +224,17 @@ pub(crate) fn release(dialect: Dialect, n: usize) -> Cow<'static, str> {
     })
 }
 
-/// Of `n` held fragments (`url_key IN (…)`), the sites still pending and never checked, as a
-/// claim reads them (with no claim's token: 0): their page's read decides them.
-pub(crate) fn held_to_decide(dialect: Dialect, n: usize) -> Cow<'static, str> {
-    cached!(dialect, n, |dialect, n| {
+/// Of the fragments held for a page (`page_key = ?`), the sites still pending and never
+/// checked, as a claim reads them (with no claim's token: 0): their page's read decides them.
+pub(crate) fn held_to_decide(dialect: Dialect) -> &'static str {
+    cached!(dialect, |dialect| {
         format!(
-            "SELECT id, COALESCE(claim_token, 0) AS claim_token, url, host, part, tries, crawl, \
-             depth, verdict FROM {} WHERE url_key IN ({}) AND state = {{pending}} \
-             AND verdict IS NULL",
-            sites_using_on_sqlite_too(dialect, SitesIndex::UrlKey),
-            placeholders(n)
+            "SELECT sites.id, COALESCE(sites.claim_token, 0) AS claim_token, sites.url, \
+             sites.host, sites.part, sites.tries, sites.crawl, sites.depth, sites.verdict \
+             FROM fragment_holds JOIN {} ON sites.url_key = fragment_holds.site_key \
+             WHERE fragment_holds.page_key = ? AND sites.state = {{pending}} \
+             AND sites.verdict IS NULL",
+            sites_using_on_sqlite_too(dialect, SitesIndex::UrlKey)
         )
     })
 }
@@ -347,7 +342,6 @@ mod tests {
             let statements = [
                 pages_to_read(Dialect::Sqlite, n),
                 release(Dialect::Sqlite, n),
-                held_to_decide(Dialect::Sqlite, n),
                 crate::seed::due_again(Dialect::Sqlite, n),
             ];
             for sql in statements {
@@ -359,5 +353,15 @@ mod tests {
                 );
             }
         }
+        // A page's held fragments: its holds by their key, each site through the same index.
+        let sql = held_to_decide(Dialect::Sqlite);
+        let plan = sqlite_plan(&mut conn, sql, 1).await;
+        let steps: Vec<&str> = plan.lines().collect();
+        assert_eq!(steps.len(), 2, "{plan}");
+        assert!(steps[0].contains("SEARCH fragment_holds"), "{plan}");
+        assert!(
+            steps[1].contains("SEARCH sites USING INDEX sites_url_key"),
+            "{plan}"
+        );
     }
 }
