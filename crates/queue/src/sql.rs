@@ -557,8 +557,12 @@ pub(crate) fn padded_refs<T>(rows: &[T]) -> Vec<&T> {
 /// (MariaDB's statements read [`sites_using`] the primary key). PostgreSQL has no index hints, and
 /// its planner, which believes a token's rows and the claimed state's rows few, was seen
 /// serving it from `sites_due` or `sites_token`: it read every claimed row of the fleet (2,670
-/// buffers per site written back five at a time, in the scale benchmark). There the two tests
-/// are written as expressions no index serves, which leaves it the primary key.
+/// buffers per site written back five at a time, in the scale benchmark). SQLite planned the
+/// per-row fence ([`owned_rows`], more than a few rows) on `sites_due` by its state: each
+/// write-back read every claimed row and tested it against every token of the statement (a
+/// twentieth of the worker's CPU on politeness z), each read of rows written every row done.
+/// On both the two tests are written as expressions no index serves, which leaves the primary
+/// key.
 pub(crate) fn owned_ids(dialect: Dialect, state: &str, n: usize) -> String {
     owned(dialect, "?", state, n)
 }
@@ -582,8 +586,8 @@ pub(crate) fn owned_rows_binds(
 /// `claim_token = {token} AND state = {state} AND id IN (…)`, written as [`owned_ids`] says.
 fn owned(dialect: Dialect, token: &str, state: &str, n: usize) -> String {
     let (token_column, state_column) = match dialect {
-        Dialect::Postgres => ("claim_token + 0", "state + 0"),
-        Dialect::MySql | Dialect::Sqlite => ("claim_token", "state"),
+        Dialect::Postgres | Dialect::Sqlite => ("claim_token + 0", "state + 0"),
+        Dialect::MySql => ("claim_token", "state"),
     };
     format!(
         "{token_column} = {token} AND {state_column} = {state} AND id IN ({})",
@@ -611,6 +615,33 @@ mod tests {
     fn placeholders_are_comma_separated() {
         assert_eq!(placeholders(3), "?, ?, ?");
         assert_eq!(placeholders(1), "?");
+    }
+
+    #[tokio::test]
+    async fn a_claims_rows_are_found_by_their_ids_on_sqlite() {
+        use crate::db::tests::{sqlite_plan, sqlite_with_schema};
+        let mut conn = sqlite_with_schema().await;
+        // `state = 1` was planned on `sites_due`: each write-back of 128 rows read every
+        // claimed row and tested each against its 128 tokens; `state = 2`, every row done.
+        for state in ["{claimed}", "{done}"] {
+            for n in [1, 64] {
+                for fence in [
+                    owned_ids(Dialect::Sqlite, state, n),
+                    owned_rows(Dialect::Sqlite, state, n),
+                ] {
+                    let sql = statement(
+                        Dialect::Sqlite,
+                        &format!("SELECT verdict FROM sites WHERE {fence}"),
+                    );
+                    let plan = sqlite_plan(&mut conn, &sql, sql.matches('?').count()).await;
+                    assert!(
+                        plan.lines()
+                            .all(|step| step.contains("INTEGER PRIMARY KEY")),
+                        "{state}, {n} rows: {plan}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
