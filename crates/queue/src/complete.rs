@@ -683,4 +683,31 @@ mod tests {
             );
         }
     }
+
+    #[tokio::test]
+    async fn a_claims_rows_are_found_by_their_ids_on_sqlite() {
+        use crate::sql::owned_ids;
+        let mut conn = sqlite_with_schema().await;
+        // `state = 1` was planned on `sites_due`: each write-back of 128 rows read every
+        // claimed row and tested each against its 128 tokens; `state = 2`, every row done.
+        for state in ["{claimed}", "{done}"] {
+            for n in [1, 64] {
+                for fence in [
+                    owned_ids(Dialect::Sqlite, state, n),
+                    owned_rows(Dialect::Sqlite, state, n),
+                ] {
+                    let sql = statement(
+                        Dialect::Sqlite,
+                        &format!("SELECT verdict FROM sites WHERE {fence}"),
+                    );
+                    let plan = sqlite_plan(&mut conn, &sql, sql.matches('?').count()).await;
+                    assert!(
+                        plan.lines()
+                            .all(|step| step.contains("INTEGER PRIMARY KEY")),
+                        "{state}, {n} rows: {plan}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -617,33 +617,6 @@ mod tests {
         assert_eq!(placeholders(1), "?");
     }
 
-    #[tokio::test]
-    async fn a_claims_rows_are_found_by_their_ids_on_sqlite() {
-        use crate::db::tests::{sqlite_plan, sqlite_with_schema};
-        let mut conn = sqlite_with_schema().await;
-        // `state = 1` was planned on `sites_due`: each write-back of 128 rows read every
-        // claimed row and tested each against its 128 tokens; `state = 2`, every row done.
-        for state in ["{claimed}", "{done}"] {
-            for n in [1, 64] {
-                for fence in [
-                    owned_ids(Dialect::Sqlite, state, n),
-                    owned_rows(Dialect::Sqlite, state, n),
-                ] {
-                    let sql = statement(
-                        Dialect::Sqlite,
-                        &format!("SELECT verdict FROM sites WHERE {fence}"),
-                    );
-                    let plan = sqlite_plan(&mut conn, &sql, sql.matches('?').count()).await;
-                    assert!(
-                        plan.lines()
-                            .all(|step| step.contains("INTEGER PRIMARY KEY")),
-                        "{state}, {n} rows: {plan}"
-                    );
-                }
-            }
-        }
-    }
-
     #[test]
     fn case_by_id_has_one_pair_per_row() {
         assert_eq!(case_by_id(2), "CASE id WHEN ? THEN ? WHEN ? THEN ? END");
