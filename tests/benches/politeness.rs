@@ -55,7 +55,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crawler_queue::{SqliteWork, Verdict, VerdictCounts};
 use crawler_tests::bench::host;
@@ -63,7 +63,7 @@ use crawler_tests::bench::{find_lychee, raise_fd_limit, source_state, Lychee};
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::dns::{DnsServer, Record};
 use crawler_tests::mariadb::{drop_database, URL_VAR};
-use crawler_tests::meter::{dead_links_in, spawn_meter, Meter, Report};
+use crawler_tests::meter::{dead_links_in, spawn_meter, Meter, Report, Span};
 use crawler_tests::scale::mysql_server_pid;
 use crawler_tests::Backend;
 use tokio::runtime::Runtime;
@@ -318,7 +318,7 @@ impl Scenario {
         meter: &Meter,
         dns_flags: &[String],
     ) -> Option<f64> {
-        let (seed, crawler, cpu) = self.crawl(bench, path, dns_flags);
+        let (seed, crawler, cpu, drain_started) = self.crawl(bench, path, dns_flags);
         self.print_row(
             &format!("crawler, {} worker(s)", self.workers),
             crawler,
@@ -330,6 +330,14 @@ impl Scenario {
             seed.as_secs_f64(),
             cpu.per_url(self.urls)
         );
+        let spans = meter.spans();
+        println!("  {}", hosts_in_time(&spans, drain_started, self.host_rate));
+        if let Some(last) = (0..spans.len()).max_by_key(|&h| spans[h].map(|s| s.last)) {
+            println!(
+                "  the last host's gaps past a turn: {}",
+                gaps(&meter.arrivals(last), drain_started, self.host_rate)
+            );
+        }
         if bench.backend == Backend::MariaDb {
             floor::print(bench, path, self.urls);
         }
@@ -377,7 +385,12 @@ impl Scenario {
 
     /// Seeds the list into a fresh database, then drains it: the time of each, and what the
     /// drain cost.
-    fn crawl(&self, bench: &Bench, list: &Path, dns_flags: &[String]) -> (Duration, Duration, Cpu) {
+    fn crawl(
+        &self,
+        bench: &Bench,
+        list: &Path,
+        dns_flags: &[String],
+    ) -> (Duration, Duration, Cpu, Duration) {
         let db = bench.runtime.block_on(bench.backend.fresh());
         let url = db.url.expose();
         let before_seed = ServerWork::now(bench, url);
@@ -390,6 +403,8 @@ impl Scenario {
             .map(|i| bench.tmp.path().join(format!("worker-{}-{i}", self.key)))
             .collect();
         let fsyncs = (bench.backend == Backend::Sqlite).then(|| Fsyncs::start(bench, self.key));
+        // On the meter's clock (its arrivals are the kernel's receive times since the epoch).
+        let drain_started = since_epoch();
         let (time, cpu) = Cpu::of(bench, || {
             let started = Instant::now();
             let workers: Vec<Child> = logs
@@ -449,7 +464,7 @@ impl Scenario {
         if bench.backend == Backend::MariaDb {
             bench.runtime.block_on(drop_database(url));
         }
-        (seed, time, cpu)
+        (seed, time, cpu, drain_started)
     }
 
     /// Times lychee over the list with the same limits: per host the concurrency and the
@@ -538,6 +553,66 @@ impl Scenario {
             format!("{max_per_second} (limit {})", self.ip_rate()),
         );
     }
+}
+
+/// The time since the Unix epoch, the meter's clock.
+fn since_epoch() -> Duration {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// When the hosts were asked, from the drain's start (`started`, on the meter's clock): the
+/// median and latest of their first requests and of their last, and the host that ended last,
+/// its requests against the time they take at `rate`. Where a drain's time over its floor went:
+/// hosts started late (claims, hand-overs), asked slower than their rate, or ended late.
+fn hosts_in_time(spans: &[Option<Span>], started: Duration, rate: usize) -> String {
+    let spans: Vec<Span> = spans.iter().flatten().copied().collect();
+    let Some(last) = spans.iter().max_by_key(|s| s.last) else {
+        return "no host was asked".to_owned();
+    };
+    let from_start = |at: Duration| at.saturating_sub(started).as_secs_f64();
+    let median_and_max = |mut times: Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        (times[times.len() / 2], times[times.len() - 1])
+    };
+    let (first_median, first_max) =
+        median_and_max(spans.iter().map(|s| from_start(s.first)).collect());
+    let (last_median, last_max) =
+        median_and_max(spans.iter().map(|s| from_start(s.last)).collect());
+    format!(
+        "hosts' first requests at {first_median:.1} s (median), {first_max:.1} s (latest); their \
+         last at {last_median:.1} s, {last_max:.1} s; the last host done: {} requests from {:.1} \
+         to {:.1} s, {:.1} s at its rate",
+        last.requests,
+        from_start(last.first),
+        from_start(last.last),
+        last.requests as f64 / rate as f64
+    )
+}
+
+/// The time `arrivals` (in order) lost in gaps longer than a turn at `rate`: within 1.5 turns
+/// (a margin), 1.5 to 4 (a slowed pace), and the longer stalls with their times from `started`.
+fn gaps(arrivals: &[Duration], started: Duration, rate: usize) -> String {
+    let turn = 1.0 / rate as f64;
+    let (mut small, mut slowed, mut stalled, mut stalls) = (0.0, 0.0, 0.0, Vec::new());
+    for pair in arrivals.windows(2) {
+        let gap = (pair[1] - pair[0]).as_secs_f64();
+        match gap {
+            g if g <= turn => {}
+            g if g <= 1.5 * turn => small += g - turn,
+            g if g <= 4.0 * turn => slowed += g - turn,
+            g => {
+                stalled += g - turn;
+                let at = pair[0].saturating_sub(started).as_secs_f64();
+                stalls.push(format!("{:.0} ms at {at:.1} s", g * 1000.0));
+            }
+        }
+    }
+    format!(
+        "{small:.1} s (within 1.5 turns), {slowed:.1} s (1.5-4 turns), {stalled:.1} s (stalls: {})",
+        stalls.join(", ")
+    )
 }
 
 /// On SQLite, `worker` set to log, into `log`, the database's work it counted
