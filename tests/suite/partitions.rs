@@ -64,11 +64,16 @@ on_every_backend!(
         assert_eq!(held_a.len() + held_b.len(), usize::from(PARTS));
         assert!(held_a.is_disjoint(&held_b));
         // Handing over: drained partitions go free only when nothing of them is in flight.
+        assert!(!queue.parts().draining_elsewhere(b).await.unwrap());
         assert_eq!(queue.parts().drain(a, 100).await.unwrap(), 100);
+        // b, short of its share, knows that some are on their way (its keeper looks again soon).
+        assert!(queue.parts().draining_elsewhere(b).await.unwrap());
+        assert!(!queue.parts().draining_elsewhere(a).await.unwrap());
         assert_eq!(
             queue.parts().release_drained(a, "a", LEASE).await.unwrap(),
             100
         );
+        assert!(!queue.parts().draining_elsewhere(b).await.unwrap());
         assert_eq!(queue.parts().keep(a, LEASE).await.unwrap().len(), 500);
         assert_eq!(queue.parts().take("b", b, 1000, LEASE).await.unwrap(), 100);
         assert_eq!(queue.parts().release(a).await.unwrap(), 500);

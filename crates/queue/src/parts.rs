@@ -216,6 +216,20 @@ impl Partitions<'_> {
         }))
     }
 
+    /// Whether a worker other than `token`'s is handing partitions over: they will be free
+    /// (or its heir's) once their checks end, so a worker short of its share looks again soon.
+    pub async fn draining_elsewhere(&self, token: i64) -> Result<bool, Error> {
+        let sql = cached!(
+            self.db.dialect(),
+            "SELECT COUNT(*) FROM parts WHERE draining = 1 AND token <> ?"
+        );
+        let n: i64 = with_pool!(self.db, pool => {
+            retry("partitions draining", || sqlx::query_scalar(sql).bind(token).fetch_one(pool))
+                .await?
+        });
+        Ok(n > 0)
+    }
+
     /// Workers whose heartbeat is younger than `dead_after`.
     pub async fn live_workers(&self, dead_after: Duration) -> Result<u64, Error> {
         let sql = cached!(
