@@ -1,6 +1,6 @@
 //! The keeper of the host partitions this worker holds (see `crawler_queue::parts`; what it
 //! holds is `parts.rs`), every [`keep_every`] (a third of the lease, at most 5 s) once
-//! settled, and every [`SETTLING`] while partitions move ([`Cadence`]): extend their lease,
+//! settled, and every [`MOVING`] while partitions move ([`Cadence`]): extend their lease,
 //! notice the ones lost, answer requests for them, balance with the fleet, and load what the
 //! fleet learned about their hosts.
 //!
@@ -9,7 +9,7 @@
 //! expired, or of a dead worker). Above it, it hands the excess over: no more claims from
 //! them, and each is given back once none of its sites is in flight, so that two workers never
 //! ask one host at once. A worker that joins a running fleet gets its share within a few
-//! seconds: the others notice it and hand over, then it takes, at a second's cadence.
+//! seconds: the others notice it and hand over, then it takes, at a quarter second's cadence.
 //!
 //! Work-aware balance (see `crawler_queue::balance`): an idle worker asks a worker holding at
 //! least two of the partitions with sites due for one, and hands over one with nothing due in
@@ -43,6 +43,12 @@ pub fn keep_every(lease: Duration) -> Duration {
 /// few seconds: a host of a partition on its way between two workers is asked by neither.
 pub const SETTLING: Duration = Duration::from_secs(1);
 
+/// How soon the keeper comes back while partitions move: each move waits for a round of the
+/// worker that gives the partition back and one of the worker that takes it, while its hosts
+/// are asked by no one (four workers started together: a stall of 3.4-4.7 s on the hosts of a
+/// partition moved at 1 s rounds).
+pub const MOVING: Duration = Duration::from_millis(250);
+
 /// What a keeper round saw, for when the next one comes ([`Cadence`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Round {
@@ -52,11 +58,11 @@ pub struct Round {
     wanting: bool,
 }
 
-/// When the keeper comes back: every [`SETTLING`] while partitions move (this worker's, or
+/// When the keeper comes back: every [`MOVING`] while partitions move (this worker's, or
 /// others' that it waits for: four workers started together backed off 1 s, then 2, while
 /// the first handed over what it took, and a host of a partition in between went unasked for
 /// 4 s, a fifth of the politeness bench's `a0`); while this worker
-/// wants more than it could take, after 1, 2, 4… s up to the settled period (the 1,024
+/// wants more than it could take, after [`SETTLING`], then 2, 4… s up to the settled period (the 1,024
 /// partitions do not divide evenly among most fleets, so some worker always wants one);
 /// otherwise every [`keep_every`].
 pub struct Cadence {
@@ -77,7 +83,7 @@ impl Cadence {
     /// The wait before the round after `round`.
     pub fn next(&mut self, round: Round) -> Duration {
         self.wait = match round {
-            Round { moving: true, .. } => SETTLING,
+            Round { moving: true, .. } => MOVING,
             Round { wanting: true, .. } if self.wanting => self.wait * 2,
             Round { wanting: true, .. } => SETTLING,
             Round { .. } => self.settled,
@@ -306,16 +312,16 @@ mod tests {
             wanting: true,
         };
         let mut cadence = Cadence::new(secs(30));
-        assert_eq!(cadence.next(moving), SETTLING);
+        assert_eq!(cadence.next(moving), MOVING);
         assert_eq!(cadence.next(wanting), SETTLING);
         assert_eq!(cadence.next(wanting), secs(2));
         assert_eq!(cadence.next(wanting), secs(4));
         assert_eq!(cadence.next(wanting), secs(5), "at most the settled period");
         assert_eq!(cadence.next(Round::default()), secs(5));
         assert_eq!(cadence.next(wanting), SETTLING, "wanting again starts over");
-        assert_eq!(cadence.next(moving), SETTLING);
+        assert_eq!(cadence.next(moving), MOVING);
         assert_eq!(
-            Cadence::new(Duration::from_millis(900)).next(moving),
+            Cadence::new(Duration::from_millis(900)).next(wanting),
             Duration::from_millis(300),
             "never slower than a third of the lease"
         );
