@@ -38,15 +38,15 @@ pub fn keep_every(lease: Duration) -> Duration {
     (lease / 3).min(Duration::from_secs(5))
 }
 
-/// How soon the keeper comes back while partitions move (taken, handed over, waiting for their
-/// checks to end), so that a fleet starting together, or a worker joining, settles within a
-/// few seconds: a host of a partition on its way between two workers is asked by neither.
+/// How soon the keeper of a worker that wants more partitions than it could take comes back
+/// first, when none is moving; then after twice as long each time, up to the settled period.
 pub const SETTLING: Duration = Duration::from_secs(1);
 
-/// How soon the keeper comes back while partitions move: each move waits for a round of the
-/// worker that gives the partition back and one of the worker that takes it, while its hosts
-/// are asked by no one (four workers started together: a stall of 3.4-4.7 s on the hosts of a
-/// partition moved at 1 s rounds).
+/// How soon the keeper comes back while partitions move (taken, handed over, waiting for their
+/// checks to end), so that a fleet starting together, or a worker joining, settles within a
+/// few seconds: each move waits for a round of the worker that gives the partition back and
+/// one of the worker that takes it, while its hosts are asked by no one (four workers started
+/// together: a stall of 3.4-4.7 s on the hosts of a partition moved at 1 s rounds).
 pub const MOVING: Duration = Duration::from_millis(250);
 
 /// What a keeper round saw, for when the next one comes ([`Cadence`]).
@@ -58,13 +58,13 @@ pub struct Round {
     wanting: bool,
 }
 
-/// When the keeper comes back: every [`MOVING`] while partitions move (this worker's, or
-/// others' that it waits for: four workers started together backed off 1 s, then 2, while
-/// the first handed over what it took, and a host of a partition in between went unasked for
-/// 4 s, a fifth of the politeness bench's `a0`); while this worker
-/// wants more than it could take, after [`SETTLING`], then 2, 4… s up to the settled period (the 1,024
-/// partitions do not divide evenly among most fleets, so some worker always wants one);
-/// otherwise every [`keep_every`].
+/// When the keeper comes back: every [`MOVING`] while partitions move (this worker's, or,
+/// while it is short of its share, others' that it waits for: four workers started together
+/// backed off 1 s, then 2, while the first handed over what it took, and a host of a partition
+/// in between went unasked for 4 s, a fifth of the politeness bench's `a0`); while this worker
+/// wants more than it could take, after [`SETTLING`] (after a move, twice [`MOVING`]), then
+/// twice as long each time up to the settled period (the 1,024 partitions do not divide evenly
+/// among most fleets, so some worker always wants one); otherwise every [`keep_every`].
 pub struct Cadence {
     settled: Duration,
     wait: Duration,
