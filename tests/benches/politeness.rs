@@ -59,11 +59,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crawler_queue::{SqliteWork, Verdict, VerdictCounts};
 use crawler_tests::bench::host;
-use crawler_tests::bench::{find_lychee, raise_fd_limit, source_state, Lychee};
+use crawler_tests::bench::{find_lychee, lost_in_gaps, raise_fd_limit, source_state, Lychee};
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::dns::{DnsServer, Record};
 use crawler_tests::mariadb::{drop_database, URL_VAR};
-use crawler_tests::meter::{dead_links_in, spawn_meter, Meter, Report, Span};
+use crawler_tests::meter::{dead_links_in, spawn_meter, Meter, Report};
 use crawler_tests::scale::mysql_server_pid;
 use crawler_tests::Backend;
 use tokio::runtime::Runtime;
@@ -330,14 +330,10 @@ impl Scenario {
             seed.as_secs_f64(),
             cpu.per_url(self.urls)
         );
-        let spans = meter.spans();
-        println!("  {}", hosts_in_time(&spans, drain_started, self.host_rate));
-        if let Some(last) = (0..spans.len()).max_by_key(|&h| spans[h].map(|s| s.last)) {
-            println!(
-                "  the last host's gaps past a turn: {}",
-                gaps(&meter.arrivals(last), drain_started, self.host_rate)
-            );
-        }
+        println!(
+            "  {}",
+            hosts_in_time(&meter.arrivals(), drain_started, self.host_rate)
+        );
         if bench.backend == Backend::MariaDb {
             floor::print(bench, path, self.urls);
         }
@@ -562,13 +558,14 @@ fn since_epoch() -> Duration {
         .unwrap_or_default()
 }
 
-/// When the hosts were asked, from the drain's start (`started`, on the meter's clock): the
-/// median and latest of their first requests and of their last, and the host that ended last,
-/// its requests against the time they take at `rate`. Where a drain's time over its floor went:
-/// hosts started late (claims, hand-overs), asked slower than their rate, or ended late.
-fn hosts_in_time(spans: &[Option<Span>], started: Duration, rate: usize) -> String {
-    let spans: Vec<Span> = spans.iter().flatten().copied().collect();
-    let Some(last) = spans.iter().max_by_key(|s| s.last) else {
+/// When the hosts were asked (`arrivals` by host, each in order), from the drain's start
+/// (`started`, on the meter's clock): the median and latest of their first requests and of
+/// their last, and the host that ended last, its requests against the time they take at `rate`
+/// and the time its gaps lost. Where a drain's time over its floor went: hosts started late
+/// (claims, hand-overs), asked slower than their rate, or ended late.
+fn hosts_in_time(arrivals: &[Vec<Duration>], started: Duration, rate: usize) -> String {
+    let asked: Vec<&Vec<Duration>> = arrivals.iter().filter(|a| !a.is_empty()).collect();
+    let Some(last) = asked.iter().max_by_key(|a| a[a.len() - 1]) else {
         return "no host was asked".to_owned();
     };
     let from_start = |at: Duration| at.saturating_sub(started).as_secs_f64();
@@ -577,41 +574,18 @@ fn hosts_in_time(spans: &[Option<Span>], started: Duration, rate: usize) -> Stri
         (times[times.len() / 2], times[times.len() - 1])
     };
     let (first_median, first_max) =
-        median_and_max(spans.iter().map(|s| from_start(s.first)).collect());
+        median_and_max(asked.iter().map(|a| from_start(a[0])).collect());
     let (last_median, last_max) =
-        median_and_max(spans.iter().map(|s| from_start(s.last)).collect());
+        median_and_max(asked.iter().map(|a| from_start(a[a.len() - 1])).collect());
     format!(
         "hosts' first requests at {first_median:.1} s (median), {first_max:.1} s (latest); their \
          last at {last_median:.1} s, {last_max:.1} s; the last host done: {} requests from {:.1} \
-         to {:.1} s, {:.1} s at its rate",
-        last.requests,
-        from_start(last.first),
-        from_start(last.last),
-        last.requests as f64 / rate as f64
-    )
-}
-
-/// The time `arrivals` (in order) lost in gaps longer than a turn at `rate`: within 1.5 turns
-/// (a margin), 1.5 to 4 (a slowed pace), and the longer stalls with their times from `started`.
-fn gaps(arrivals: &[Duration], started: Duration, rate: usize) -> String {
-    let turn = 1.0 / rate as f64;
-    let (mut small, mut slowed, mut stalled, mut stalls) = (0.0, 0.0, 0.0, Vec::new());
-    for pair in arrivals.windows(2) {
-        let gap = (pair[1] - pair[0]).as_secs_f64();
-        match gap {
-            g if g <= turn => {}
-            g if g <= 1.5 * turn => small += g - turn,
-            g if g <= 4.0 * turn => slowed += g - turn,
-            g => {
-                stalled += g - turn;
-                let at = pair[0].saturating_sub(started).as_secs_f64();
-                stalls.push(format!("{:.0} ms at {at:.1} s", g * 1000.0));
-            }
-        }
-    }
-    format!(
-        "{small:.1} s (within 1.5 turns), {slowed:.1} s (1.5-4 turns), {stalled:.1} s (stalls: {})",
-        stalls.join(", ")
+         to {:.1} s, {:.1} s at its rate; its gaps past a turn lost {}",
+        last.len(),
+        from_start(last[0]),
+        from_start(last[last.len() - 1]),
+        last.len() as f64 / rate as f64,
+        lost_in_gaps(last, started, rate as f64)
     )
 }
 

@@ -19,6 +19,35 @@ pub const BATCH: u32 = 500;
 /// Loopback hosts a benchmark spreads its URLs over.
 pub const HOSTS: usize = 1000;
 
+/// The time a host's `arrivals` (in order) lost in gaps past a turn at `rate` per second:
+/// small ones (within 1.5 turns, as a margin loses), those up to four turns (as a slowed pace
+/// loses), and longer stalls, each with its time from `started` (all on one clock).
+pub fn lost_in_gaps(arrivals: &[Duration], started: Duration, rate: f64) -> String {
+    let turn = 1.0 / rate;
+    let (mut small, mut slowed, mut stalled, mut stalls) = (0.0, 0.0, 0.0, Vec::new());
+    for pair in arrivals.windows(2) {
+        let gap = (pair[1] - pair[0]).as_secs_f64();
+        let lost = gap - turn;
+        if lost <= 0.0 {
+            continue;
+        }
+        if gap <= 1.5 * turn {
+            small += lost;
+        } else if gap <= 4.0 * turn {
+            slowed += lost;
+        } else {
+            stalled += lost;
+            let at = pair[0].saturating_sub(started).as_secs_f64();
+            stalls.push(format!("{:.0} ms at {at:.1} s", gap * 1000.0));
+        }
+    }
+    format!(
+        "{small:.1} s (within 1.5 turns), {slowed:.1} s (1.5-4 turns), {stalled:.1} s (stalls \
+         over 4 turns: {})",
+        stalls.join(", ")
+    )
+}
+
 /// The i-th of the [`HOSTS`] loopback addresses: 127.0.1.1 to 127.0.4.250.
 pub fn host(i: usize) -> String {
     format!("127.0.{}.{}", 1 + i / 250, 1 + i % 250)

@@ -53,14 +53,6 @@ pub struct Report {
     pub max_per_second: usize,
 }
 
-/// One host's requests in time, as [`Meter::spans`] gives them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Span {
-    pub first: Duration,
-    pub last: Duration,
-    pub requests: usize,
-}
-
 /// A list of the meter's URLs, as written by [`Meter::write_list`].
 pub struct UrlList {
     pub urls: Vec<String>,
@@ -166,32 +158,17 @@ impl Meter {
             })
     }
 
-    /// When each host's first and last requests arrived (the kernel's receive times, since
-    /// the Unix epoch), and how many it had: `None` for a host that had none.
-    pub fn spans(&self) -> Vec<Option<Span>> {
+    /// When each host's requests arrived, in order (the kernel's receive times, since the Unix
+    /// epoch), by host index.
+    pub fn arrivals(&self) -> Vec<Vec<Duration>> {
         self.tallies
             .iter()
             .map(|tally| {
-                let starts = tally.starts.lock().expect("starts lock poisoned");
-                Some(Span {
-                    first: *starts.iter().min()?,
-                    last: *starts.iter().max()?,
-                    requests: starts.len(),
-                })
+                let mut starts = tally.starts.lock().expect("starts lock poisoned").clone();
+                starts.sort_unstable();
+                starts
             })
             .collect()
-    }
-
-    /// When host `host_index`'s requests arrived, in order (the kernel's receive times, since
-    /// the Unix epoch).
-    pub fn arrivals(&self, host_index: usize) -> Vec<Duration> {
-        let mut starts = self.tallies[host_index]
-            .starts
-            .lock()
-            .expect("starts lock poisoned")
-            .clone();
-        starts.sort_unstable();
-        starts
     }
 
     /// Forgets what was seen, for the next run against the same meter (call it when idle).

@@ -41,7 +41,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crawler_tests::bench::{raise_fd_limit, rerun_in_namespace, source_state};
+use crawler_tests::bench::{lost_in_gaps, raise_fd_limit, rerun_in_namespace, source_state};
 use crawler_tests::dns::{DnsServer, Record};
 use crawler_tests::mariadb::MariaDb;
 use tokio::runtime::Runtime;
@@ -364,34 +364,12 @@ fn pace(arrivals: &[Duration], started_at: Duration, last_verdict: f64) -> Strin
     let (Some(first), Some(end)) = (arrivals.first(), arrivals.last()) else {
         return "no arrivals".into();
     };
-    let turn = 1.0 / HOST_RATE as f64;
-    let (mut small, mut slowed, mut stalled, mut stalls) = (0.0, 0.0, 0.0, Vec::new());
     let seconds = |at: &Duration| at.saturating_sub(started_at).as_secs_f64();
-    for pair in arrivals.windows(2) {
-        let gap = (pair[1] - pair[0]).as_secs_f64();
-        let lost = gap - turn;
-        if lost <= 0.0 {
-            continue;
-        }
-        if gap <= 1.5 * turn {
-            small += lost;
-        } else if gap <= 4.0 * turn {
-            slowed += lost;
-        } else {
-            stalled += lost;
-            stalls.push(format!(
-                "{:.0} ms at {:.1} s",
-                gap * 1000.0,
-                seconds(&pair[0])
-            ));
-        }
-    }
     format!(
-        "first arrival at {:.1} s; gaps past a turn lost {small:.1} s (within 1.5 turns), \
-         {slowed:.1} s (1.5-4 turns), {stalled:.1} s (stalls over 4 turns: {}); last \
-         arrival {:.1} s, last verdict {last_verdict:.1} s",
+        "first arrival at {:.1} s; gaps past a turn lost {}; last arrival {:.1} s, last verdict \
+         {last_verdict:.1} s",
         seconds(first),
-        stalls.join(", "),
+        lost_in_gaps(arrivals, started_at, HOST_RATE as f64),
         seconds(end)
     )
 }
