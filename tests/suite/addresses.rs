@@ -66,81 +66,137 @@ async fn drain_with(db: &TestDb, workers: usize, apart: Duration, flags: &[&str]
 
 on_every_backend!(
     async fn two_workers_keep_to_an_addresss_limits_over_all_its_names(backend: Backend) {
-        let meter = spawn_meter(ADDRESSES, LATENCY).await;
-        let port = url::Url::parse(&meter.url(0, 0)).unwrap().port().unwrap();
-        let names: Vec<String> = (0..ADDRESSES * NAMES)
-            .map(|i| format!("n{i}.addresses-test"))
-            .collect();
-        let address = |i: usize| host(i % ADDRESSES);
-        let records: HashMap<String, Record> = names
-            .iter()
-            .enumerate()
-            .map(|(i, name)| {
-                let ip: Ipv4Addr = address(i).parse().unwrap();
-                (name.clone(), Record::A(ip))
-            })
-            .collect();
-        let dns = DnsServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), records).unwrap();
-        let urls: Vec<String> = (0..URLS_PER_NAME)
-            .flat_map(|k| names.iter().map(move |n| (n.clone(), k)))
-            .map(|(name, k)| format!("http://{name}:{port}/{k}"))
+        two_workers_on_shared_addresses(backend.fresh().await, Duration::ZERO).await;
+    }
+);
+
+on_every_backend!(
+    async fn a_worker_joining_one_alone_keeps_to_an_addresss_limits(backend: Backend) {
+        // The first is the fleet's only worker for a second and a half, its addresses its own
+        // with no registration; the second waits until it has registered them.
+        two_workers_on_shared_addresses(backend.fresh().await, Duration::from_millis(1500)).await;
+    }
+);
+
+/// Hosts of the gate's test: each on an address of its own, some in the worker's half of the
+/// partitions whatever the hash.
+const GATE_HOSTS: usize = 8;
+
+on_every_backend!(
+    async fn a_worker_uses_no_address_while_another_is_alone(backend: Backend) {
+        let meter = spawn_meter(GATE_HOSTS, Duration::from_millis(10)).await;
+        let urls: Vec<String> = (0..5)
+            .flat_map(|k| (0..GATE_HOSTS).map(move |h| (h, k)))
+            .map(|(h, k)| meter.url(h, k))
             .collect();
         let db = backend.fresh().await;
         seed_urls(&db, &urls);
-        let server = dns.addr().to_string();
-        let (hc, hr) = (HOST_CONCURRENCY.to_string(), HOST_RATE.to_string());
-        let (ic, ir) = (IP_CONCURRENCY.to_string(), IP_RATE.to_string());
-        let flags = [
-            "--dns-server",
-            &server,
-            "--host-concurrency",
-            &hc,
-            "--host-rate",
-            &hr,
-            "--ip-concurrency",
-            &ic,
-            "--ip-rate",
-            &ir,
-        ];
-        drain_with(&db, 2, Duration::ZERO, &flags).await;
-
-        for a in 0..ADDRESSES {
-            let seen = meter.report(a);
-            println!("address {} saw {seen}", host(a)); // with --nocapture, to see the margin
-            assert!(
-                seen.max_in_flight <= IP_CONCURRENCY && seen.max_per_second <= IP_MAX_PER_SECOND,
-                "two workers with --ip-concurrency {IP_CONCURRENCY} --ip-rate {IP_RATE} exceeded \
-                 the limits of {} ({NAMES} names on it): it saw {seen}",
-                host(a)
-            );
-            assert!(seen.requests >= NAMES * URLS_PER_NAME, "{seen}");
+        let queue = db.queue().await;
+        let addresses = queue.addresses();
+        let live = Duration::from_secs(60);
+        queue.register("ghost", "test", 1).await.unwrap();
+        assert!(addresses.try_alone("ghost", live).await.unwrap());
+        let flags = [&["--drain"][..], QUICK].concat();
+        let mut worker = spawn_worker(&db, "w1", &flags);
+        // The worker alone stays live (QUICK: dead after 1.5 s of silence) for two seconds,
+        // its addresses not registered: w1 claims its half of the hosts and asks none.
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            queue.heartbeat("ghost", 0).await.unwrap();
         }
-        let sites = reported(&db);
-        assert_eq!(sites.len(), urls.len(), "every site reported once");
-        for url in &urls {
-            assert_eq!(sites.get(url), Some(&("alive".into(), Some(200))), "{url}");
+        let asked: usize = (0..GATE_HOSTS).map(|h| meter.report(h).requests).sum();
+        if asked != 0 {
+            let _ = worker.kill(); // not left running after the test
         }
-        // Each host's address, and the addresses, in the reports.
-        let hosts = stdout(&run(
-            command("crawler-report", db.url.expose()).args(["--hosts", "--format", "csv"])
-        ));
-        for (i, name) in names.iter().enumerate() {
-            let line = hosts.lines().find(|l| l.starts_with(&format!("{name},")));
-            let at = format!(",{},", address(i));
-            assert!(
-                line.is_some_and(|l| l.ends_with(&at)),
-                "{name} at {at} in {hosts}"
-            );
-        }
-        // The fleet is gone: no address is held.
-        let held = stdout(&run(command("crawler-report", db.url.expose()).args([
-            "--addresses",
-            "--format",
-            "csv",
-        ])));
-        assert_eq!(held, "address,holders,waiting,in_flight,hosts\n");
+        assert_eq!(asked, 0, "w1 asked while another worker was alone");
+        addresses.leave_alone("ghost", &[]).await.unwrap();
+        queue.deregister("ghost").await.unwrap();
+        let status =
+            tokio::task::spawn_blocking(move || wait(&mut worker, Duration::from_secs(60)))
+                .await
+                .unwrap();
+        assert!(status.success());
+        assert_eq!(reported(&db).len(), urls.len(), "every site reported once");
     }
 );
+
+/// Two workers, the second started `apart` after the first, drain a list of many names on
+/// [`ADDRESSES`] addresses: no address over its limits, every verdict right, each host's
+/// address and no address held in the reports after.
+async fn two_workers_on_shared_addresses(db: TestDb, apart: Duration) {
+    let meter = spawn_meter(ADDRESSES, LATENCY).await;
+    let port = url::Url::parse(&meter.url(0, 0)).unwrap().port().unwrap();
+    let names: Vec<String> = (0..ADDRESSES * NAMES)
+        .map(|i| format!("n{i}.addresses-test"))
+        .collect();
+    let address = |i: usize| host(i % ADDRESSES);
+    let records: HashMap<String, Record> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let ip: Ipv4Addr = address(i).parse().unwrap();
+            (name.clone(), Record::A(ip))
+        })
+        .collect();
+    let dns = DnsServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), records).unwrap();
+    let urls: Vec<String> = (0..URLS_PER_NAME)
+        .flat_map(|k| names.iter().map(move |n| (n.clone(), k)))
+        .map(|(name, k)| format!("http://{name}:{port}/{k}"))
+        .collect();
+    seed_urls(&db, &urls);
+    let server = dns.addr().to_string();
+    let (hc, hr) = (HOST_CONCURRENCY.to_string(), HOST_RATE.to_string());
+    let (ic, ir) = (IP_CONCURRENCY.to_string(), IP_RATE.to_string());
+    let flags = [
+        "--dns-server",
+        &server,
+        "--host-concurrency",
+        &hc,
+        "--host-rate",
+        &hr,
+        "--ip-concurrency",
+        &ic,
+        "--ip-rate",
+        &ir,
+    ];
+    drain_with(&db, 2, apart, &flags).await;
+
+    for a in 0..ADDRESSES {
+        let seen = meter.report(a);
+        println!("address {} saw {seen}", host(a)); // with --nocapture, to see the margin
+        assert!(
+            seen.max_in_flight <= IP_CONCURRENCY && seen.max_per_second <= IP_MAX_PER_SECOND,
+            "two workers with --ip-concurrency {IP_CONCURRENCY} --ip-rate {IP_RATE} exceeded \
+                 the limits of {} ({NAMES} names on it): it saw {seen}",
+            host(a)
+        );
+        assert!(seen.requests >= NAMES * URLS_PER_NAME, "{seen}");
+    }
+    let sites = reported(&db);
+    assert_eq!(sites.len(), urls.len(), "every site reported once");
+    for url in &urls {
+        assert_eq!(sites.get(url), Some(&("alive".into(), Some(200))), "{url}");
+    }
+    // Each host's address, and the addresses, in the reports.
+    let hosts = stdout(&run(
+        command("crawler-report", db.url.expose()).args(["--hosts", "--format", "csv"])
+    ));
+    for (i, name) in names.iter().enumerate() {
+        let line = hosts.lines().find(|l| l.starts_with(&format!("{name},")));
+        let at = format!(",{},", address(i));
+        assert!(
+            line.is_some_and(|l| l.ends_with(&at)),
+            "{name} at {at} in {hosts}"
+        );
+    }
+    // The fleet is gone: no address is held.
+    let held = stdout(&run(command("crawler-report", db.url.expose()).args([
+        "--addresses",
+        "--format",
+        "csv",
+    ])));
+    assert_eq!(held, "address,holders,waiting,in_flight,hosts\n");
+}
 
 /// Hosts of the many-small-hosts list, and URLs each: a host is done within about a second at
 /// its rate, so a host whose partition moves between workers meanwhile is asked by both.
@@ -250,6 +306,92 @@ on_every_backend!(
         assert_eq!((view[0].holders, view[0].hosts), (1, 1));
         addresses.release_all("y").await.unwrap();
         assert!(addresses.view(live).await.unwrap().is_empty());
+    }
+);
+
+on_every_backend!(
+    async fn one_worker_is_alone_until_another_starts_and_that_one_waits_for_it(backend: Backend) {
+        let db = backend.fresh().await;
+        let queue = db.queue().await;
+        let addresses = queue.addresses();
+        let live = Duration::from_secs(60);
+        queue.register("x", "test", 1).await.unwrap();
+        assert!(
+            addresses.try_alone("x", live).await.unwrap(),
+            "the only worker"
+        );
+        assert!(addresses.still_alone("x", live).await.unwrap());
+        // Taken for dead and registered again: no longer alone until it tries again.
+        queue.register("x", "test", 1).await.unwrap();
+        assert!(!addresses.still_alone("x", live).await.unwrap());
+        assert!(addresses.try_alone("x", live).await.unwrap());
+        queue.register("y", "test", 1).await.unwrap();
+        assert!(
+            !addresses.try_alone("y", live).await.unwrap(),
+            "x is live: y is not alone"
+        );
+        assert!(
+            !addresses.alone_elsewhere("x", live).await.unwrap(),
+            "y's try left no flag"
+        );
+        assert!(addresses.alone_elsewhere("y", live).await.unwrap());
+        assert!(
+            !addresses.still_alone("x", live).await.unwrap(),
+            "y counted"
+        );
+        // x leaves: the addresses it took alone are registered before y may register any.
+        let a = vec!["127.0.9.1".to_owned()];
+        addresses.leave_alone("x", &a).await.unwrap();
+        assert!(!addresses.alone_elsewhere("y", live).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let joined = addresses.join("y", &a, live, Among::These).await.unwrap();
+        assert_eq!(joined.addresses.len(), 1, "{joined:?}");
+        assert_eq!(
+            (joined.addresses[0].holders, joined.addresses[0].confirmed),
+            (2, false),
+            "y counts x, and waits for x to count it"
+        );
+        // A worker alone that is dead holds no one back; one that stops clears its flag.
+        addresses.release_all("x").await.unwrap();
+        queue.deregister("y").await.unwrap();
+        assert!(addresses.try_alone("x", live).await.unwrap());
+        queue.register("y", "test", 1).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert!(!addresses
+            .alone_elsewhere("y", Duration::ZERO)
+            .await
+            .unwrap());
+        assert!(addresses.alone_elsewhere("y", live).await.unwrap());
+        addresses.release_all("x").await.unwrap();
+        assert!(!addresses.alone_elsewhere("y", live).await.unwrap());
+        // A worker alone has rows only where requests wait, for the per-address view.
+        queue.deregister("y").await.unwrap();
+        assert!(addresses.try_alone("x", live).await.unwrap());
+        let load = |address: &str, waiting| crawler_queue::AddressLoad {
+            address: address.to_owned(),
+            waiting,
+            in_flight: 1,
+        };
+        addresses
+            .record_loads("x", &[load("127.0.9.2", 3)], true)
+            .await
+            .unwrap();
+        let view = addresses.view(live).await.unwrap();
+        assert_eq!(
+            view.iter()
+                .map(|v| (v.address.as_str(), v.holders, v.waiting))
+                .collect::<Vec<_>>(),
+            [("127.0.9.2", 1, 3)]
+        );
+        addresses
+            .record_loads("x", &[load("127.0.9.3", 2)], false)
+            .await
+            .unwrap();
+        assert_eq!(
+            addresses.view(live).await.unwrap().len(),
+            1,
+            "in a fleet: no row"
+        );
     }
 );
 

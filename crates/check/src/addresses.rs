@@ -19,6 +19,12 @@
 //! has read the holders after it registered (so their shares already count it). An address
 //! idle for [`IDLE`] is given back, and with it the share; a worker that stops gives back all
 //! of its own. What the book knows is here; the database round trips are the worker's.
+//!
+//! The fleet's only worker ([`AddressBook::set_alone`]: it found no other live worker when it
+//! started) registers nothing and waits for nothing: its addresses are its own from their
+//! first request, until another worker starts. Then it registers every address it holds
+//! ([`AddressBook::held`]) before that one may use any (`crawler_queue::addresses`), and
+//! from then on shares as every worker of a fleet does.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -147,6 +153,10 @@ struct Map {
     names: HashMap<String, IpAddr>,
     /// Host names told, with their address (bounded by [`MAX_NAMES`]).
     told: HashMap<String, IpAddr>,
+    /// The fleet's only worker: a new address is held alone and confirmed from its first
+    /// request, with no registration. Under the map's lock, so that once it is cleared every
+    /// address made alone is in the map ([`AddressBook::held`]) and every later one waits.
+    alone: bool,
 }
 
 /// A request counted as waiting for its address until it holds a slot or gives up.
@@ -169,6 +179,7 @@ impl AddressBook {
                 sweep_at: MIN_SWEEP,
                 names: HashMap::new(),
                 told: HashMap::new(),
+                alone: false,
             }),
             wanted: Notify::new(),
         }
@@ -191,6 +202,19 @@ impl AddressBook {
         self.fleet.store(true, Ordering::Relaxed);
     }
 
+    /// Makes this worker the fleet's only one (`alone`), or ends it: from then on, a new
+    /// address waits for its registration and share. The addresses wanted meanwhile
+    /// ([`AddressBook::wanted`]) are the caller's to settle: [`AddressBook::set_shares_of`]
+    /// with no shares holds them alone.
+    pub fn set_alone(&self, alone: bool) {
+        self.map().alone = alone;
+    }
+
+    /// Whether this worker is the fleet's only one ([`AddressBook::set_alone`]).
+    pub fn is_alone(&self) -> bool {
+        self.map().alone
+    }
+
     fn map(&self) -> MutexGuard<'_, Map> {
         self.map.lock().expect("address book lock poisoned")
     }
@@ -211,7 +235,7 @@ impl AddressBook {
                     map.addresses.retain(|_, a| !a.idle(now, Duration::ZERO));
                     map.sweep_at = (map.addresses.len() * 2).max(MIN_SWEEP);
                 }
-                let address = Arc::new(Address::new(ip, self.limit, !fleet));
+                let address = Arc::new(Address::new(ip, self.limit, !fleet || map.alone));
                 map.addresses.insert(ip, address.clone());
                 address
             }
@@ -694,6 +718,43 @@ mod tests {
         drop(other);
         assert_eq!(book.waiting_for_fleet(), 0);
         drop(waiters);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_fleets_only_worker_holds_its_addresses_until_it_is_not_alone() {
+        let book = AddressBook::new(LIMIT);
+        book.share_with_fleet();
+        let early = book.enter(ip(8), "h.example");
+        book.set_alone(true);
+        let waiter = book.enter(ip(9), "i.example");
+        assert_eq!(
+            book.wanted(),
+            [ip(8)],
+            "only the address wanted before it was alone"
+        );
+        assert_eq!(
+            book.waiting_for_fleet(),
+            1,
+            "alone: a new address is its own at once"
+        );
+        book.set_shares_of(&[ip(8)], &[]);
+        assert_eq!(book.waiting_for_fleet(), 0);
+        book.set_alone(false);
+        let mut held = book.held();
+        held.sort();
+        assert_eq!(
+            held,
+            [ip(8), ip(9)],
+            "every address it took alone, to register"
+        );
+        let later = book.enter(ip(10), "j.example");
+        assert_eq!(
+            book.waiting_for_fleet(),
+            1,
+            "no longer alone: a new address waits for its share"
+        );
+        assert_eq!(book.wanted(), [ip(10)]);
+        drop((early, waiter, later));
     }
 
     #[tokio::test(start_paused = true)]

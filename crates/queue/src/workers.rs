@@ -12,7 +12,7 @@ impl Queue {
         let sql = cached!(self.db.dialect(), |dialect| {
             let new = |column: &str| inserted(dialect, column);
             format!(
-                "{} host = {}, pid = {}, started_at = {}, heartbeat_at = {}, checked = 0",
+                "{} host = {}, pid = {}, started_at = {}, heartbeat_at = {}, checked = 0, alone = 0",
                 upsert(
                     dialect,
                     "INTO workers (id, host, pid, started_at, heartbeat_at) \

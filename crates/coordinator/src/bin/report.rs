@@ -87,7 +87,8 @@ struct Args {
     /// Per server address held by the live workers (--ip-concurrency, --ip-rate): how many
     /// workers share its budget, the requests waiting for it and on the wire to it (as each
     /// worker last wrote them, every 2 s), and how many host names were asked at it; those
-    /// with the most waiting first, the addresses that bound the drain.
+    /// with the most waiting first, the addresses that bound the drain (of a worker alone in
+    /// the fleet, only those that requests wait for).
     #[arg(long, conflicts_with_all = ["dead", "alive", "blocked", "unreachable", "errors", "excluded", "all", "missing_fragments", "moved", "summary", "hosts", "host", "by_page", "changed_since"])]
     addresses: bool,
 
