@@ -55,7 +55,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crawler_queue::{SqliteWork, Verdict, VerdictCounts};
 use crawler_tests::bench::host;
@@ -400,7 +400,7 @@ impl Scenario {
             .collect();
         let fsyncs = (bench.backend == Backend::Sqlite).then(|| Fsyncs::start(bench, self.key));
         // On the meter's clock (its arrivals are the kernel's receive times since the epoch).
-        let drain_started = since_epoch();
+        let drain_started = crawler_tests::stamped::now();
         let (time, cpu) = Cpu::of(bench, || {
             let started = Instant::now();
             let workers: Vec<Child> = logs
@@ -549,13 +549,6 @@ impl Scenario {
             format!("{max_per_second} (limit {})", self.ip_rate()),
         );
     }
-}
-
-/// The time since the Unix epoch, the meter's clock.
-fn since_epoch() -> Duration {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
 }
 
 /// When the hosts were asked (`arrivals` by host, each in order), from the drain's start

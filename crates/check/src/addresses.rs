@@ -10,7 +10,7 @@
 //! uses; every redirect hop is gated on its own.
 //!
 //! # In a fleet: shares that add up to the limit
-//! A worker alone takes the whole budget of every address. A worker of a fleet
+//! A worker without a fleet takes the whole budget of every address. A worker of a fleet
 //! ([`AddressBook::share_with_fleet`]) takes a share: before its first request to an address
 //! it registers as one of the address's holders (the worker's `share_addresses` stage and
 //! `crawler_queue::addresses`), and it uses the address only once the database says it may:
@@ -28,7 +28,6 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -41,8 +40,8 @@ use tokio::time::Instant;
 /// politeness bench's `d` took 1.70 times its floor with 10 s, its tail at half the budget;
 /// 1.46 with 3 s).
 pub const IDLE: Duration = Duration::from_secs(3);
-/// The book of a worker alone is swept of idle addresses when it reaches this many, then at
-/// twice what it kept.
+/// The book of a worker without a fleet is swept of idle addresses when it reaches this
+/// many, then at twice what it kept.
 const MIN_SWEEP: usize = 1024;
 /// Host names remembered with their address for the fleet's reports, at most (then forgotten
 /// and learned again).
@@ -138,9 +137,6 @@ pub struct AddressReport {
 /// Every address this worker asks, by IP; one per [`Checker`](crate::Checker).
 pub struct AddressBook {
     limit: AddressLimit,
-    /// Shares are the fleet's ([`AddressBook::share_with_fleet`]); otherwise each address's
-    /// whole budget is this worker's.
-    fleet: AtomicBool,
     map: Mutex<Map>,
     /// Wakes whoever registers addresses: one is wanted.
     wanted: Notify,
@@ -153,10 +149,23 @@ struct Map {
     names: HashMap<String, IpAddr>,
     /// Host names told, with their address (bounded by [`MAX_NAMES`]).
     told: HashMap<String, IpAddr>,
-    /// The fleet's only worker: a new address is held alone and confirmed from its first
-    /// request, with no registration. Under the map's lock, so that once it is cleared every
-    /// address made alone is in the map ([`AddressBook::held`]) and every later one waits.
-    alone: bool,
+    /// Whose the budgets are. Under the map's lock, so that once a worker alone is no longer
+    /// ([`Sharing::Alone`] to [`Sharing::Fleet`]) every address it made alone is in the map
+    /// ([`AddressBook::held`]) and every later one waits.
+    sharing: Sharing,
+}
+
+/// Whose each address's budget is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sharing {
+    /// This worker's: it has no fleet (the default of a [`Checker`](crate::Checker)).
+    Own,
+    /// The fleet's, this worker being its only one: a new address is held alone and confirmed
+    /// from its first request, with no registration ([`AddressBook::set_alone`]).
+    Alone,
+    /// The fleet's ([`AddressBook::share_with_fleet`]): every address is registered and
+    /// confirmed before a request goes to it.
+    Fleet,
 }
 
 /// A request counted as waiting for its address until it holds a slot or gives up.
@@ -173,13 +182,12 @@ impl AddressBook {
     pub(crate) fn new(limit: AddressLimit) -> Self {
         Self {
             limit,
-            fleet: AtomicBool::new(false),
             map: Mutex::new(Map {
                 addresses: HashMap::new(),
                 sweep_at: MIN_SWEEP,
                 names: HashMap::new(),
                 told: HashMap::new(),
-                alone: false,
+                sharing: Sharing::Own,
             }),
             wanted: Notify::new(),
         }
@@ -199,20 +207,26 @@ impl AddressBook {
     /// it: every address must be registered ([`AddressBook::wanted`]) and confirmed
     /// ([`AddressBook::set_shares`]) before a request goes to it. Called before any request.
     pub fn share_with_fleet(&self) {
-        self.fleet.store(true, Ordering::Relaxed);
+        self.map().sharing = Sharing::Fleet;
     }
 
-    /// Makes this worker the fleet's only one (`alone`), or ends it: from then on, a new
-    /// address waits for its registration and share. The addresses wanted meanwhile
-    /// ([`AddressBook::wanted`]) are the caller's to settle: [`AddressBook::set_shares_of`]
-    /// with no shares holds them alone.
+    /// Makes this worker of a fleet ([`AddressBook::share_with_fleet`]) the fleet's only one
+    /// (`alone`), or ends it: from then on, a new address waits for its registration and
+    /// share. The addresses wanted meanwhile ([`AddressBook::wanted`]) are the caller's to
+    /// settle: [`AddressBook::set_shares_of`] with no shares holds them alone.
     pub fn set_alone(&self, alone: bool) {
-        self.map().alone = alone;
+        let mut map = self.map();
+        debug_assert_ne!(map.sharing, Sharing::Own, "alone in a fleet only");
+        map.sharing = if alone {
+            Sharing::Alone
+        } else {
+            Sharing::Fleet
+        };
     }
 
     /// Whether this worker is the fleet's only one ([`AddressBook::set_alone`]).
     pub fn is_alone(&self) -> bool {
-        self.map().alone
+        self.map().sharing == Sharing::Alone
     }
 
     fn map(&self) -> MutexGuard<'_, Map> {
@@ -222,7 +236,6 @@ impl AddressBook {
     /// Counts a request to `ip` (asked by the name `host`) as waiting for the address, its
     /// entry made when absent.
     pub(crate) fn enter(&self, ip: IpAddr, host: &str) -> Waiter {
-        let fleet = self.fleet.load(Ordering::Relaxed);
         let mut map = self.map();
         if map.told.get(host) != Some(&ip) && map.names.len() < MAX_NAMES {
             map.names.insert(host.to_owned(), ip);
@@ -230,12 +243,14 @@ impl AddressBook {
         let address = match map.addresses.get(&ip) {
             Some(address) => address.clone(),
             None => {
-                if !fleet && map.addresses.len() >= map.sweep_at {
+                // Without a fleet, nothing gives idle addresses back (`take_idle`): swept here.
+                if map.sharing == Sharing::Own && map.addresses.len() >= map.sweep_at {
                     let now = Instant::now();
                     map.addresses.retain(|_, a| !a.idle(now, Duration::ZERO));
                     map.sweep_at = (map.addresses.len() * 2).max(MIN_SWEEP);
                 }
-                let address = Arc::new(Address::new(ip, self.limit, !fleet || map.alone));
+                let alone = map.sharing != Sharing::Fleet;
+                let address = Arc::new(Address::new(ip, self.limit, alone));
                 map.addresses.insert(ip, address.clone());
                 address
             }
@@ -274,7 +289,8 @@ impl AddressBook {
     }
 
     /// Requests waiting for an address whose share the fleet has not confirmed yet (a new
-    /// address waits for the worker's next round): none for a worker alone.
+    /// address waits for the worker's next round): none for a worker without a fleet or alone
+    /// in it.
     pub fn waiting_for_fleet(&self) -> usize {
         let map = self.map();
         map.addresses

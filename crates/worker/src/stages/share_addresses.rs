@@ -120,6 +120,10 @@ struct Rounds {
     /// No longer alone, but the addresses taken alone not yet registered: the flag that
     /// holds the others back stays until they are.
     leaving_alone: bool,
+    /// Another worker was alone at the last read of every address held: this one registers
+    /// and uses none until it is not. Looked up with that read only, not before each new
+    /// address: a worker that starts while this one is live counts it and is not alone.
+    held_back: bool,
 }
 
 /// Tells the fleet's reports every [`LOADS_EVERY`] until `done`, and once more then: the host
@@ -181,7 +185,10 @@ async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Erro
     } else {
         None
     };
-    if among.is_some() && addresses.alone_elsewhere(id, ctx.config.dead_after).await? {
+    if among == Some(Among::All) {
+        rounds.held_back = addresses.alone_elsewhere(id, ctx.config.dead_after).await?;
+    }
+    if among.is_some() && rounds.held_back {
         // Its addresses are not registered yet: none is ours to use or register until then.
         book.unregister(&wanted);
         return Ok(());
