@@ -34,7 +34,9 @@
 //!
 //!   Every row prints the maxima over the hosts and over the server addresses, each with its
 //!   limit: in `a` to `c` every host is an address of its own (the meter's), so the two agree;
-//!   in `d` the meter measures per address only, and the per-host columns say `-`.
+//!   in `d` the meter measures per address only, and the per-host columns say `-`. A host
+//!   asked more than its rate within one second gets a line of its own: when, and the gaps
+//!   between the arrivals of that second.
 //! - `POLITENESS_BENCH_MYSQL=mysql://USER:PW@127.0.0.1:PORT/` keeps the queue on that server
 //!   (a fresh database per crawl, dropped after); by default it is a fresh SQLite file.
 //! - What the database did per URL: on MariaDB from the server's status counters; on SQLite,
@@ -338,6 +340,11 @@ impl Scenario {
             "  {}",
             hosts_in_time(&meter.arrivals(), drain_started, self.host_rate)
         );
+        if self.names_per_address == 1 {
+            for over in over_the_rate(&meter.arrivals(), drain_started, self.host_rate) {
+                println!("  over the rate: {over}");
+            }
+        }
         if bench.backend == Backend::MariaDb {
             floor::print(bench, path, self.urls);
         }
@@ -594,6 +601,31 @@ fn hosts_in_time(arrivals: &[Vec<Duration>], started: Duration, rate: usize) -> 
         last.len() as f64 / rate as f64,
         lost_in_gaps(last, started, rate as f64)
     )
+}
+
+/// The hosts (`arrivals` by host, each in order) asked more than `rate` times within one
+/// second: when, from the drain's start (`started`), and the gaps in milliseconds between the
+/// arrivals of that second.
+fn over_the_rate(arrivals: &[Vec<Duration>], started: Duration, rate: usize) -> Vec<String> {
+    let mut over = Vec::new();
+    for (host, times) in arrivals.iter().enumerate() {
+        let Some(first) = (0..times.len().saturating_sub(rate))
+            .find(|&i| times[i + rate] - times[i] < Duration::from_secs(1))
+        else {
+            continue;
+        };
+        let second = &times[first..=first + rate];
+        let gaps: Vec<u128> = second
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_millis())
+            .collect();
+        over.push(format!(
+            "host {host}, {} starts from {:.3} s, gaps in ms {gaps:?}",
+            second.len(),
+            second[0].saturating_sub(started).as_secs_f64()
+        ));
+    }
+    over
 }
 
 /// On SQLite, `worker` set to log, into `log`, the database's work it counted
