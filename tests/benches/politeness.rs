@@ -68,7 +68,7 @@ use crawler_tests::bench::{find_lychee, lost_in_gaps, raise_fd_limit, source_sta
 use crawler_tests::bins::{command, run, stderr};
 use crawler_tests::dns::{DnsServer, Record};
 use crawler_tests::mariadb::{drop_database, URL_VAR};
-use crawler_tests::meter::{dead_links_in, spawn_meter, Meter, Report};
+use crawler_tests::meter::{dead_links_in, first_within, gaps_ms, spawn_meter, Meter, Report};
 use crawler_tests::scale::mysql_server_pid;
 use crawler_tests::Backend;
 use tokio::runtime::Runtime;
@@ -336,12 +336,13 @@ impl Scenario {
             cpu.per_url(self.urls)
         );
         println!("  crawler-seed's {}", seed_cpu.per_url(self.urls));
+        let arrivals = meter.arrivals();
         println!(
             "  {}",
-            hosts_in_time(&meter.arrivals(), drain_started, self.host_rate)
+            hosts_in_time(&arrivals, drain_started, self.host_rate)
         );
         if self.names_per_address == 1 {
-            for over in over_the_rate(&meter.arrivals(), drain_started, self.host_rate) {
+            for over in over_the_rate(&arrivals, drain_started, self.host_rate) {
                 println!("  over the rate: {over}");
             }
         }
@@ -361,13 +362,14 @@ impl Scenario {
         println!("  {}", lychee_cpu.per_url(self.urls));
         // Issue 57's measure: the crawler's CPU per URL, seed and drain, its database's
         // included (SQLite is in the tool; a server's is `database`), against lychee's.
-        let crawler_cpu = seed_cpu.tool + seed_cpu.database + cpu.tool + cpu.database;
+        let crawler_cpu = seed_cpu.with_database() + cpu.with_database();
+        let lychee_cpu = lychee_cpu.with_database();
         let us = |s: f64| s * 1e6 / self.urls as f64;
         println!(
             "CPU per URL, seed + drain with the database's: crawler {:.0} µs, lychee {:.0} µs: {:.2}",
             us(crawler_cpu),
-            us(lychee_cpu.tool + lychee_cpu.database),
-            crawler_cpu / (lychee_cpu.tool + lychee_cpu.database)
+            us(lychee_cpu),
+            crawler_cpu / lychee_cpu
         );
         let rate = time.as_secs_f64() / (seed + crawler).as_secs_f64();
         println!(
@@ -609,20 +611,15 @@ fn hosts_in_time(arrivals: &[Vec<Duration>], started: Duration, rate: usize) -> 
 fn over_the_rate(arrivals: &[Vec<Duration>], started: Duration, rate: usize) -> Vec<String> {
     let mut over = Vec::new();
     for (host, times) in arrivals.iter().enumerate() {
-        let Some(first) = (0..times.len().saturating_sub(rate))
-            .find(|&i| times[i + rate] - times[i] < Duration::from_secs(1))
-        else {
+        let Some(first) = first_within(times, rate + 1, Duration::from_secs(1)) else {
             continue;
         };
         let second = &times[first..=first + rate];
-        let gaps: Vec<u128> = second
-            .windows(2)
-            .map(|w| (w[1] - w[0]).as_millis())
-            .collect();
         over.push(format!(
-            "host {host}, {} starts from {:.3} s, gaps in ms {gaps:?}",
+            "host {host}, {} starts from {:.3} s, gaps in ms {:?}",
             second.len(),
-            second[0].saturating_sub(started).as_secs_f64()
+            second[0].saturating_sub(started).as_secs_f64(),
+            gaps_ms(second)
         ));
     }
     over

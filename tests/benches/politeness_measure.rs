@@ -43,6 +43,11 @@ impl Cpu {
         (out, cpu)
     }
 
+    /// The tool's and its database server's, in seconds (not the meter's: the bench's own).
+    pub fn with_database(&self) -> f64 {
+        self.tool + self.database
+    }
+
     /// Each figure in microseconds per URL.
     pub fn per_url(&self, urls: usize) -> String {
         let us = |s: f64| s * 1e6 / urls as f64;

@@ -323,6 +323,21 @@ pub fn most_within(starts: &mut [Duration], window: Duration) -> usize {
     most
 }
 
+/// Where `starts` (in order) first hold `n` within one `window`: the index of the first of
+/// them, if they ever do (never for `n` = 0).
+pub fn first_within(starts: &[Duration], n: usize, window: Duration) -> Option<usize> {
+    let n = n.checked_sub(1)?;
+    (0..starts.len().saturating_sub(n)).find(|&i| starts[i + n] - starts[i] < window)
+}
+
+/// The gaps between `starts` (in order), one after each but the first, in milliseconds.
+pub fn gaps_ms(starts: &[Duration]) -> Vec<u128> {
+    starts
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_millis())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,6 +358,13 @@ mod tests {
         let mut burst = at(base, &[1500, 0, 10, 990, 1000, 1001, 1989]);
         assert_eq!(most_within(&mut burst, WINDOW), 5, "1000 to 1989");
         assert_eq!(most_within(&mut [], WINDOW), 0);
+        // Sorted by `most_within`: 0, 10, 990, 1000, 1001, 1500, 1989. Five are first within
+        // a second from 990 ms (to 1989), four from 10 ms (to 1001).
+        assert_eq!(first_within(&burst, 5, WINDOW), Some(2));
+        assert_eq!(first_within(&burst, 4, WINDOW), Some(1));
+        assert_eq!(first_within(&burst, 6, WINDOW), None);
+        assert_eq!(first_within(&burst, 0, WINDOW), None);
+        assert_eq!(gaps_ms(&burst[2..]), vec![10, 1, 499, 489]);
     }
 
     #[tokio::test]

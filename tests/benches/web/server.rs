@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use crawler_tests::meter::most_within;
+use crawler_tests::meter::{first_within, gaps_ms, most_within};
 use crawler_tests::stamped::{stamp_listener, Stamped};
 use http_body_util::Full;
 use hyper::{Method, Request, Response, StatusCode};
@@ -89,15 +89,10 @@ impl Tally {
         order.sort_by_key(|&i| starts[i]);
         let mut sorted: Vec<Duration> = order.iter().map(|&i| starts[i]).collect();
         let most = most_within(&mut sorted, Duration::from_secs(1));
-        let Some(first) = (0..sorted.len().saturating_sub(most - 1))
-            .find(|&i| sorted[i + most - 1] - sorted[i] < Duration::from_secs(1))
-        else {
+        let Some(first) = first_within(&sorted, most, Duration::from_secs(1)) else {
             return String::new();
         };
-        let gaps: Vec<u128> = sorted[first..first + most]
-            .windows(2)
-            .map(|w| (w[1] - w[0]).as_millis())
-            .collect();
+        let gaps = gaps_ms(&sorted[first..first + most]);
         let at = (sorted[first] - sorted[0]).as_millis();
         let opening: Vec<&str> = order[first.saturating_sub(2)..(first + 4).min(order.len())]
             .iter()
