@@ -78,12 +78,43 @@ async fn claims_of(queue: &Queue, owner: &str) -> Vec<(i64, i64)> {
     on_server!(queue, pool => sqlx::query_as(sql).bind(owner).fetch_all(pool).await)
 }
 
-/// The last heartbeat `worker` wrote, on the database's clock; `None` once it was forgotten.
-async fn heartbeat_of(queue: &Queue, worker: &str) -> Option<i64> {
-    let sql = &queue
-        .db()
-        .statement("SELECT heartbeat_at FROM workers WHERE id = ?");
-    on_server!(queue, pool => sqlx::query_scalar(sql).bind(worker).fetch_optional(pool).await)
+/// One look at the fleet as a reaper sees it, in one statement: for each registered worker,
+/// its last heartbeat, the database's clock, and how many sites it holds.
+async fn look(queue: &Queue) -> HashMap<String, Look> {
+    let sql = "SELECT w.id, w.heartbeat_at, {now}, \
+               (SELECT COUNT(*) FROM sites s WHERE s.owner = w.id AND s.state = {claimed}) \
+               FROM workers w";
+    let sql = &queue.db().statement(sql);
+    let rows: Vec<(String, i64, i64, i64)> =
+        on_server!(queue, pool => sqlx::query_as(sql).fetch_all(pool).await);
+    rows.into_iter()
+        .map(|(id, beat, at, held)| (id, Look { at, beat, held }))
+        .collect()
+}
+
+/// What one [`look`] saw of one worker: when (the database's clock, ms), its last heartbeat
+/// (`beat`), and how many sites it held.
+#[derive(Clone, Copy, Debug)]
+struct Look {
+    at: i64,
+    beat: i64,
+    held: i64,
+}
+
+/// Whether no reaper can have begun taking a worker's sites back by its heartbeat in the two
+/// seconds before its last look: looks at most 500 ms apart over the whole span, each finding a
+/// heartbeat younger than 900 ms, so that at no moment was it 1.5 s old (`--dead-after`).
+/// A reaper decides on the heartbeat its statement reads, which on PostgreSQL is the one
+/// committed when the statement began: a heartbeat that landed late, just before the worker
+/// was frozen, may already have been judged missing by a reaper still at work.
+fn steady(looks: &[Look]) -> bool {
+    let Some(last) = looks.last() else {
+        return false;
+    };
+    let span: Vec<&Look> = looks.iter().filter(|l| l.at >= last.at - 2000).collect();
+    span[0].at <= last.at - 1500
+        && span.windows(2).all(|pair| pair[1].at - pair[0].at <= 500)
+        && span.iter().all(|l| l.at - l.beat < 900)
 }
 
 /// `sql`'s one integer.
@@ -105,45 +136,51 @@ on_every_backend!(
         let mut workers: Vec<_> = (0..3)
             .map(|i| spawn_worker(&db, &format!("w{i}"), &[&["--drain"], QUICK].concat()))
             .collect();
-        wait_for_progress(&db, 100).await;
-        // Kill whichever worker holds the most sites at that moment. It is frozen first: a
-        // write-back or heartbeat it sent just before may still reach the database, and land,
-        // after that (seen on PostgreSQL, whose backend for the dead connection runs it a few ms
-        // later). Half a second settles it, well before anyone may take the orphans by the
-        // heartbeat (--dead-after, 1.5 s) or the lease (3 s); if the frozen worker then holds
-        // nothing (it had just written all it held, as a loaded machine makes likely), it is let
-        // go and another moment is chosen.
+        // Kill whichever worker holds the most sites at a moment when its heartbeat is steady (see
+        // `steady`: a reaper at work on an earlier, late heartbeat would take its sites back before
+        // the bound below, and rightly), watched from the workers' start: a steady heartbeat takes
+        // a second and a half of looks to show. It is frozen first: a write-back or heartbeat it
+        // sent just before may still reach the database, and land, after that (seen on PostgreSQL,
+        // whose backend for the dead connection runs it a few ms later). Half a second settles it,
+        // well before anyone may take the orphans by the heartbeat (--dead-after, 1.5 s) or the
+        // lease (3 s); if the frozen worker then holds nothing (it had just written all it held, as
+        // a loaded machine makes likely), or its heartbeat was not steady, it is let go and another
+        // moment is chosen.
         let started = Instant::now();
+        let mut seen: HashMap<String, Vec<Look>> = HashMap::new();
         let (victim, orphaned) = loop {
             assert!(
                 started.elapsed() < Duration::from_secs(60),
-                "no worker held sites it had not written"
+                "no worker held sites it had not written while its heartbeat was steady"
             );
-            let mut held = Vec::new();
-            for i in 0..3 {
-                held.push((claims_of(&queue, &format!("w{i}")).await.len(), i));
+            for (name, l) in look(&queue).await {
+                seen.entry(name).or_default().push(l);
             }
-            let (most, i) = held.into_iter().max().unwrap();
-            if most < 5 {
+            let most = (0..3)
+                .filter_map(|i| Some((seen.get(&format!("w{i}"))?.last()?.held, i)))
+                .max();
+            let chosen = most.filter(|&(held, i)| held >= 5 && steady(&seen[&format!("w{i}")]));
+            let Some((_, i)) = chosen else {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
-            }
+            };
             let pid = workers[i].id() as i32;
             unsafe { libc::kill(pid, libc::SIGSTOP) };
             let name = format!("w{i}");
-            let frozen_heartbeat = heartbeat_of(&queue, &name).await;
+            // The heartbeat the database holds once it is frozen: every reaper that looks from
+            // now on reads it or a later one, and none looked earlier while it was late.
+            let frozen = look(&queue).await.get(&name).copied();
+            let looks = seen.get_mut(&name).unwrap();
+            looks.extend(frozen);
+            let frozen = frozen.filter(|_| steady(looks));
             tokio::time::sleep(Duration::from_millis(500)).await;
             let orphaned = claims_of(&queue, &name).await;
-            if orphaned.is_empty() {
+            let Some(frozen) = frozen.filter(|_| !orphaned.is_empty()) else {
                 unsafe { libc::kill(pid, libc::SIGCONT) };
                 continue;
-            }
+            };
             unsafe { libc::kill(pid, libc::SIGKILL) };
-            // Its last heartbeat: read again once settled, unless a reaper forgot the worker
-            // meanwhile (then none landed after the first read; see `reap.rs`). None at all if
-            // it had been taken for dead before it was frozen: then only the lease frees its sites.
-            let heartbeat = heartbeat_of(&queue, &name).await.max(frozen_heartbeat);
-            break (i, (name, heartbeat, orphaned));
+            break (i, (name, frozen.beat, orphaned));
         };
         let _ = workers.remove(victim).wait();
         // Watched until every orphan has left the dead worker. Each left no later than the
@@ -171,14 +208,15 @@ on_every_backend!(
         // Taken back only once the heartbeat (every 300 ms) had been silent for --dead-after
         // (1.5 s), or the lease had run out, whichever came first: not one millisecond sooner
         // (one is rounding). Bounded by the database's record rather than by the kill, because a
-        // loaded machine may delay a heartbeat by more than its period.
-        let silent_from = heartbeat.map_or(i64::MAX, |at| at + 1500);
+        // loaded machine may delay a heartbeat by more than its period: the heartbeat the
+        // database held once the worker was frozen, since no reaper had begun on an older one.
+        let silent_from = heartbeat + 1500;
         for (id, expires_at) in orphans {
             let free_at = expires_at.min(silent_from);
             assert!(
                 gone_by[&id] >= free_at - 1,
-                "site {id} taken back at the latest {} ms before its claim could be (last \
-                 heartbeat at {heartbeat:?}, lease to {expires_at})",
+                "site {id} taken back at the latest {} ms before its claim could be \
+                 (heartbeat at {heartbeat} when frozen, lease to {expires_at})",
                 free_at - gone_by[&id]
             );
         }
