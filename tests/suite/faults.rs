@@ -101,12 +101,13 @@ struct Look {
     held: i64,
 }
 
-/// Whether no reaper can have begun taking a worker's sites back by its heartbeat in the two
-/// seconds before its last look: looks at most 500 ms apart over the whole span, each finding a
+/// Whether no reaper can have begun taking a worker's sites back by its heartbeat in the 1.5 to
+/// 2 seconds before its last look: looks at most 500 ms apart over that span, each finding a
 /// heartbeat younger than 900 ms, so that at no moment was it 1.5 s old (`--dead-after`).
 /// A reaper decides on the heartbeat its statement reads, which on PostgreSQL is the one
-/// committed when the statement began: a heartbeat that landed late, just before the worker
-/// was frozen, may already have been judged missing by a reaper still at work.
+/// committed when the statement began (MariaDB's reads the latest, under a lock): a heartbeat
+/// that landed late, just before the worker was frozen, may already have been judged missing
+/// by a reaper still at work.
 fn steady(looks: &[Look]) -> bool {
     let Some(last) = looks.last() else {
         return false;
