@@ -617,7 +617,7 @@ fn over_the_rate(arrivals: &[Vec<Duration>], started: Duration, rate: usize) -> 
         let second = &times[first..=first + rate];
         over.push(format!(
             "host {host}, {} starts from {:.3} s, gaps in ms {:?}",
-            second.len(),
+            rate + 1,
             second[0].saturating_sub(started).as_secs_f64(),
             gaps_ms(second)
         ));

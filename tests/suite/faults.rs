@@ -148,6 +148,7 @@ on_every_backend!(
         // a loaded machine makes likely), or its heartbeat was not steady, it is let go and another
         // moment is chosen.
         let started = Instant::now();
+        let names: Vec<String> = (0..workers.len()).map(|i| format!("w{i}")).collect();
         let mut seen: HashMap<String, Vec<Look>> = HashMap::new();
         let (victim, orphaned) = loop {
             assert!(
@@ -157,17 +158,17 @@ on_every_backend!(
             for (name, l) in look(&queue).await {
                 seen.entry(name).or_default().push(l);
             }
-            let most = (0..3)
-                .filter_map(|i| Some((seen.get(&format!("w{i}"))?.last()?.held, i)))
+            let most = (0..names.len())
+                .filter_map(|i| Some((seen.get(&names[i])?.last()?.held, i)))
                 .max();
-            let chosen = most.filter(|&(held, i)| held >= 5 && steady(&seen[&format!("w{i}")]));
+            let chosen = most.filter(|&(held, i)| held >= 5 && steady(&seen[&names[i]]));
             let Some((_, i)) = chosen else {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             };
             let pid = workers[i].id() as i32;
             unsafe { libc::kill(pid, libc::SIGSTOP) };
-            let name = format!("w{i}");
+            let name = names[i].clone();
             // The heartbeat the database holds once it is frozen: every reaper that looks from
             // now on reads it or a later one, and none looked earlier while it was late.
             let frozen = look(&queue).await.get(&name).copied();
