@@ -280,6 +280,20 @@ on_every_backend!(
             (y.addresses[0].holders, y.addresses[0].confirmed),
             (2, true)
         );
+        assert_eq!(
+            y.addresses[0].clear_in,
+            Duration::ZERO,
+            "x told of no close starts"
+        );
+        // x's starts at its larger share leave the window 700 ms from now: y waits that long.
+        let clear = [(a[0].clone(), Duration::from_millis(700))];
+        addresses.clear("x", &clear).await.unwrap();
+        let y = addresses.shares("y", live).await.unwrap();
+        let clear_in = y.addresses[0].clear_in;
+        assert!(
+            clear_in > Duration::from_millis(400) && clear_in <= Duration::from_millis(701),
+            "{clear_in:?}"
+        );
         // A dead holder is not counted; a holder that leaves gives its share back.
         let dead = Duration::ZERO;
         tokio::time::sleep(Duration::from_millis(5)).await;

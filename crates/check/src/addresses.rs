@@ -47,9 +47,9 @@ const MIN_SWEEP: usize = 1024;
 /// and learned again).
 const MAX_NAMES: usize = 65_536;
 /// How long the rate's past counts: a request rate is judged over any one second, so a share
-/// that joins others waits this long before its first start (the others' starts at their
-/// larger shares are then out of every window it is in), and a share that grows when another
-/// holder left waits as long (the leaver's last starts likewise).
+/// that joins others waits until their starts at their larger shares are out of every window
+/// it is in (each holder tells when: [`AddressBook::clears`]; at most this long), and a share
+/// that grows when another holder left waits this long (the leaver's last starts likewise).
 const WINDOW: Duration = Duration::from_secs(1);
 /// As the host rate's (`ratelimit.rs`): starts are spaced a fiftieth wider than `1 / rate`, so
 /// that a request that arrives late does not bunch with the next.
@@ -103,6 +103,52 @@ struct State {
     last_used: Instant,
     /// Fewer holders, from when: a share grows only a [`WINDOW`] after another holder left.
     fewer: Option<(u32, Instant)>,
+    /// The shortest gaps between this worker's starts lately ([`Gaps`]).
+    gaps: Gaps,
+    /// When the starts this worker made at a larger share are out of the window, if later
+    /// than the last read: told to the fleet ([`AddressBook::clears`]).
+    clear: Option<Instant>,
+}
+
+/// The shortest gap between two starts, over two spans that together cover at least the last
+/// [`WINDOW`]: whether the starts of the last second were already spaced as a smaller share
+/// spaces them. Two numbers, not a log of starts: a book may hold a hundred thousand addresses.
+#[derive(Clone, Copy, Debug)]
+struct Gaps {
+    /// The current span's beginning (a start); it ends at the first start a [`WINDOW`] later.
+    since: Instant,
+    /// The shortest gap ending in the current span, and in the one before it.
+    current: Option<Duration>,
+    before: Option<Duration>,
+}
+
+impl Gaps {
+    fn new(now: Instant) -> Self {
+        Gaps {
+            since: now,
+            current: None,
+            before: None,
+        }
+    }
+
+    /// Counts a start at `now`, `gap` after the one before.
+    fn start(&mut self, now: Instant, gap: Option<Duration>) {
+        if now >= self.since + WINDOW {
+            self.before = self.current.take();
+            self.since = now;
+        }
+        if let Some(gap) = gap {
+            self.current = Some(self.current.map_or(gap, |g| g.min(gap)));
+        }
+    }
+
+    /// The shortest gap ending within the last [`WINDOW`] (or a little more), if any.
+    fn shortest(&self) -> Option<Duration> {
+        match (self.current, self.before) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// One server address's entry in the book.
@@ -122,6 +168,10 @@ pub struct AddressShare {
     pub holders: u32,
     /// Every other holder has read the holders since this worker registered.
     pub confirmed: bool,
+    /// How long from the read until the other holders' starts at their larger shares are out
+    /// of the window (their `clear_at`, [`AddressBook::clears`]): a newly confirmed share
+    /// starts no earlier.
+    pub clear_in: Duration,
 }
 
 /// What one address is doing now, for the fleet's per-address view.
@@ -377,6 +427,22 @@ impl AddressBook {
         })
     }
 
+    /// The addresses whose share shrank while starts closer than its new spacing were in the
+    /// window, with how long until they are out: the fleet is told (`clear_at`) before this
+    /// worker acknowledges the read that shrank them, and a worker joining waits that long
+    /// rather than a whole window.
+    pub fn clears(&self) -> Vec<(IpAddr, Duration)> {
+        let now = Instant::now();
+        let map = self.map();
+        map.addresses
+            .values()
+            .filter_map(|a| {
+                let clear = a.state().clear.filter(|&c| c > now)?;
+                Some((a.ip, clear - now))
+            })
+            .collect()
+    }
+
     /// Host names asked at an address not yet told, with it; told from now on.
     pub fn take_names(&self) -> Vec<(String, IpAddr)> {
         let mut map = self.map();
@@ -433,6 +499,8 @@ impl Address {
                 last_start: None,
                 last_used: now,
                 fewer: None,
+                gaps: Gaps::new(now),
+                clear: None,
             }),
             changed: Notify::new(),
         }
@@ -469,11 +537,13 @@ impl Address {
 
     /// What a read of the fleet says: `share`, or held by this worker alone (not listed).
     fn set_share_from(&self, share: Option<&AddressShare>) {
-        let (holders, confirmed) = share.map_or((1, true), |s| (s.holders, s.confirmed));
-        self.set_share(holders, confirmed);
+        let (holders, confirmed, clear_in) = share.map_or((1, true, Duration::ZERO), |s| {
+            (s.holders, s.confirmed, s.clear_in)
+        });
+        self.set_share(holders, confirmed, clear_in);
     }
 
-    fn set_share(&self, holders: u32, confirmed: bool) {
+    fn set_share(&self, holders: u32, confirmed: bool, clear_in: Duration) {
         let mut state = self.state();
         if state.standing != Standing::Registered {
             return;
@@ -493,16 +563,25 @@ impl Address {
         } else {
             state.fewer = None;
             if holders > state.holders {
-                // A smaller share spaces the next start from the last at once.
+                // A smaller share spaces the next start from the last at once. The starts of
+                // the last second, if closer than that, must leave the window before another
+                // worker's share may count on this one's: when, the fleet is told.
+                let spacing = self.spacing(holders);
                 if let Some(last) = state.last_start {
-                    state.next = state.next.max(last + self.spacing(holders));
+                    state.next = state.next.max(last + spacing);
+                    let close = state.gaps.shortest().is_some_and(|gap| gap < spacing);
+                    if close && now < last + WINDOW {
+                        state.clear =
+                            Some(state.clear.map_or(last + WINDOW, |c| c.max(last + WINDOW)));
+                    }
                 }
                 state.holders = holders;
             }
         }
         if confirmed && !state.confirmed && state.holders > 1 {
-            // Joining others: their starts at their larger shares leave the window first.
-            state.next = state.next.max(now + WINDOW);
+            // Joining others: their starts at their larger shares leave the window first
+            // (each told when; at most a window from the read).
+            state.next = state.next.max(now + clear_in.min(WINDOW));
         }
         state.confirmed = confirmed;
         drop(state);
@@ -565,8 +644,13 @@ impl Address {
         let turn = Turn {
             next: state.next,
             last_start: state.last_start,
+            gaps: state.gaps,
         };
         state.next = now + self.spacing(state.holders);
+        let gap = state
+            .last_start
+            .map(|last| now.saturating_duration_since(last));
+        state.gaps.start(now, gap);
         state.last_start = Some(now);
         Ok(turn)
     }
@@ -577,6 +661,7 @@ impl Address {
         let mut state = self.state();
         state.next = turn.next;
         state.last_start = turn.last_start;
+        state.gaps = turn.gaps;
     }
 }
 
@@ -594,6 +679,7 @@ impl Drop for Queued<'_> {
 pub(crate) struct Turn {
     next: Instant,
     last_start: Option<Instant>,
+    gaps: Gaps,
 }
 
 impl Waiter {
@@ -654,6 +740,8 @@ mod tests {
             ip: ip(2),
             holders: 2,
             confirmed: false,
+            // The other holder's closer starts leave the window 400 ms after the read.
+            clear_in: Duration::from_millis(400),
         };
         book.set_shares(&[share]);
         let first = address.acquire_slot();
@@ -679,8 +767,8 @@ mod tests {
         let now = Instant::now();
         assert_eq!(
             address.take_turn(now).unwrap_err() - now,
-            WINDOW - Duration::from_millis(50),
-            "joining others: a window's wait"
+            Duration::from_millis(350),
+            "joining others: until their closer starts are out of the window"
         );
         tokio::time::sleep(WINDOW).await;
         let now = Instant::now();
@@ -706,6 +794,46 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_share_that_shrinks_tells_when_its_closer_starts_leave_the_window() {
+        // Starts `gap` apart at the whole budget (10 a second: 102 ms at the closest), then a
+        // second holder, whose share spaces them 204 ms.
+        async fn shrunk(gap: Duration) -> (AddressBook, Instant) {
+            let book = AddressBook::new(LIMIT);
+            book.share_with_fleet();
+            let waiter = book.enter(ip(11), "k.example");
+            let address = waiter.address().clone();
+            assert_eq!(book.wanted(), [ip(11)]);
+            book.set_shares(&[]);
+            let mut last = Instant::now();
+            for _ in 0..3 {
+                last = Instant::now();
+                address.take_turn(last).expect("a turn");
+                tokio::time::sleep(gap).await;
+            }
+            book.set_shares(&[AddressShare {
+                ip: ip(11),
+                holders: 2,
+                confirmed: true,
+                clear_in: Duration::ZERO,
+            }]);
+            (book, last)
+        }
+        let (book, last) = shrunk(Duration::from_millis(102)).await;
+        assert_eq!(
+            book.clears(),
+            [(ip(11), last + WINDOW - Instant::now())],
+            "starts closer than the new spacing: out of the window a second after the last"
+        );
+        tokio::time::sleep(WINDOW).await;
+        assert!(book.clears().is_empty(), "out of the window now");
+        let (book, _) = shrunk(Duration::from_millis(250)).await;
+        assert!(
+            book.clears().is_empty(),
+            "starts already spaced as the smaller share: clear at once"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn requests_wait_for_the_fleet_until_their_address_is_confirmed() {
         let alone = AddressBook::new(LIMIT);
         let _waiter = alone.enter(ip(4), "d.example");
@@ -725,6 +853,7 @@ mod tests {
             ip: ip(6),
             holders: 2,
             confirmed: false,
+            clear_in: Duration::ZERO,
         }]);
         assert_eq!(
             book.waiting_for_fleet(),
@@ -783,6 +912,7 @@ mod tests {
             ip: ip(7),
             holders: 2,
             confirmed: false,
+            clear_in: Duration::ZERO,
         }]);
         let _new = book.enter(ip(8), "h.example");
         assert_eq!(book.wanted(), [ip(8)]);

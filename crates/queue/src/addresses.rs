@@ -12,10 +12,13 @@
 //! `since` (one registered after it reads its row anyway)
 //! ([`Addresses::acknowledge`]: the start of its last read, written once it applied what it
 //! read). So any two holders using their shares have each counted the other, and every share
-//! in use is at most the limit over the holders using it. A worker gives its rows back when an
-//! address idles and when it stops ([`Addresses::release`], [`Addresses::release_all`]); a
-//! dead worker's rows (its heartbeat older than `--dead-after`) are not counted, and are
-//! deleted with its `workers` row gone ([`Addresses::forget_dead`]).
+//! in use is at most the limit over the holders using it. A holder whose share shrank while its
+//! starts of the last second were closer than its new share spaces them writes when they leave
+//! the window ([`Addresses::clear`]) before that acknowledgement; a newcomer's first start
+//! waits until then ([`AddressHolders::clear_in`]), not a whole second. A worker gives its
+//! rows back when an address idles and when it stops ([`Addresses::release`],
+//! [`Addresses::release_all`]); a dead worker's rows (its heartbeat older than `--dead-after`)
+//! are not counted, and are deleted with its `workers` row gone ([`Addresses::forget_dead`]).
 //!
 //! # A worker alone
 //! A worker that is the fleet's only one needs no share: it may take every address's whole
@@ -64,6 +67,9 @@ pub struct AddressHolders {
     pub holders: u32,
     /// Every other live holder acknowledged a read after this worker registered.
     pub confirmed: bool,
+    /// How long from the read until the holders' starts at their larger shares are out of the
+    /// window (the latest `clear_at`: [`Addresses::clear`]); zero when they are already.
+    pub clear_in: Duration,
 }
 
 /// One read of the holders: when it started (the acknowledgement to write once applied), and
@@ -307,7 +313,7 @@ impl Addresses<'_> {
                     return Ok(None);
                 }
                 let started_at: i64 = sqlx::query_scalar(now).fetch_one(&mut *conn).await?;
-                let mut shared: Vec<(String, i64)> = Vec::new();
+                let mut shared: Vec<(String, i64, Option<i64>)> = Vec::new();
                 let mut waiting: Vec<String> = Vec::new();
                 for among in &chunks {
                     let n = among.as_ref().map_or(0, Vec::len);
@@ -332,10 +338,13 @@ impl Addresses<'_> {
         };
         let mut addresses: Vec<AddressHolders> = shared
             .into_iter()
-            .map(|(address, n)| AddressHolders {
+            .map(|(address, n, clear_in)| AddressHolders {
                 confirmed: !waiting.contains(&address),
                 address,
                 holders: u32::try_from(n.max(1)).unwrap_or(u32::MAX),
+                clear_in: Duration::from_millis(
+                    clear_in.map_or(0, |ms| u64::try_from(ms).unwrap_or(0)),
+                ),
             })
             .collect();
         for address in waiting {
@@ -344,6 +353,7 @@ impl Addresses<'_> {
                     address,
                     holders: 1,
                     confirmed: false,
+                    clear_in: Duration::ZERO,
                 });
             }
         }
@@ -351,6 +361,33 @@ impl Addresses<'_> {
             started_at,
             addresses,
         }))
+    }
+
+    /// Tells the fleet when `worker`'s starts at its larger shares of `clears` (address, how
+    /// long from now) are out of the window: written before it acknowledges the read that
+    /// shrank those shares, so that a worker its acknowledgement confirms waits until then
+    /// (`clear_at`, migration `20261208000001_address_clear.sql`).
+    pub async fn clear(&self, worker: &str, clears: &[(String, Duration)]) -> Result<(), Error> {
+        let sql = cached!(
+            self.queue.db.dialect(),
+            "UPDATE address_holders SET clear_at = {now} + ? WHERE address = ? AND worker = ?"
+        );
+        with_pool!(&self.queue.db, pool => {
+            retry("tell when addresses are clear", || async {
+                let mut conn = pool.acquire().await?;
+                for (address, within) in clears {
+                    sqlx::query(sql)
+                        .bind(millis(*within) + 1)
+                        .bind(address)
+                        .bind(worker)
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                Ok::<(), sqlx::Error>(())
+            })
+            .await?;
+        });
+        Ok(())
     }
 
     /// Acknowledges every holder registered before `started_at` (a [`SharesRead`]'s, once
@@ -541,8 +578,9 @@ impl Addresses<'_> {
     }
 }
 
-/// The addresses among `worker`'s shared with other live workers, and how many hold each.
-/// Binds: `dead_after`, then `worker` (`n` = 0: every address it holds) or `n` addresses.
+/// The addresses among `worker`'s shared with other live workers, how many hold each, and how
+/// long until their starts at larger shares are out of the window (a negative or null
+/// `clear_at` gap: already). Binds: `dead_after`, then `worker` (`n` = 0: every address it holds) or `n` addresses.
 fn shared_sql(dialect: Dialect, n: usize) -> Cow<'static, str> {
     cached!(dialect, n, |_, n| {
         let set = if n == 0 {
@@ -551,7 +589,7 @@ fn shared_sql(dialect: Dialect, n: usize) -> Cow<'static, str> {
             placeholders(n)
         };
         format!(
-            "SELECT h.address, COUNT(*) FROM address_holders h \
+            "SELECT h.address, COUNT(*), MAX(h.clear_at) - {{now}} FROM address_holders h \
              JOIN workers w ON w.id = h.worker \
              WHERE w.heartbeat_at >= {{now}} - ? AND h.address IN ({set}) \
              GROUP BY h.address HAVING COUNT(*) > 1"

@@ -4,7 +4,8 @@
 //!
 //! A round, whenever a request waits for an address not registered yet, and every [`ROUND`]
 //! otherwise: give back the addresses idle for `crawler_check::ADDRESS_IDLE`, register the
-//! ones wanted, read the holders and apply the shares, then, when it shares any, acknowledge
+//! ones wanted, read the holders and apply the shares, tell when the starts of shares that
+//! shrank are out of the window (`Addresses::clear`), then, when it shares any, acknowledge
 //! that read once no address has more requests in flight than its new share (so that the
 //! workers who wait for this acknowledgement can count on it). The holders of every address
 //! held are read at most every [`ROUND`]; a round between two such reads reads those of the
@@ -209,6 +210,16 @@ async fn round(ctx: &Ctx, rounds: &mut Rounds) -> Result<(), crawler_queue::Erro
             book.set_shares_of(&wanted, &shares);
         } else {
             book.set_shares(&shares);
+            // Shares that shrank while closer starts were in the window: when they are out,
+            // written before the acknowledgement that lets the newcomer count on them.
+            let clears = book.clears();
+            if !clears.is_empty() {
+                let clears: Vec<(String, Duration)> = clears
+                    .into_iter()
+                    .map(|(ip, within)| (ip.to_string(), within))
+                    .collect();
+                addresses.clear(id, &clears).await?;
+            }
             // Only a worker that shares an address can be waited for (a newcomer's row is in
             // the read that counts it): alone everywhere, it writes nothing.
             if !read.addresses.is_empty() && book.within_shares() {
@@ -301,6 +312,7 @@ fn shares(read: &[AddressHolders]) -> Vec<AddressShare> {
                 ip: a.address.parse().ok()?,
                 holders: a.holders,
                 confirmed: a.confirmed,
+                clear_in: a.clear_in,
             })
         })
         .collect()

@@ -1,0 +1,3 @@
+-- When a shrunken share's earlier starts leave the window; see
+-- migrations/mysql/20261208000001_address_clear.sql.
+ALTER TABLE address_holders ADD COLUMN clear_at INTEGER NULL;
