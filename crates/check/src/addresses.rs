@@ -112,7 +112,7 @@ struct State {
 
 /// The shortest gap between two starts, over two spans that together cover at least the last
 /// [`WINDOW`]: whether the starts of the last second were already spaced as a smaller share
-/// spaces them. Two numbers, not a log of starts: a book may hold a hundred thousand addresses.
+/// spaces them. Three numbers, not a log of starts: a book may hold a hundred thousand addresses.
 #[derive(Clone, Copy, Debug)]
 struct Gaps {
     /// The current span's beginning (a start); it ends at the first start a [`WINDOW`] later.
