@@ -580,7 +580,8 @@ impl Addresses<'_> {
 
 /// The addresses among `worker`'s shared with other live workers, how many hold each, and how
 /// long until their starts at larger shares are out of the window (a negative or null
-/// `clear_at` gap: already). Binds: `dead_after`, then `worker` (`n` = 0: every address it holds) or `n` addresses.
+/// `clear_at` gap: already). Binds: `dead_after`, then `worker` (`n` = 0: every address it
+/// holds) or `n` addresses.
 fn shared_sql(dialect: Dialect, n: usize) -> Cow<'static, str> {
     cached!(dialect, n, |_, n| {
         let set = if n == 0 {
